@@ -1,0 +1,80 @@
+package kernel
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Request is the canonical invocation request: the one value both the CLI
+// and MCP inputs turn into after the shared conversion and check. Input
+// holds checked, typed, defaulted values keyed by param id: string, bool,
+// int64, float64, Decimal (normalised text) or []any of those. Explicit lists
+// the param ids the caller gave, in declaration order.
+type Request struct {
+	Command  string
+	Input    map[string]any
+	Explicit []string
+}
+
+// Decimal is an exact decimal number in shortest canonical text ("1.5").
+type Decimal string
+
+// Outcome is the one final outcome of an invocation.
+type Outcome string
+
+const (
+	Succeeded       Outcome = "succeeded"
+	CommandFailed   Outcome = "command_failed"
+	ExecutionFailed Outcome = "execution_failed"
+	Rejected        Outcome = "rejected"
+	Cancelled       Outcome = "cancelled"
+)
+
+// Progress is one progress message from a running command.
+type Progress struct {
+	Message  string   `json:"message,omitempty"`
+	Progress *float64 `json:"progress,omitempty"`
+	Total    *float64 `json:"total,omitempty"`
+}
+
+// Limits bound one invocation. Zero fields take the SPEC defaults.
+type Limits struct {
+	Timeout          time.Duration // default 30s
+	ResultBytes      int           // default 128 KiB
+	DiagnosticsBytes int           // default 64 KiB (owner diagnostics, MCP only)
+}
+
+// Invocation is everything the kernel needs to run one managed command.
+// Stdin nil means a closed stdin. Stdout/Stderr receive the child's streams
+// (the terminal on the CLI, bounded diagnostics under MCP).
+type Invocation struct {
+	ID          string
+	Command     *Command
+	Dir         string // the release directory the program lives in
+	Request     Request
+	Interactive bool
+	Limits      Limits
+	Stdin       io.Reader
+	Stdout      io.Writer
+	Stderr      io.Writer
+	OnProgress  func(Progress)
+}
+
+// Result is the final word on one invocation. CommandResult is the checked
+// {"kind":"text","text":…} or {"kind":"structured","data":…} object, present
+// only when the report carried one that passed its checks.
+type Result struct {
+	InvocationID  string         `json:"invocationId"`
+	Outcome       Outcome        `json:"outcome"`
+	Reason        string         `json:"reason,omitempty"`
+	CommandResult jsontext.Value `json:"commandResult,omitempty"`
+}
+
+// Invoker runs invocations; ctx cancellation is the owner's or client's
+// cancel (cancel message, then SIGTERM, then SIGKILL at the stop deadline).
+type Invoker interface {
+	Invoke(ctx context.Context, inv *Invocation) Result
+}
