@@ -95,11 +95,11 @@ const (
 // Execute says how a command runs. Program is a slash-separated path inside
 // the package; Args is a fixed argv prefix chosen by the publisher.
 type Execute struct {
-	Program   string      `json:"program"`
-	Args      []string    `json:"args,omitempty"`
-	Mode      string      `json:"mode,omitempty"`     // default managed
-	Lifetime  string      `json:"lifetime,omitempty"` // default foreground
-	Result    *ResultDecl `json:"result,omitempty"`
+	Program  string      `json:"program"`
+	Args     []string    `json:"args,omitempty"`
+	Mode     string      `json:"mode,omitempty"`     // default managed
+	Lifetime string      `json:"lifetime,omitempty"` // default foreground
+	Result   *ResultDecl `json:"result,omitempty"`
 }
 
 // Result kinds.
