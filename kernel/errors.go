@@ -93,3 +93,10 @@ func ErrorHint(err error) string {
 	}
 	return ""
 }
+
+// Wrap returns a copy of e wrapping err.
+func (e *Error) Wrap(err error) *Error {
+	c := *e
+	c.Err = err
+	return &c
+}

@@ -1,0 +1,107 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) activateCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "activate",
+		Usage:     "make a release the draft's active release of its name (live after 'rukh publish')",
+		ArgsUsage: "NAME[@VERSION]",
+		Flags:     []cli.Flag{jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() != 1 {
+				return usageErr("activate takes exactly one NAME[@VERSION]")
+			}
+			r, err := a.resolveRelease(c.Args().First())
+			if err != nil {
+				return err
+			}
+			prev := ""
+			err = a.store.UpdateDraft(func(d *store.Draft) error {
+				if d.Active == nil {
+					d.Active = map[string]string{}
+				}
+				prev = d.Active[r.Name]
+				d.Active[r.Name] = r.Version
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, map[string]string{"name": r.Name, "version": r.Version, "previous": prev})
+			}
+			switch prev {
+			case r.Version:
+				fmt.Fprintf(a.stdout, "%s@%s was already active in the draft\n", r.Name, r.Version)
+			case "":
+				fmt.Fprintf(a.stdout, "activated %s@%s in the draft (run 'rukh publish' to make it live)\n", r.Name, r.Version)
+			default:
+				fmt.Fprintf(a.stdout, "activated %s@%s in the draft, replacing %s (run 'rukh publish' to make it live)\n", r.Name, r.Version, prev)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) deactivateCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "deactivate",
+		Usage:     "remove a package name from the draft (live after 'rukh publish')",
+		ArgsUsage: "NAME",
+		Flags:     []cli.Flag{jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() != 1 {
+				return usageErr("deactivate takes exactly one NAME")
+			}
+			name := c.Args().First()
+			err := a.store.UpdateDraft(func(d *store.Draft) error {
+				if _, ok := d.Active[name]; !ok {
+					return kernel.Errorf(kernel.CodeNotFound, "%s is not active in the draft", name).
+						WithHint("'rukh status' shows the draft")
+				}
+				delete(d.Active, name)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, map[string]string{"deactivated": name})
+			}
+			fmt.Fprintf(a.stdout, "deactivated %s in the draft (run 'rukh publish' to make it live)\n", name)
+			return nil
+		},
+	}
+}
+
+// resolveRelease finds NAME@VERSION, or the highest installed version of NAME.
+func (a *app) resolveRelease(ref string) (store.Release, error) {
+	name, ver, hasVer := strings.Cut(ref, "@")
+	if hasVer {
+		return a.store.Release(name, ver)
+	}
+	rels, err := a.store.Releases()
+	if err != nil {
+		return store.Release{}, err
+	}
+	var found *store.Release
+	for i := range rels {
+		if rels[i].Name == name {
+			found = &rels[i] // sorted by version: the last one is the highest
+		}
+	}
+	if found == nil {
+		return store.Release{}, kernel.Errorf(kernel.CodeNotFound, "no release of %s is installed", name).
+			WithHint("install it first with 'rukh install PATH'")
+	}
+	return *found, nil
+}

@@ -1,0 +1,277 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/urfave/cli/v3"
+)
+
+type describeReport struct {
+	Command     kernel.Command    `json:"declaration"`
+	Release     string            `json:"release"`
+	Source      string            `json:"source"` // published | draft
+	Usage       string            `json:"usage"`
+	Eligible    bool              `json:"eligible"`
+	Reason      string            `json:"reason,omitempty"`
+	Tools       map[string]string `json:"tools,omitempty"` // endpoint → tool name
+	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
+}
+
+func (a *app) describeCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "describe",
+		Usage:     "show a command's declaration, CLI usage and whether agents can call it (and why not)",
+		ArgsUsage: "COMMAND (an id such as notes.add, or its words: notes add)",
+		Flags:     []cli.Flag{jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() == 0 {
+				return usageErr("describe needs a COMMAND")
+			}
+			rep, err := a.describe(c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, rep)
+			}
+			printDescribe(a.stdout, rep)
+			return nil
+		},
+	}
+}
+
+// describe looks in the active revision first, then in the draft, so an
+// owner can inspect a command before publishing it.
+func (a *app) describe(args []string) (*describeReport, error) {
+	b, _, err := a.activeBinding()
+	if err != nil {
+		return nil, err
+	}
+	if bc := findCommand(b, args); bc != nil {
+		return newDescribe(b, bc, "published"), nil
+	}
+	in, err := a.draftInput("draft")
+	if err != nil {
+		return nil, err
+	}
+	db, _, err := policy.Build(in)
+	if err == nil {
+		if bc := findCommand(db, args); bc != nil {
+			rep := newDescribe(db, bc, "draft")
+			rep.Tools = nil // names are fixed only at publication
+			return rep, nil
+		}
+	}
+	// The draft may not build (that is what describe helps debug): search releases directly.
+	for _, ri := range in.Releases {
+		for i := range ri.Manifest.Commands {
+			cmd := &ri.Manifest.Commands[i]
+			if matches(cmd, args) {
+				ok, why := kernel.Eligibility(ri.APIVersion, cmd)
+				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
+				return newDescribe(nil, bc, "draft"), nil
+			}
+		}
+	}
+	return nil, kernel.Errorf(kernel.CodeNotFound, "no command %q is published or in the draft", strings.Join(args, " ")).
+		WithHint("'rukh list' shows installed releases; 'rukh status' shows the draft")
+}
+
+func matches(c *kernel.Command, args []string) bool {
+	if len(args) == 1 && args[0] == c.ID {
+		return true
+	}
+	if equalWords(c.Path, args) {
+		return true
+	}
+	for _, al := range c.Aliases {
+		if equalWords(al, args) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func findCommand(b *policy.Binding, args []string) *policy.BoundCommand {
+	if b == nil {
+		return nil
+	}
+	for i := range b.Commands {
+		if matches(&b.Commands[i].Declaration, args) {
+			return &b.Commands[i]
+		}
+	}
+	return nil
+}
+
+func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *describeReport {
+	rep := &describeReport{Command: bc.Declaration, Release: bc.Release, Source: source, Eligible: bc.Eligible, Reason: bc.Reason,
+		Usage: cliUsage(&bc.Declaration)}
+	if s, err := kernel.InputSchema(&bc.Declaration); err == nil {
+		rep.InputSchema = s
+	}
+	if b != nil {
+		for _, p := range b.Endpoints {
+			for _, t := range p.Tools {
+				if t.Command == bc.Declaration.ID {
+					if rep.Tools == nil {
+						rep.Tools = map[string]string{}
+					}
+					rep.Tools[p.Endpoint] = t.Name
+				}
+			}
+		}
+		if bc.Eligible && len(rep.Tools) == 0 && rep.Reason == "" {
+			rep.Reason = "eligible, but no endpoint's profile publishes it"
+		}
+	}
+	return rep
+}
+
+// cliUsage renders "rukh notes add --title STRING [--tag STRING]... [BODY]".
+func cliUsage(c *kernel.Command) string {
+	parts := append([]string{"rukh"}, c.Path...)
+	if c.Execute.Mode == kernel.ModePassthrough {
+		return strings.Join(append(parts, "[ARGS]..."), " ")
+	}
+	var pos []string
+	for _, p := range c.Params {
+		if p.Position != nil {
+			w := strings.ToUpper(p.ID)
+			if p.Type == kernel.TypeList {
+				w += "..."
+			}
+			if !p.Required {
+				w = "[" + w + "]"
+			}
+			pos = append(pos, w)
+			continue
+		}
+		w := "--" + p.Flag
+		if p.Type != kernel.TypeBoolean {
+			t := p.Type
+			if p.Type == kernel.TypeList && p.Items != nil {
+				t = p.Items.Type
+			}
+			w += " " + strings.ToUpper(string(t))
+		}
+		switch {
+		case p.Type == kernel.TypeList:
+			w = "[" + w + "]..."
+		case !p.Required:
+			w = "[" + w + "]"
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(append(parts, pos...), " ")
+}
+
+func printDescribe(w io.Writer, r *describeReport) {
+	c := r.Command
+	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, r.Release, r.Source)
+	if c.Summary != "" {
+		fmt.Fprintf(w, "  %s\n", c.Summary)
+	}
+	if c.Description != "" {
+		fmt.Fprintf(w, "  %s\n", c.Description)
+	}
+	fmt.Fprintf(w, "usage: %s\n", r.Usage)
+	for _, al := range c.Aliases {
+		fmt.Fprintf(w, "alias: rukh %s\n", strings.Join(al, " "))
+	}
+	if len(c.Params) > 0 {
+		fmt.Fprintln(w, "params:")
+		for _, p := range c.Params {
+			fmt.Fprintf(w, "  %-12s %s\n", p.ID, paramSummary(&p))
+		}
+	}
+	mode := c.Execute.Mode
+	if mode == "" {
+		mode = kernel.ModeManaged
+	}
+	res := "none declared"
+	if c.Execute.Result != nil {
+		res = c.Execute.Result.Kind
+	}
+	fmt.Fprintf(w, "execute: %s %s (mode %s, result %s)\n", c.Execute.Program, strings.Join(c.Execute.Args, " "), mode, res)
+	if r.Eligible {
+		fmt.Fprintln(w, "agents: eligible")
+	} else {
+		fmt.Fprintf(w, "agents: not eligible: %s\n", r.Reason)
+	}
+	if r.Eligible && r.Reason != "" {
+		fmt.Fprintf(w, "  %s\n", r.Reason)
+	}
+	for ep, name := range r.Tools {
+		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)
+	}
+}
+
+// paramSummary describes a param's type and rules for help and describe.
+func paramSummary(p *kernel.Param) string {
+	var b strings.Builder
+	t := string(p.Type)
+	if p.Type == kernel.TypeList && p.Items != nil {
+		t = "list of " + string(p.Items.Type)
+	}
+	b.WriteString(t)
+	if p.Flag != "" {
+		fmt.Fprintf(&b, ", --%s", p.Flag)
+		if p.Short != "" {
+			fmt.Fprintf(&b, "/-%s", p.Short)
+		}
+	} else if p.Position != nil {
+		fmt.Fprintf(&b, ", position %d", *p.Position)
+	}
+	if p.Required {
+		b.WriteString(", required")
+	}
+	if len(p.Default) > 0 {
+		fmt.Fprintf(&b, ", default %s", p.Default)
+	}
+	if len(p.Enum) > 0 {
+		vals := make([]string, len(p.Enum))
+		for i, e := range p.Enum {
+			vals[i] = string(e)
+		}
+		fmt.Fprintf(&b, ", one of %s", strings.Join(vals, "|"))
+	}
+	if len(p.Minimum) > 0 || len(p.Maximum) > 0 {
+		fmt.Fprintf(&b, ", range %s..%s", orEmpty(p.Minimum), orEmpty(p.Maximum))
+	}
+	if p.MaxLength != nil {
+		fmt.Fprintf(&b, ", at most %d characters", *p.MaxLength)
+	}
+	if p.MaxItems != nil {
+		fmt.Fprintf(&b, ", at most %d items", *p.MaxItems)
+	}
+	if p.Description != "" {
+		fmt.Fprintf(&b, ": %s", p.Description)
+	}
+	return b.String()
+}
+
+func orEmpty(v jsontext.Value) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return string(v)
+}

@@ -1,0 +1,154 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) installCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "install",
+		Usage:     "verify a package (directory or .tar.gz) and install it as a release",
+		ArgsUsage: "PATH",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "allow-unsigned", Usage: "install even if no trusted key signed the package (recorded on the release)"},
+			jsonFlag(),
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() != 1 {
+				return usageErr("install takes exactly one PATH")
+			}
+			res, err := a.install(c.Args().First(), c.Bool("allow-unsigned"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, res)
+			}
+			verb := "installed"
+			if res.Existed {
+				verb = "already installed"
+			}
+			fmt.Fprintf(a.stdout, "%s %s@%s %s\n", verb, res.Name, res.Version, res.Digest)
+			fmt.Fprintf(a.stdout, "trust: %s\n", trustBasis(res.Signer, res.AllowUnsigned))
+			if !res.Existed {
+				fmt.Fprintf(a.stdout, "next: rukh activate %s@%s && rukh publish\n", res.Name, res.Version)
+			}
+			return nil
+		},
+	}
+}
+
+type installResult struct {
+	Name          string `json:"name"`
+	Version       string `json:"version"`
+	Digest        string `json:"digest"`
+	Signer        string `json:"signer,omitempty"`
+	KeyID         string `json:"keyId,omitempty"`
+	AllowUnsigned bool   `json:"allowUnsigned"`
+	Existed       bool   `json:"existed"`
+	Commands      int    `json:"commands"`
+}
+
+func trustBasis(signer string, unsigned bool) string {
+	switch {
+	case signer != "":
+		return "signed by trusted key " + signer
+	case unsigned:
+		return "unsigned (installed with --allow-unsigned)"
+	default:
+		return "unknown"
+	}
+}
+
+func (a *app) install(src string, allowUnsigned bool) (*installResult, error) {
+	scratch := filepath.Join(a.store.Home(), "tmp")
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)
+	}
+	p, err := extpkg.Load(src, scratch)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	m := p.Manifest
+
+	// The same name@version with another digest is refused before anything is copied.
+	if prev, err := a.store.Release(m.Name, m.Version); err == nil {
+		if prev.Digest != p.Digest {
+			return nil, kernel.Errorf(kernel.CodeConflict, "%s@%s is already installed with digest %s, this package has %s", m.Name, m.Version, prev.Digest, p.Digest).
+				WithHint("publish a new version number for changed content")
+		}
+	} else if kernel.ErrorCode(err) != kernel.CodeNotFound {
+		return nil, err
+	}
+
+	signer, keyID, err := a.checkSignature(p)
+	if err != nil {
+		return nil, err
+	}
+	if signer == "" && !allowUnsigned {
+		why := "the package is not signed"
+		if p.Signature != nil {
+			why = fmt.Sprintf("the package is signed by key %s, which is not trusted", keyID)
+		}
+		return nil, kernel.Errorf(kernel.CodeDenied, "%s@%s: %s", m.Name, m.Version, why).
+			WithHint("trust the publisher's key with 'rukh trust add NAME KEYFILE', or install with --allow-unsigned")
+	}
+
+	dir, _, err := extpkg.Install(p, a.store.ReleasesDir())
+	if err != nil {
+		return nil, err
+	}
+	existed, err := a.store.PutRelease(store.Release{
+		Name: m.Name, Version: m.Version, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir,
+		Signer: signer, KeyID: keyID, AllowUnsigned: signer == "", InstalledAt: time.Now().UTC(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &installResult{
+		Name: m.Name, Version: m.Version, Digest: p.Digest, Signer: signer, KeyID: keyID,
+		AllowUnsigned: signer == "", Existed: existed, Commands: len(m.Commands),
+	}, nil
+}
+
+// checkSignature returns the trusted key name that signed p, or "" when p is
+// unsigned or signed by an unknown key. A signature by a trusted key that
+// does not verify is always an error: it means tampering.
+func (a *app) checkSignature(p *extpkg.Package) (signer, keyID string, err error) {
+	if p.Signature == nil {
+		return "", "", nil
+	}
+	keyID, err = extpkg.SignatureKeyID(p.Signature)
+	if err != nil {
+		return "", "", kernel.Errorf(kernel.CodeInvalid, "malformed %s", kernel.SignatureFile).Wrap(err)
+	}
+	keys, err := a.store.Keys()
+	if err != nil {
+		return "", "", err
+	}
+	for _, k := range keys {
+		if k.KeyID != keyID {
+			continue
+		}
+		pub, err := extpkg.ParsePublicKey(k.Public)
+		if err != nil {
+			return "", "", err
+		}
+		if err := extpkg.Verify(pub, p.Digest, p.Signature); err != nil {
+			return "", "", kernel.Errorf(kernel.CodeDenied, "the signature by trusted key %q does not match the package content", k.Name).Wrap(err).
+				WithHint("the package was changed after signing; get a fresh copy from the publisher")
+		}
+		return k.Name, keyID, nil
+	}
+	return "", keyID, nil
+}

@@ -1,0 +1,215 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) publishCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "publish",
+		Usage: "validate the draft and make it the new active revision (CLI routes and MCP tools)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "validate and show what would change; commit nothing"},
+			&cli.StringFlag{Name: "note", Usage: "a note recorded on the revision"},
+			jsonFlag(),
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			return a.publish(c.Bool("dry-run"), c.String("note"), c.Bool("json"), nil)
+		},
+	}
+}
+
+func (a *app) rollbackCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "rollback",
+		Usage:     "publish a new revision with the binding of an older one",
+		ArgsUsage: "REV",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "dry-run", Usage: "show what would change; commit nothing"}, jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() != 1 {
+				return usageErr("rollback takes exactly one REV")
+			}
+			n, err := parseRev(c.Args().First())
+			if err != nil {
+				return err
+			}
+			rev, err := a.store.Revision(n)
+			if err != nil {
+				return err
+			}
+			return a.publish(c.Bool("dry-run"), "rollback to "+rev.ID, c.Bool("json"), &rev)
+		},
+	}
+}
+
+type publishReport struct {
+	Revision   string         `json:"revision"`
+	DryRun     bool           `json:"dryRun"`
+	RollbackOf string         `json:"rollbackOf,omitempty"`
+	Changes    policy.Changes `json:"changes"`
+	Warnings   []string       `json:"warnings,omitempty"`
+	Ineligible []ineligible   `json:"ineligible,omitempty"`
+	Tools      map[string]int `json:"tools"` // per endpoint
+}
+
+type ineligible struct {
+	Command string `json:"command"`
+	Release string `json:"release"`
+	Reason  string `json:"reason"`
+}
+
+// publish validates a candidate (the draft, or an older revision for
+// rollback) and commits it as one new revision unless dryRun.
+func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revision) error {
+	old, oldRev, err := a.activeBinding()
+	if err != nil {
+		return err
+	}
+	candidate := func(id string) (policy.Input, error) {
+		if from != nil {
+			fb, err := decodeBinding(*from)
+			if err != nil {
+				return policy.Input{}, err
+			}
+			return a.bindingInput(fb, id)
+		}
+		return a.draftInput(id)
+	}
+	var (
+		built *policy.Binding
+		warns []string
+	)
+	build := func(id string) error {
+		in, err := candidate(id)
+		if err != nil {
+			return err
+		}
+		built, warns, err = policy.Build(in)
+		return err
+	}
+
+	var newID string
+	if dryRun {
+		revs, err := a.store.Revisions()
+		if err != nil {
+			return err
+		}
+		newID = revID(uint64(len(revs)) + 1)
+		if err := build(newID); err != nil {
+			return err
+		}
+	} else {
+		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string) (store.Revision, error) {
+			if err := build(id); err != nil {
+				return store.Revision{}, err
+			}
+			data, err := json.Marshal(built, json.Deterministic(true))
+			if err != nil {
+				return store.Revision{}, kernel.Errorf(kernel.CodeInternal, "cannot encode the revision").Wrap(err)
+			}
+			r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Binding: data, Note: note}
+			if from != nil {
+				r.RollbackOf = from.Number
+			}
+			for _, br := range built.Releases {
+				r.Releases = append(r.Releases, br.Digest)
+			}
+			return r, nil
+		})
+		if err != nil {
+			return err
+		}
+		newID = rev.ID
+	}
+
+	rep := publishReport{Revision: newID, DryRun: dryRun, Changes: policy.Diff(old, built), Warnings: warns, Tools: map[string]int{}}
+	if from != nil {
+		rep.RollbackOf = from.ID
+	}
+	for _, bc := range built.Commands {
+		if !bc.Eligible {
+			rep.Ineligible = append(rep.Ineligible, ineligible{Command: bc.Declaration.ID, Release: bc.Release, Reason: bc.Reason})
+		}
+	}
+	for _, p := range built.Endpoints {
+		rep.Tools[p.Endpoint] = len(p.Tools)
+	}
+	if asJSON {
+		return printJSON(a.stdout, rep)
+	}
+	a.printPublish(a.stdout, rep, oldRev)
+	return nil
+}
+
+func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
+	switch {
+	case rep.DryRun:
+		fmt.Fprintf(w, "dry run: would publish %s (nothing was changed)\n", rep.Revision)
+	case rep.RollbackOf != "":
+		fmt.Fprintf(w, "published %s (rollback to %s)\n", rep.Revision, rep.RollbackOf)
+	default:
+		fmt.Fprintf(w, "published %s\n", rep.Revision)
+	}
+	if old.ID != "" {
+		fmt.Fprintf(w, "previous: %s\n", old.ID)
+	}
+	printChanges(w, rep.Changes)
+	for _, in := range rep.Ineligible {
+		fmt.Fprintf(w, "  not a tool: %s (%s): %s\n", in.Command, in.Release, in.Reason)
+	}
+	for _, wr := range rep.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", wr)
+	}
+}
+
+func printChanges(w io.Writer, c policy.Changes) {
+	if c.Empty() {
+		fmt.Fprintln(w, "no changes")
+		return
+	}
+	for _, r := range c.ReleasesAdded {
+		fmt.Fprintf(w, "  + release %s\n", r)
+	}
+	for _, r := range c.ReleasesRemoved {
+		fmt.Fprintf(w, "  - release %s\n", r)
+	}
+	if c.ProfileChanged {
+		fmt.Fprintln(w, "  ~ profile changed")
+	}
+	for _, e := range c.EndpointsAdded {
+		fmt.Fprintf(w, "  + endpoint %s\n", e)
+	}
+	for _, e := range c.EndpointsRemoved {
+		fmt.Fprintf(w, "  - endpoint %s\n", e)
+	}
+	for _, r := range c.RoutesAdded {
+		fmt.Fprintf(w, "  + route rukh %s\n", r)
+	}
+	for _, r := range c.RoutesRemoved {
+		fmt.Fprintf(w, "  - route rukh %s\n", r)
+	}
+	for _, r := range c.RoutesChanged {
+		fmt.Fprintf(w, "  ~ route rukh %s\n", r)
+	}
+	for _, t := range c.Added {
+		fmt.Fprintf(w, "  + tool %s [%s] %s (%s)\n", t.Name, t.Endpoint, t.Command, t.Release)
+	}
+	for _, t := range c.Removed {
+		fmt.Fprintf(w, "  - tool %s [%s] %s (%s)\n", t.Name, t.Endpoint, t.Command, t.Release)
+	}
+	for _, t := range c.Updated {
+		fmt.Fprintf(w, "  ~ tool %s [%s] %s (%s)\n", t.Name, t.Endpoint, t.Command, t.Release)
+	}
+	for _, t := range c.Renamed {
+		fmt.Fprintf(w, "  ~ tool %s [%s] renamed %s -> %s\n", t.Command, t.Endpoint, t.OldName, t.NewName)
+	}
+}

@@ -1,0 +1,293 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/urfave/cli/v3"
+)
+
+// addExtensionCommands grafts the active revision's CLI routes onto root.
+// Only what is published is live: the draft never reaches the CLI. A store
+// that cannot be read leaves the built-in verbs working.
+func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args []string) {
+	if len(args) > 1 && isBuiltin(args[1]) {
+		return // owner verbs never need the revision
+	}
+	b, _, err := a.activeBinding()
+	if err != nil || b == nil {
+		return
+	}
+	tree := &routeNode{children: map[string]*routeNode{}}
+	for i := range b.Routes {
+		tree.add(&b.Routes[i])
+	}
+	for _, name := range tree.sortedChildren() {
+		root.Commands = append(root.Commands, a.routeCommand(b, name, tree.children[name]))
+	}
+}
+
+func isBuiltin(word string) bool {
+	for _, v := range kernel.BuiltinVerbs {
+		if v == word {
+			return true
+		}
+	}
+	return false
+}
+
+type routeNode struct {
+	route    *policy.Route
+	children map[string]*routeNode
+}
+
+func (n *routeNode) add(r *policy.Route) {
+	cur := n
+	for _, w := range r.Words {
+		next, ok := cur.children[w]
+		if !ok {
+			next = &routeNode{children: map[string]*routeNode{}}
+			cur.children[w] = next
+		}
+		cur = next
+	}
+	cur.route = r
+}
+
+func (n *routeNode) sortedChildren() []string {
+	names := make([]string, 0, len(n.children))
+	for k := range n.children {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (a *app) routeCommand(b *policy.Binding, name string, n *routeNode) *cli.Command {
+	if n.route != nil && n.route.Kind != policy.RouteGroup {
+		if bc, ok := b.Command(n.route.Command); ok {
+			c := a.extensionCommand(b, bc, name)
+			if n.route.Kind == policy.RouteAlias {
+				c.Usage += " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
+			}
+			return c
+		}
+	}
+	g := &cli.Command{Name: name, Usage: "group"}
+	for _, child := range n.sortedChildren() {
+		g.Commands = append(g.Commands, a.routeCommand(b, child, n.children[child]))
+	}
+	names := make([]string, len(g.Commands))
+	for i, c := range g.Commands {
+		names[i] = c.Name
+	}
+	g.Usage = "commands: " + strings.Join(names, ", ")
+	g.Action = func(ctx context.Context, c *cli.Command) error {
+		if c.Args().Len() > 0 {
+			return kernel.Errorf(kernel.CodeUsage, "unknown command %q in group %q", c.Args().First(), c.FullName()).
+				WithHint(fmt.Sprintf("run '%s --help' to see its commands", c.FullName()))
+		}
+		return cli.ShowSubcommandHelp(c)
+	}
+	return g
+}
+
+// recorder keeps CLI values in the order they were given.
+type recorder struct{ values []kernel.CLIValue }
+
+type recordValue struct {
+	rec   *recorder
+	param string
+	last  string
+}
+
+func (v *recordValue) Set(s string) error {
+	v.rec.values = append(v.rec.values, kernel.CLIValue{Param: v.param, Text: s})
+	v.last = s
+	return nil
+}
+func (v *recordValue) Get() any       { return v.last }
+func (v *recordValue) String() string { return v.last }
+
+// extensionCommand builds the urfave command for one bound command. The
+// flags only collect raw text: typing and checking happen in the kernel,
+// the same step MCP arguments go through.
+func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name string) *cli.Command {
+	decl := &bc.Declaration
+	c := &cli.Command{
+		Name:        name,
+		Usage:       decl.Summary,
+		Description: decl.Description,
+		UsageText:   cliUsage(decl),
+	}
+	if decl.Execute.Mode == kernel.ModePassthrough {
+		c.SkipFlagParsing = true
+		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			return a.runPassthrough(ctx, b, bc, cmd.Args().Slice())
+		}
+		return c
+	}
+	rec := &recorder{}
+	for i := range decl.Params {
+		p := &decl.Params[i]
+		if p.Flag == "" {
+			continue
+		}
+		var aliases []string
+		if p.Short != "" {
+			aliases = []string{p.Short}
+		}
+		usage := paramSummary(p)
+		if p.Type == kernel.TypeBoolean {
+			c.Flags = append(c.Flags, &cli.BoolFlag{Name: p.Flag, Aliases: aliases, Usage: usage})
+			continue
+		}
+		c.Flags = append(c.Flags, &cli.GenericFlag{Name: p.Flag, Aliases: aliases, Usage: usage,
+			Value: &recordValue{rec: rec, param: p.ID}})
+	}
+	c.Flags = append(c.Flags, &cli.StringFlag{Name: "output", Value: "text", Usage: "text: the result as is (structured data as JSON); json: the whole outcome envelope"})
+	c.Action = func(ctx context.Context, cmd *cli.Command) error {
+		values, err := cliValues(cmd, decl, rec)
+		if err != nil {
+			return err
+		}
+		out := cmd.String("output")
+		if out != "text" && out != "json" {
+			return usageErr("--output must be text or json, got %q", out)
+		}
+		return a.runManaged(ctx, b, bc, values, out)
+	}
+	return c
+}
+
+// cliValues gathers flags (in the order given) and positional words.
+func cliValues(cmd *cli.Command, decl *kernel.Command, rec *recorder) ([]kernel.CLIValue, error) {
+	values := append([]kernel.CLIValue(nil), rec.values...)
+	var positional []*kernel.Param
+	for i := range decl.Params {
+		p := &decl.Params[i]
+		switch {
+		case p.Position != nil:
+			positional = append(positional, p)
+		case p.Type == kernel.TypeBoolean && cmd.IsSet(p.Flag):
+			v := cmd.Bool(p.Flag)
+			values = append(values, kernel.CLIValue{Param: p.ID, Bool: &v})
+		}
+	}
+	sort.Slice(positional, func(i, j int) bool { return *positional[i].Position < *positional[j].Position })
+	words := cmd.Args().Slice()
+	for _, p := range positional {
+		if len(words) == 0 {
+			break
+		}
+		if p.Type == kernel.TypeList {
+			for _, w := range words {
+				values = append(values, kernel.CLIValue{Param: p.ID, Text: w})
+			}
+			words = nil
+			break
+		}
+		values = append(values, kernel.CLIValue{Param: p.ID, Text: words[0]})
+		words = words[1:]
+	}
+	if len(words) > 0 {
+		return nil, kernel.Errorf(kernel.CodeUsage, "unexpected argument %q", words[0]).
+			WithHint(fmt.Sprintf("run '%s --help' for usage", cmd.FullName()))
+	}
+	return values, nil
+}
+
+func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, values []kernel.CLIValue, output string) error {
+	decl := &bc.Declaration
+	req, err := kernel.RequestFromCLI(decl, values)
+	if err != nil {
+		var ke *kernel.Error
+		if errors.As(err, &ke) && ke.Code == kernel.CodeInvalid {
+			ke = ke.WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
+			return &exitError{code: ExitUsage, err: ke}
+		}
+		return &exitError{code: ExitUsage, err: err}
+	}
+	dir := releaseDir(b, bc)
+	res := a.runner.Invoke(ctx, &kernel.Invocation{
+		ID:      kernel.NewInvocationID(),
+		Command: decl,
+		Dir:     dir,
+		Request: req,
+		Stdin:   a.stdin,
+		Stdout:  a.stdout,
+		Stderr:  a.stderr,
+	})
+	if output == "json" {
+		if err := printJSON(a.stdout, res); err != nil {
+			return err
+		}
+	} else if len(res.CommandResult) > 0 {
+		a.printResult(res.CommandResult)
+	}
+	switch res.Outcome {
+	case kernel.Succeeded:
+		return nil
+	case kernel.CommandFailed:
+		return &exitError{code: ExitFailed, err: fmt.Errorf("%s failed: %s", decl.ID, orDefault(res.Reason, "no reason given"))}
+	case kernel.Rejected:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)}
+	case kernel.Cancelled:
+		return &exitError{code: ExitCancelled, err: fmt.Errorf("%s was cancelled: %s", decl.ID, res.Reason)}
+	default:
+		return &exitError{code: ExitExecution, err: fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)}
+	}
+}
+
+func (a *app) printResult(cr jsontext.Value) {
+	var r struct {
+		Kind string         `json:"kind"`
+		Text string         `json:"text"`
+		Data jsontext.Value `json:"data"`
+	}
+	if err := json.Unmarshal(cr, &r); err != nil {
+		return
+	}
+	if r.Kind == kernel.ResultText {
+		fmt.Fprint(a.stdout, r.Text)
+		if r.Text != "" && !strings.HasSuffix(r.Text, "\n") {
+			fmt.Fprintln(a.stdout)
+		}
+		return
+	}
+	_ = printJSON(a.stdout, r.Data)
+}
+
+func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, args []string) error {
+	code, err := kernel.RunPassthrough(ctx, releaseDir(b, bc), &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
+	if err != nil {
+		return &exitError{code: ExitExecution, err: err}
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func releaseDir(b *policy.Binding, bc *policy.BoundCommand) string {
+	for _, r := range b.Releases {
+		if r.Digest == bc.Digest {
+			return r.Dir
+		}
+	}
+	return ""
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) serveMCPCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "serve-mcp",
+		Usage: "serve the published tools of an endpoint to an agent over MCP stdio",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the profile endpoint this server is bound to for its whole life"},
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() > 0 {
+				return usageErr("serve-mcp takes no arguments")
+			}
+			secret, err := a.store.Secret()
+			if err != nil {
+				return err
+			}
+			out := a.stdout
+			if a.stdout == os.Stdout {
+				// From here on only protocol messages reach the real fd 1.
+				f, err := mcpstdio.IsolateStdout()
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				out = f
+			}
+			cfg := mcpstdio.Config{
+				Endpoint:      c.String("endpoint"),
+				ServerName:    "rukh",
+				ServerVersion: version(),
+				Active:        a.store.Active,
+				Load: func(n uint64) (*policy.Binding, error) {
+					rev, err := a.store.Revision(n)
+					if err != nil {
+						return nil, err
+					}
+					return decodeBinding(rev)
+				},
+				Secret:      secret,
+				Invoker:     a.runner,
+				Diagnostics: a.saveDiagnostics,
+				Logf: func(format string, args ...any) {
+					fmt.Fprintf(a.stderr, "rukh: serve-mcp: "+format+"\n", args...)
+				},
+			}
+			return mcpstdio.Serve(ctx, a.stdin, out, cfg)
+		},
+	}
+}

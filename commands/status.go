@@ -1,0 +1,132 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/urfave/cli/v3"
+)
+
+type statusReport struct {
+	Active      string         `json:"active,omitempty"`
+	PublishedAt time.Time      `json:"publishedAt,omitzero"`
+	Pending     []string       `json:"pending"`
+	DraftError  string         `json:"draftError,omitempty"`
+	Tools       map[string]int `json:"tools,omitempty"`
+}
+
+func (a *app) statusCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show the active revision and what publishing the draft would change",
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			rep, err := a.status()
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, rep)
+			}
+			if rep.Active == "" {
+				fmt.Fprintln(a.stdout, "active revision: none (nothing published yet)")
+			} else {
+				fmt.Fprintf(a.stdout, "active revision: %s (published %s)\n", rep.Active, rep.PublishedAt.Format(time.RFC3339))
+				eps := make([]string, 0, len(rep.Tools))
+				for e := range rep.Tools {
+					eps = append(eps, e)
+				}
+				sort.Strings(eps)
+				for _, e := range eps {
+					fmt.Fprintf(a.stdout, "  endpoint %s: %d tool(s)\n", e, rep.Tools[e])
+				}
+			}
+			if len(rep.Pending) == 0 {
+				fmt.Fprintln(a.stdout, "draft: no changes to publish")
+			} else {
+				fmt.Fprintln(a.stdout, "draft changes (run 'rukh publish' to make them live):")
+				for _, p := range rep.Pending {
+					fmt.Fprintf(a.stdout, "  %s\n", p)
+				}
+			}
+			if rep.DraftError != "" {
+				fmt.Fprintf(a.stdout, "draft would not publish: %s\n", rep.DraftError)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) status() (*statusReport, error) {
+	b, rev, err := a.activeBinding()
+	if err != nil {
+		return nil, err
+	}
+	rep := &statusReport{Pending: []string{}}
+	live := map[string]string{}
+	var liveProfile []byte
+	if b != nil {
+		rep.Active, rep.PublishedAt = rev.ID, rev.CreatedAt
+		rep.Tools = map[string]int{}
+		for _, p := range b.Endpoints {
+			rep.Tools[p.Endpoint] = len(p.Tools)
+		}
+		for _, br := range b.Releases {
+			live[br.Name] = br.Version
+		}
+		liveProfile = b.Profile
+	}
+	d, err := a.store.Draft()
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for n := range live {
+		names[n] = true
+	}
+	for n := range d.Active {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		was, is := live[n], d.Active[n]
+		switch {
+		case was == is:
+		case was == "":
+			rep.Pending = append(rep.Pending, fmt.Sprintf("activate %s@%s", n, is))
+		case is == "":
+			rep.Pending = append(rep.Pending, fmt.Sprintf("deactivate %s@%s", n, was))
+		default:
+			rep.Pending = append(rep.Pending, fmt.Sprintf("switch %s from %s to %s", n, was, is))
+		}
+	}
+	prof, err := a.draftProfile()
+	if err != nil {
+		rep.DraftError = err.Error()
+		return rep, nil
+	}
+	if !bytes.Equal(prof.Canonical(), liveProfile) && (b != nil || d.Profile != nil) {
+		rep.Pending = append(rep.Pending, "profile changed (every tool gets a new name)")
+	}
+	if b == nil && len(rep.Pending) == 0 {
+		rep.Pending = append(rep.Pending, "first publication")
+	}
+	if in, err := a.draftInput("draft"); err != nil {
+		rep.DraftError = err.Error()
+	} else if _, _, err := policy.Build(in); err != nil {
+		rep.DraftError = err.Error()
+		if h := kernel.ErrorHint(err); h != "" {
+			rep.DraftError += " (" + h + ")"
+		}
+	}
+	return rep, nil
+}

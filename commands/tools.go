@@ -1,0 +1,54 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) toolsCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "tools",
+		Usage: "show the published MCP tools exactly as an endpoint's agents see them",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the endpoint whose projection to show"},
+			jsonFlag(),
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			b, rev, err := a.activeBinding()
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
+			}
+			p, err := policy.Visible(b, c.String("endpoint"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				wires := make([]jsontext.Value, len(p.Tools))
+				for i, t := range p.Tools {
+					wires[i] = t.Wire
+				}
+				return printJSON(a.stdout, map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires})
+			}
+			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools))
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			for _, t := range p.Tools {
+				var w struct {
+					Title string `json:"title"`
+				}
+				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Command, t.Release, w.Title)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,29 @@
+package commands
+
+import "github.com/urfave/cli/v3"
+
+// ownerVerbs lists the built-in verbs. Every name here is reserved in
+// kernel.BuiltinVerbs so no extension can shadow it.
+func (a *app) ownerVerbs() []*cli.Command {
+	return []*cli.Command{
+		a.installCmd(),
+		a.uninstallCmd(),
+		a.trustCmd(),
+		a.keygenCmd(),
+		a.packageCmd(),
+		a.activateCmd(),
+		a.deactivateCmd(),
+		a.policyCmd(),
+		a.publishCmd(),
+		a.revisionsCmd(),
+		a.rollbackCmd(),
+		a.listCmd(),
+		a.statusCmd(),
+		a.describeCmd(),
+		a.toolsCmd(),
+		a.serveMCPCmd(),
+		a.mcpConfigCmd(),
+		a.diagnosticsCmd(),
+		a.versionCmd(),
+	}
+}

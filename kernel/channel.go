@@ -1,0 +1,282 @@
+package kernel
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The rukh.invoke/1 channel: newline-delimited JSON over a socket pair
+// the child sees as file descriptor ChannelFD. docs/extension-protocol.md is
+// the contract for extension authors.
+const (
+	InvokeProtocol = "rukh.invoke/1"
+	ChannelFD      = 3
+
+	// MaxReasonBytes bounds a report's reason and a progress message.
+	MaxReasonBytes = 4096
+	// channelOverhead is what a channel line may carry beyond the result
+	// limit (envelope, reason, escaping).
+	channelOverhead = 256 << 10
+	// channelDepth bounds nesting of a whole channel line: the result's own
+	// depth limit plus the report and commandResult wrappers, with room so
+	// the result check, not the line check, names a too-deep result.
+	channelDepth = 64
+)
+
+// Message types on the channel.
+const (
+	msgInvoke   = "invoke"
+	msgProgress = "progress"
+	msgReport   = "report"
+	msgCancel   = "cancel"
+)
+
+var errLineTooLong = errors.New("line too long")
+
+// lineReader reads newline-terminated lines of at most max bytes without
+// ever buffering more than max+bufsize bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its newline. A last line without a
+// newline is returned whole; then io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := lr.r.ReadSlice('\n')
+		n := len(frag)
+		if err == nil {
+			n-- // the newline does not count
+		}
+		if len(line)+n > lr.max {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func encodeCancel(reason string) []byte {
+	b, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	}{msgCancel, reason})
+	return append(b, '\n')
+}
+
+type progressMessage struct {
+	Type     string   `json:"type"`
+	Message  string   `json:"message,omitempty"`
+	Progress *float64 `json:"progress,omitempty"`
+	Total    *float64 `json:"total,omitempty"`
+}
+
+type reportMessage struct {
+	Type          string         `json:"type"`
+	InvocationID  *string        `json:"invocationId"`
+	Outcome       Outcome        `json:"outcome"`
+	Reason        string         `json:"reason,omitempty"`
+	CommandResult jsontext.Value `json:"commandResult,omitzero"`
+}
+
+// channelEvent is one parsed, checked message, or the reason the channel
+// broke the protocol.
+type channelEvent struct {
+	progress  *Progress
+	report    *checkedReport
+	violation string
+}
+
+// checkedReport is a report whose identity, outcome and result passed.
+type checkedReport struct {
+	outcome Outcome
+	reason  string
+	result  jsontext.Value // compacted; nil when absent
+}
+
+var strictUnmarshal = json.RejectUnknownMembers(true)
+
+// parseChannelLine checks one line from the child as it arrives: strict
+// JSON, a known message type, and for a report its invocation id, outcome
+// and commandResult (kind, size, schema).
+func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
+	bad := func(format string, args ...any) channelEvent {
+		return channelEvent{violation: fmt.Sprintf(format, args...)}
+	}
+	if err := CheckJSON(line, JSONLimits{MaxDepth: channelDepth}); err != nil {
+		return bad("invalid channel message: %v", err)
+	}
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return bad("channel message is not a JSON object")
+	}
+	var head struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return bad("invalid channel message: %v", jsonError(err))
+	}
+	if head.Type == nil {
+		return bad("channel message without \"type\"")
+	}
+	switch *head.Type {
+	case msgProgress:
+		var m progressMessage
+		if err := json.Unmarshal(line, &m, strictUnmarshal); err != nil {
+			return bad("invalid progress message: %v", jsonError(err))
+		}
+		if len(m.Message) > MaxReasonBytes {
+			return bad("progress message is %d bytes, over the limit of %d", len(m.Message), MaxReasonBytes)
+		}
+		return channelEvent{progress: &Progress{Message: m.Message, Progress: m.Progress, Total: m.Total}}
+	case msgReport:
+		var m reportMessage
+		if err := json.Unmarshal(line, &m, strictUnmarshal); err != nil {
+			return bad("invalid report: %v", jsonError(err))
+		}
+		if m.InvocationID == nil {
+			return bad("report without invocationId")
+		}
+		if *m.InvocationID != id {
+			return bad("report for invocation %q, want %q", *m.InvocationID, id)
+		}
+		if m.Outcome != Succeeded && m.Outcome != CommandFailed {
+			return bad("report outcome %q is not %q or %q", m.Outcome, Succeeded, CommandFailed)
+		}
+		if len(m.Reason) > MaxReasonBytes {
+			return bad("report reason is %d bytes, over the limit of %d", len(m.Reason), MaxReasonBytes)
+		}
+		r := &checkedReport{outcome: m.Outcome, reason: m.Reason}
+		if m.CommandResult == nil {
+			if m.Outcome == Succeeded && rc.kind != "" {
+				return bad("succeeded report without commandResult")
+			}
+			return channelEvent{report: r}
+		}
+		v, err := rc.check(m.CommandResult)
+		if err != nil {
+			return bad("commandResult: %v", err)
+		}
+		r.result = v
+		return channelEvent{report: r}
+	case msgInvoke, msgCancel:
+		return bad("message type %q is sent by the core, not the program", *head.Type)
+	default:
+		return bad("unknown message type %s", strconv.Quote(*head.Type))
+	}
+}
+
+// resultChecker checks a commandResult against the declared kind and
+// schema. kind "" means the command declares no result (a v1 command):
+// then a report must not carry one.
+type resultChecker struct {
+	kind     string
+	schema   *ResultSchema
+	maxBytes int
+}
+
+func newResultChecker(decl *ResultDecl, maxBytes int) (*resultChecker, error) {
+	rc := &resultChecker{maxBytes: maxBytes}
+	if decl == nil {
+		return rc, nil
+	}
+	rc.kind = decl.Kind
+	switch decl.Kind {
+	case ResultText:
+	case ResultStructured:
+		s, err := CompileResultSchema(decl.Schema)
+		if err != nil {
+			return nil, err
+		}
+		rc.schema = s
+	default:
+		return nil, Errorf(CodeInvalid, "unknown result kind %q", decl.Kind)
+	}
+	return rc, nil
+}
+
+// check returns the compacted commandResult when it passes.
+func (rc *resultChecker) check(raw jsontext.Value) (jsontext.Value, error) {
+	if rc.kind == "" {
+		return nil, errors.New("the command declares no result")
+	}
+	if len(raw) > rc.maxBytes {
+		return nil, fmt.Errorf("%d bytes, over the limit of %d", len(raw), rc.maxBytes)
+	}
+	if k := raw.Kind(); k != '{' {
+		return nil, fmt.Errorf("must be an object, not %s", kindName(k))
+	}
+	var cr struct {
+		Kind *string        `json:"kind"`
+		Text jsontext.Value `json:"text,omitzero"`
+		Data jsontext.Value `json:"data,omitzero"`
+	}
+	if err := json.Unmarshal(raw, &cr, strictUnmarshal); err != nil {
+		return nil, jsonError(err)
+	}
+	if cr.Kind == nil {
+		return nil, errors.New("missing \"kind\"")
+	}
+	if *cr.Kind != rc.kind {
+		return nil, fmt.Errorf("kind %q, declared %q", *cr.Kind, rc.kind)
+	}
+	switch rc.kind {
+	case ResultText:
+		if cr.Data != nil {
+			return nil, errors.New("unknown member \"data\" in a text result")
+		}
+		if cr.Text == nil {
+			return nil, errors.New("missing \"text\"")
+		}
+		if cr.Text.Kind() != '"' {
+			return nil, fmt.Errorf("text must be a string, not %s", kindName(cr.Text.Kind()))
+		}
+	case ResultStructured:
+		if cr.Text != nil {
+			return nil, errors.New("unknown member \"text\" in a structured result")
+		}
+		if cr.Data == nil {
+			return nil, errors.New("missing \"data\"")
+		}
+		if err := rc.schema.Check(cr.Data, rc.maxBytes); err != nil {
+			return nil, prefixData(err)
+		}
+	}
+	v := append(jsontext.Value(nil), raw...)
+	if err := v.Compact(); err != nil {
+		return nil, jsonError(err)
+	}
+	return v, nil
+}
+
+// prefixData locates a data error inside commandResult.
+func prefixData(err error) error {
+	var ke *Error
+	if errors.As(err, &ke) {
+		c := *ke
+		c.Path = "/data" + c.Path
+		return &c
+	}
+	return err
+}

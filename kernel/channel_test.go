@@ -1,0 +1,112 @@
+package kernel
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestLineReader(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		input string
+		max   int
+		lines []string
+		err   error
+	}{
+		{"lines", "a\nbc\n", 5, []string{"a", "bc"}, io.EOF},
+		{"last line without newline", "a\nbc", 5, []string{"a", "bc"}, io.EOF},
+		{"exactly max", "abcde\n", 5, []string{"abcde"}, io.EOF},
+		{"over max", "abcdef\n", 5, nil, errLineTooLong},
+		{"over max without newline", "abcdef", 5, nil, errLineTooLong},
+		{"long after short", "ab\n" + strings.Repeat("x", 200<<10), 100 << 10, []string{"ab"}, errLineTooLong},
+		{"long line across buffers", strings.Repeat("y", 150<<10) + "\n", 150 << 10, []string{strings.Repeat("y", 150<<10)}, io.EOF},
+		{"empty line", "\n", 5, []string{""}, io.EOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			lr := newLineReader(iotest.HalfReader(strings.NewReader(tt.input)), tt.max)
+			var got []string
+			var err error
+			for {
+				var line []byte
+				line, err = lr.next()
+				if err != nil {
+					break
+				}
+				got = append(got, string(line))
+			}
+			if !errors.Is(err, tt.err) {
+				t.Errorf("error %v, want %v", err, tt.err)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.lines, "|") || len(got) != len(tt.lines) {
+				t.Errorf("lines %q, want %q", got, tt.lines)
+			}
+		})
+	}
+}
+
+func TestParseChannelLine(t *testing.T) {
+	t.Parallel()
+	text := &resultChecker{kind: ResultText, maxBytes: 64}
+	tests := []struct {
+		name      string
+		line      string
+		violation string // substring; "" means none
+		progress  string
+		result    string
+	}{
+		{"progress full", `{"type":"progress","message":"m","progress":1.5,"total":3}`, "", "m 1.5/3", ""},
+		{"progress empty", `{"type":"progress"}`, "", " -/-", ""},
+		{"progress unknown member", `{"type":"progress","percent":5}`, `unknown member "percent"`, "", ""},
+		{"progress wrong type", `{"type":"progress","progress":"5"}`, "invalid progress message", "", ""},
+		{"progress long message", `{"type":"progress","message":"` + strings.Repeat("m", MaxReasonBytes+1) + `"}`, "over the limit of 4096", "", ""},
+		{"report compacted", `{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":{ "kind" : "text", "text":"x" }}`, "", "", `{"kind":"text","text":"x"}`},
+		{"report no id", `{"type":"report","outcome":"succeeded"}`, "report without invocationId", "", ""},
+		{"report long reason", `{"type":"report","invocationId":"inv_a","outcome":"command_failed","reason":"` + strings.Repeat("r", MaxReasonBytes+1) + `"}`, "report reason is 4097 bytes", "", ""},
+		{"report null result", `{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":null}`, "commandResult: must be an object, not null", "", ""},
+		{"report result too big", `{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":{"kind":"text","text":"` + strings.Repeat("b", 64) + `"}}`, "over the limit of 64", "", ""},
+		{"report text not string", `{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":{"kind":"text","text":5}}`, "text must be a string, not number", "", ""},
+		{"report no kind", `{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":{"text":"x"}}`, `missing "kind"`, "", ""},
+		{"not an object", `["report"]`, "not a JSON object", "", ""},
+		{"no type", `{"message":"x"}`, `without "type"`, "", ""},
+		{"core message", `{"type":"cancel","reason":"x"}`, `"cancel" is sent by the core`, "", ""},
+		{"invalid utf-8", "{\"type\":\"progress\",\"message\":\"\xff\"}", "invalid UTF-8", "", ""},
+		{"two values", `{"type":"progress"} {}`, "invalid channel message", "", ""},
+		{"empty", ``, "invalid channel message", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ev := parseChannelLine([]byte(tt.line), "inv_a", text)
+			if tt.violation == "" && ev.violation != "" || !strings.Contains(ev.violation, tt.violation) {
+				t.Fatalf("violation %q, want %q", ev.violation, tt.violation)
+			}
+			if tt.progress != "" {
+				if ev.progress == nil {
+					t.Fatal("no progress")
+				}
+				p := *ev.progress
+				got := p.Message + " " + fmtOpt(p.Progress) + "/" + fmtOpt(p.Total)
+				if got != tt.progress {
+					t.Errorf("progress %q, want %q", got, tt.progress)
+				}
+			}
+			if tt.result != "" && (ev.report == nil || string(ev.report.result) != tt.result) {
+				t.Errorf("report %+v, want result %s", ev.report, tt.result)
+			}
+		})
+	}
+}
+
+func fmtOpt(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
+}

@@ -1,0 +1,496 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == fakeArg {
+		os.Exit(runFake(os.Args[2]))
+	}
+	// Orphaned grandchildren are reparented to this process, so the
+	// process-group test can reap them and see the group disappear (the
+	// sandbox's init does not reap).
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	os.Exit(m.Run())
+}
+
+var (
+	textDecl       = &ResultDecl{Kind: ResultText}
+	structuredDecl = &ResultDecl{Kind: ResultStructured, Schema: jsontext.Value(`{"type":"object","properties":{"id":{"type":"integer"},"title":{"type":"string"},"nest":{"type":"array","items":{"type":"integer"},"maxItems":2},"list":{"type":"array","items":{"type":"integer"},"maxItems":5000}},"required":["id"],"additionalProperties":false}`)}
+)
+
+// fakeInvocation runs this test binary as the extension.
+func fakeInvocation(t *testing.T, behaviour string, decl *ResultDecl) *Invocation {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Invocation{
+		ID: NewInvocationID(),
+		Command: &Command{
+			ID:      "fake." + behaviour,
+			Path:    []string{"fake", behaviour},
+			Execute: Execute{Program: filepath.Base(exe), Args: []string{fakeArg, behaviour}, Result: decl},
+		},
+		Dir:     filepath.Dir(exe),
+		Request: Request{Command: "fake." + behaviour, Input: map[string]any{"title": "milk"}, Explicit: []string{"title"}},
+		Limits:  Limits{Timeout: 10 * time.Second},
+	}
+}
+
+// fastRunner has short grace periods so stop tests stay fast.
+func fastRunner() *Runner {
+	r := NewRunner()
+	r.TermGrace = 150 * time.Millisecond
+	r.KillGrace = 250 * time.Millisecond
+	r.DrainTimeout = 500 * time.Millisecond
+	return r
+}
+
+func TestInvokeOutcomes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		behaviour string
+		decl      *ResultDecl
+		outcome   Outcome
+		reason    string // substring; "" means the reason must be empty
+		result    string // exact compact commandResult; "" means none
+	}{
+		{"text", textDecl, Succeeded, "", `{"kind":"text","text":"hello milk"}`},
+		{"structured", structuredDecl, Succeeded, "", `{"data":{"id":42,"title":"milk"},"kind":"structured"}`},
+		{"fail", textDecl, CommandFailed, "no such note", ""},
+		{"fail-result-exit0", textDecl, CommandFailed, "partly done", `{"kind":"text","text":"3 of 5"}`},
+		{"fail-bad-result", textDecl, ExecutionFailed, `commandResult: missing "text"`, ""},
+		{"succeed-exit1", textDecl, ExecutionFailed, "report says succeeded but the program exited with status 1", ""},
+		{"crash", textDecl, ExecutionFailed, "program exited with status 2 without a report", ""},
+		{"panic", textDecl, ExecutionFailed, "program exited with status 2 without a report", ""},
+		{"signal", textDecl, ExecutionFailed, "program killed by signal SIGKILL without a report", ""},
+		{"close-early", textDecl, ExecutionFailed, "program exited with status 0 without a report", ""},
+		{"foreign-id", textDecl, ExecutionFailed, `report for invocation "inv_someoneelse"`, ""},
+		{"bad-outcome", textDecl, ExecutionFailed, `report outcome "cancelled" is not`, ""},
+		{"bad-schema", structuredDecl, ExecutionFailed, "commandResult: /data/id", ""},
+		{"wrong-kind", structuredDecl, ExecutionFailed, `commandResult: kind "text", declared "structured"`, ""},
+		{"structured", textDecl, ExecutionFailed, `commandResult: kind "structured", declared "text"`, ""},
+		{"text", nil, ExecutionFailed, "commandResult: the command declares no result", ""},
+		{"no-result", nil, Succeeded, "", ""},
+		{"text-extra-member", textDecl, ExecutionFailed, `unknown member "html"`, ""},
+		{"big-result", textDecl, ExecutionFailed, "over the limit of 131072", ""},
+		{"deep", structuredDecl, ExecutionFailed, "nested deeper than 16", ""},
+		{"many-members", structuredDecl, ExecutionFailed, "more than 2048 object members and array elements", ""},
+		{"no-result", textDecl, ExecutionFailed, "succeeded report without commandResult", ""},
+		{"invalid-json", textDecl, ExecutionFailed, "invalid channel message", ""},
+		{"duplicate-key", textDecl, ExecutionFailed, `duplicate object member name "message"`, ""},
+		{"unknown-type", textDecl, ExecutionFailed, `unknown message type "hello"`, ""},
+		{"second-report", textDecl, ExecutionFailed, "second report", ""},
+	}
+	for _, tt := range tests {
+		name := tt.behaviour
+		if tt.decl == nil {
+			name += "/undeclared"
+		} else {
+			name += "/" + tt.decl.Kind
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			inv := fakeInvocation(t, tt.behaviour, tt.decl)
+			diag := NewDiagnostics(4096)
+			inv.Stdout, inv.Stderr = diag, diag
+			res := fastRunner().Invoke(context.Background(), inv)
+			if res.InvocationID != inv.ID {
+				t.Errorf("invocationId %q, want %q", res.InvocationID, inv.ID)
+			}
+			if res.Outcome != tt.outcome {
+				t.Fatalf("outcome %s (%s), want %s; diagnostics: %s", res.Outcome, res.Reason, tt.outcome, diag)
+			}
+			if tt.reason == "" && res.Reason != "" || !strings.Contains(res.Reason, tt.reason) {
+				t.Errorf("reason %q, want it to contain %q", res.Reason, tt.reason)
+			}
+			if string(res.CommandResult) != tt.result {
+				t.Errorf("commandResult %s, want %s", res.CommandResult, tt.result)
+			}
+		})
+	}
+}
+
+func TestInvokeInvokeMessage(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "echo-invoke", textDecl)
+	inv.Request = Request{
+		Command: "fake.echo-invoke",
+		Input: map[string]any{
+			"title": "héllo \"q\"", "big": int64(1<<53 + 1), "amount": Decimal("1.5"),
+			"ratio": 0.25, "force": true, "tags": []any{"a", "b"},
+		},
+		Explicit: []string{"title", "tags"},
+	}
+	inv.Limits.Timeout = 7 * time.Second
+	res := NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	var cr struct{ Text string }
+	if err := json.Unmarshal(res.CommandResult, &cr); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"invoke","invocationId":"` + inv.ID + `","command":"fake.echo-invoke",` +
+		`"input":{"amount":"1.5","big":9007199254740993,"force":true,"ratio":0.25,"tags":["a","b"],"title":"héllo \"q\""},` +
+		`"explicit":["title","tags"],"interactive":false,"deadlineMs":7000}`
+	if cr.Text != want {
+		t.Errorf("invoke line\n got %s\nwant %s", cr.Text, want)
+	}
+}
+
+func TestInvokeProcessSetup(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "env", textDecl)
+	r := NewRunner()
+	r.Env = func() []string {
+		return []string{"PATH=/usr/bin:/bin", "HOME=/home/x", "SECRET=1", "LANG=C.UTF-8", "RUKH_PROTOCOL=evil", "GOFLAGS=-x"}
+	}
+	res := r.Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	var cr struct{ Text string }
+	json.Unmarshal(res.CommandResult, &cr)
+	var got struct {
+		Env      []string
+		Args     []string
+		Cwd      string
+		OwnGroup bool
+		ID       string
+	}
+	if err := json.Unmarshal([]byte(cr.Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "HOME LANG PATH RUKH_CHANNEL_FD RUKH_INVOCATION_ID RUKH_PROTOCOL"; strings.Join(got.Env, " ") != want {
+		t.Errorf("environment %v, want %s", got.Env, want)
+	}
+	exe, _ := os.Executable()
+	if want := []string{exe, fakeArg, "env"}; strings.Join(got.Args, " ") != strings.Join(want, " ") {
+		t.Errorf("argv %q, want %q", got.Args, want)
+	}
+	wd, _ := os.Getwd()
+	if got.Cwd != wd {
+		t.Errorf("cwd %q, want the caller's %q", got.Cwd, wd)
+	}
+	if !got.OwnGroup {
+		t.Error("program is not the leader of its own process group")
+	}
+	if got.ID != inv.ID {
+		t.Errorf("RUKH_INVOCATION_ID %q, want %q", got.ID, inv.ID)
+	}
+}
+
+func TestInvokeStdin(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		stdin *strings.Reader
+		want  string
+	}{{"nil is closed", nil, ""}, {"reader", strings.NewReader("line one\nline two\n"), "line one\nline two\n"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := fakeInvocation(t, "stdin", textDecl)
+			if tt.stdin != nil {
+				inv.Stdin = tt.stdin
+			}
+			res := NewRunner().Invoke(context.Background(), inv)
+			want := `{"kind":"text","text":` + strconv.Quote(tt.want) + `}`
+			if res.Outcome != Succeeded || string(res.CommandResult) != want {
+				t.Errorf("got %s %q %s, want succeeded %s", res.Outcome, res.Reason, res.CommandResult, want)
+			}
+		})
+	}
+}
+
+func TestInvokeProgress(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "progress", textDecl)
+	var got []string
+	inv.OnProgress = func(p Progress) {
+		got = append(got, fmt.Sprintf("%s %v/%v", p.Message, *p.Progress, *p.Total))
+	}
+	res := NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	if want := "step 1 1/3|step 2 2/3|step 3 3/3"; strings.Join(got, "|") != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+}
+
+func TestInvokeStop(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		behaviour string
+		timeout   time.Duration
+		cancel    time.Duration // cancel ctx after; 0 means never
+		cause     error
+		reason    string
+		max       time.Duration
+	}{
+		{"deadline", "hang", 300 * time.Millisecond, 0, nil, "deadline exceeded", 2 * time.Second},
+		{"ctx cancel", "hang", 10 * time.Second, 200 * time.Millisecond, nil, "cancelled", 2 * time.Second},
+		{"ctx cause", "hang", 10 * time.Second, 200 * time.Millisecond, errors.New("client went away"), "cancelled: client went away", 2 * time.Second},
+		{"cancel message honoured", "cancel-aware", 10 * time.Second, 200 * time.Millisecond, nil, "cancelled", 2 * time.Second},
+		{"SIGTERM ignored", "ignore-term", 300 * time.Millisecond, 0, nil, "deadline exceeded", 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := fakeInvocation(t, tt.behaviour, textDecl)
+			inv.Limits.Timeout = tt.timeout
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			if tt.cancel > 0 {
+				time.AfterFunc(tt.cancel, func() { cancel(tt.cause) })
+			}
+			var progress int
+			inv.OnProgress = func(Progress) { progress++ }
+			start := time.Now()
+			res := fastRunner().Invoke(ctx, inv)
+			took := time.Since(start)
+			if res.Outcome != Cancelled || res.Reason != tt.reason {
+				t.Errorf("got %s %q, want cancelled %q", res.Outcome, res.Reason, tt.reason)
+			}
+			if res.CommandResult != nil {
+				t.Errorf("commandResult %s on a cancelled invocation", res.CommandResult)
+			}
+			if took > tt.max {
+				t.Errorf("took %v, want under %v", took, tt.max)
+			}
+		})
+	}
+}
+
+// TestInvokeStopTimeline checks the stop sequence: a program ignoring the
+// cancel message and SIGTERM dies at the fixed stop deadline, not earlier.
+func TestInvokeStopTimeline(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "ignore-term", textDecl)
+	inv.Limits.Timeout = 200 * time.Millisecond
+	r := fastRunner() // 150 ms to SIGTERM, then 250 ms to SIGKILL
+	start := time.Now()
+	res := r.Invoke(context.Background(), inv)
+	took := time.Since(start)
+	if res.Outcome != Cancelled {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	if lo := 200*time.Millisecond + r.TermGrace + r.KillGrace; took < lo || took > lo+time.Second {
+		t.Errorf("took %v, want about %v", took, lo)
+	}
+}
+
+func TestInvokeCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := NewRunner().Invoke(ctx, fakeInvocation(t, "text", textDecl))
+	if res.Outcome != Cancelled || res.Reason != "cancelled" {
+		t.Errorf("got %s %q, want cancelled", res.Outcome, res.Reason)
+	}
+}
+
+func TestInvokeRejects(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		mutate  func(*Invocation)
+		outcome Outcome
+		reason  string
+	}{
+		{"passthrough", func(i *Invocation) { i.Command.Execute.Mode = ModePassthrough }, Rejected, "passthrough mode"},
+		{"lifetime", func(i *Invocation) { i.Command.Execute.Lifetime = "background" }, Rejected, `lifetime "background"`},
+		{"no command", func(i *Invocation) { i.Command = nil }, Rejected, "no command"},
+		{"escaping program", func(i *Invocation) { i.Command.Execute.Program = "../x" }, ExecutionFailed, "not inside the release directory"},
+		{"missing program", func(i *Invocation) { i.Command.Execute.Program = "no-such-program" }, ExecutionFailed, "cannot start program"},
+		{"bad schema", func(i *Invocation) {
+			i.Command.Execute.Result = &ResultDecl{Kind: ResultStructured, Schema: jsontext.Value(`{"type":"object"}`)}
+		}, ExecutionFailed, "invalid result declaration"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := fakeInvocation(t, "text", textDecl)
+			tt.mutate(inv)
+			res := NewRunner().Invoke(context.Background(), inv)
+			if res.Outcome != tt.outcome || !strings.Contains(res.Reason, tt.reason) {
+				t.Errorf("got %s %q, want %s containing %q", res.Outcome, res.Reason, tt.outcome, tt.reason)
+			}
+		})
+	}
+}
+
+// reapGroup reaps the zombies of group pgid that were reparented to this
+// (subreaper) process, then reports whether any process of it remains.
+func reapGroup(t *testing.T, pgid int) error {
+	t.Helper()
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PGID, pgid, &info, unix.WEXITED|unix.WNOHANG, nil)
+		if err != nil || info.Signo == 0 {
+			break
+		}
+	}
+	return syscall.Kill(-pgid, 0)
+}
+
+func TestInvokeKillsGrandchildren(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "grandchildren", textDecl)
+	diag := NewDiagnostics(0)
+	inv.Stdout = diag
+	r := NewRunner()
+	r.DrainTimeout = 5 * time.Second
+	start := time.Now()
+	res := r.Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	// The grandchildren held stdout; only killing the group releases it
+	// before DrainTimeout.
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v: the grandchildren kept stdout open", took)
+	}
+	var cr struct{ Text string }
+	json.Unmarshal(res.CommandResult, &cr)
+	pgid, err := strconv.Atoi(cr.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := reapGroup(t, pgid)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still exists after Invoke returned (kill: %v)", pgid, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestInvokeFloodOutput(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "flood-output", textDecl)
+	diag := NewDiagnostics(64 << 10)
+	inv.Stdout, inv.Stderr = diag, diag
+	res := NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded || string(res.CommandResult) != `{"kind":"text","text":"flooded"}` {
+		t.Fatalf("got %s %q %s", res.Outcome, res.Reason, res.CommandResult)
+	}
+	if n := len(diag.Bytes()); n != 64<<10 {
+		t.Errorf("kept %d bytes, want %d", n, 64<<10)
+	}
+	if got, want := diag.Dropped(), int64(16<<20-64<<10); got != want {
+		t.Errorf("dropped %d bytes, want %d (drained to the end)", got, want)
+	}
+}
+
+func TestInvokeFloodChannel(t *testing.T) {
+	t.Parallel()
+	inv := fakeInvocation(t, "flood-channel", textDecl)
+	start := time.Now()
+	res := fastRunner().Invoke(context.Background(), inv)
+	if res.Outcome != ExecutionFailed || !strings.Contains(res.Reason, fmt.Sprintf("channel message over %d bytes", MaxResultBytes+channelOverhead)) {
+		t.Errorf("got %s %q, want execution_failed for an oversized line", res.Outcome, res.Reason)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestInvokeConcurrent(t *testing.T) {
+	t.Parallel()
+	r := NewRunner()
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			inv := fakeInvocation(t, "text", textDecl)
+			inv.Request.Input["title"] = strconv.Itoa(i)
+			res := r.Invoke(context.Background(), inv)
+			if want := fmt.Sprintf(`{"kind":"text","text":"hello %d"}`, i); res.Outcome != Succeeded || string(res.CommandResult) != want || res.InvocationID != inv.ID {
+				errs <- fmt.Sprintf("%d: %s %q %s", i, res.Outcome, res.Reason, res.CommandResult)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestNewInvocationID(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 100 {
+		id := NewInvocationID()
+		rest, ok := strings.CutPrefix(id, "inv_")
+		if !ok || len(rest) != 26 || strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+			t.Fatalf("id %q is not inv_ + 26 base32 characters", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %q", id)
+		}
+		seen[id] = true
+	}
+	inv := fakeInvocation(t, "text", textDecl)
+	inv.ID = ""
+	r := NewRunner()
+	r.NewID = func() string { return "inv_fixed" }
+	if res := r.Invoke(context.Background(), inv); res.InvocationID != "inv_fixed" || res.Outcome != Succeeded {
+		t.Errorf("got %s %s %q, want inv_fixed succeeded", res.InvocationID, res.Outcome, res.Reason)
+	}
+}
+
+func TestRunPassthrough(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	c := &Command{ID: "fake.pt", Execute: Execute{Program: filepath.Base(exe), Mode: ModePassthrough, Args: []string{fakeArg, "passthrough"}}}
+	var out strings.Builder
+	code, err := RunPassthrough(context.Background(), filepath.Dir(exe), c, []string{"--raw", "a b", "$HOME"}, nil, &out, nil)
+	if err != nil || code != 7 {
+		t.Fatalf("exit %d, err %v; want 7", code, err)
+	}
+	if got := out.String(); got != "args=--raw,a b,$HOME\n" {
+		t.Errorf("output %q", got)
+	}
+
+	t.Run("cancel", func(t *testing.T) {
+		t.Parallel()
+		c := &Command{ID: "fake.pt", Execute: Execute{Program: filepath.Base(exe), Mode: ModePassthrough, Args: []string{fakeArg, "passthrough-hang"}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		code, err := RunPassthrough(ctx, filepath.Dir(exe), c, nil, nil, nil, nil)
+		if err != nil || code != 128+int(syscall.SIGTERM) {
+			t.Errorf("exit %d, err %v; want %d", code, err, 128+int(syscall.SIGTERM))
+		}
+	})
+	t.Run("missing program", func(t *testing.T) {
+		t.Parallel()
+		c := &Command{ID: "fake.pt", Execute: Execute{Program: "nope"}}
+		if _, err := RunPassthrough(context.Background(), t.TempDir(), c, nil, nil, nil, nil); ErrorCode(err) != CodeUnavailable {
+			t.Errorf("err %v, want unavailable", err)
+		}
+	})
+}

@@ -1,0 +1,621 @@
+package kernel
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ManifestLimits bound the strict pass over a manifest before it is decoded.
+var ManifestLimits = JSONLimits{MaxBytes: 4 << 20, MaxDepth: 64, MaxMembers: 1 << 18}
+
+// Reserved words (SPEC §2, libs.md §1): the CLI library adds help/h and
+// completion at every level and a hidden shell-completion flag.
+var (
+	reservedWords  = []string{"help", "h", "completion"}
+	reservedFlags  = []string{"help", "h", "generate-shell-completion"}
+	reservedShorts = []string{"h"}
+)
+
+var (
+	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+	idRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+	wordRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+	paramIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	shortRE   = regexp.MustCompile(`^[A-Za-z0-9]$`)
+	featureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+	semverRE  = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+		`(-(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
+		`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+)
+
+// Free-text bounds, in bytes.
+const (
+	maxTitleBytes = 1024
+	maxTextBytes  = 16 << 10
+	maxPathWords  = 8
+)
+
+// ParseManifest reads and validates a rukh-extension.json against every rule
+// of SPEC §2, §2.1 and §2.2. data is not modified or retained beyond the
+// jsontext.Value fields of the result, which are copies, so callers may
+// store data as the exact raw manifest. Execute.Mode and Execute.Lifetime
+// default to managed and foreground, Machine.Interaction to none.
+//
+// An unknown apiVersion is CodeUnsupported; every other problem is
+// CodeInvalid with Path set to the JSON pointer of the offending value.
+func ParseManifest(data []byte) (*Manifest, error) {
+	if err := CheckJSON(data, ManifestLimits); err != nil {
+		return nil, err
+	}
+	if data = bytes.TrimSpace(data); len(data) == 0 || data[0] != '{' {
+		return nil, &Error{Code: CodeInvalid, Message: "manifest must be a JSON object"}
+	}
+	var head struct {
+		APIVersion jsontext.Value `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonError(err)
+	}
+	var api string
+	switch {
+	case head.APIVersion == nil:
+		return nil, &Error{Code: CodeInvalid, Path: "/apiVersion", Message: "missing apiVersion"}
+	case head.APIVersion.Kind() != '"':
+		return nil, &Error{Code: CodeInvalid, Path: "/apiVersion", Message: "apiVersion must be a string"}
+	}
+	if err := json.Unmarshal(head.APIVersion, &api); err != nil {
+		return nil, jsonError(err)
+	}
+	if api != APIVersion1 && api != APIVersion2 {
+		return nil, &Error{Code: CodeUnsupported, Path: "/apiVersion", Message: "unsupported apiVersion " + strconv.Quote(api),
+			Hint: "this rukh reads " + APIVersion1 + " and " + APIVersion2}
+	}
+	if err := rejectNulls(data); err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m, json.RejectUnknownMembers(true)); err != nil {
+		return nil, jsonError(err)
+	}
+	if err := validateManifest(&m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// rejectNulls refuses null anywhere but inside a result schema: json.Unmarshal
+// would quietly read null as "absent", and null never means absent here.
+func rejectNulls(data []byte) error {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil // CheckJSON already proved the text sound; io.EOF ends it
+		}
+		if tok.Kind() != 'n' {
+			continue
+		}
+		p := d.StackPointer()
+		parts := strings.Split(string(p), "/")
+		// "", "commands", N, "execute", "result", "schema", ...
+		if len(parts) > 6 && parts[1] == "commands" && parts[3] == "execute" && parts[4] == "result" && parts[5] == "schema" {
+			continue
+		}
+		return &Error{Code: CodeInvalid, Path: string(p), Message: "null is not allowed"}
+	}
+}
+
+func invalidf(path, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalid, Path: path, Message: fmt.Sprintf(format, args...)}
+}
+
+// route is one CLI word sequence (a path or an alias) and where it was declared.
+type route struct {
+	words []string
+	at    string
+}
+
+func validateManifest(m *Manifest) error {
+	if m.Name == "" {
+		return invalidf("/name", "missing name")
+	}
+	if !nameRE.MatchString(m.Name) {
+		return invalidf("/name", "name %q must match %s", m.Name, nameRE)
+	}
+	if m.Version == "" {
+		return invalidf("/version", "missing version")
+	}
+	if len(m.Version) > 128 || !semverRE.MatchString(m.Version) {
+		return invalidf("/version", "version %q is not a semantic version", m.Version)
+	}
+	if err := checkText("/publisher", m.Publisher, maxTitleBytes, true); err != nil {
+		return err
+	}
+	if err := checkText("/description", m.Description, maxTextBytes, false); err != nil {
+		return err
+	}
+	if len(m.Commands) == 0 {
+		return invalidf("/commands", "a manifest declares at least one command")
+	}
+	ids := map[string]int{}
+	var routes []route
+	for i := range m.Commands {
+		c := &m.Commands[i]
+		at := "/commands/" + strconv.Itoa(i)
+		if err := validateCommand(m.APIVersion, c, at); err != nil {
+			return err
+		}
+		if j, dup := ids[c.ID]; dup {
+			return invalidf(at+"/id", "command id %q is already declared by /commands/%d", c.ID, j)
+		}
+		ids[c.ID] = i
+		routes = append(routes, route{c.Path, at + "/path"})
+		for j, a := range c.Aliases {
+			routes = append(routes, route{a, at + "/aliases/" + strconv.Itoa(j)})
+		}
+	}
+	return checkRoutes(routes)
+}
+
+// checkRoutes refuses two equal routes and a route that is also a group
+// (a strict prefix) of another route.
+func checkRoutes(routes []route) error {
+	for i, r := range routes {
+		for j, o := range routes {
+			if i == j {
+				continue
+			}
+			if slices.Equal(r.words, o.words) && j < i {
+				return invalidf(r.at, "%q is already declared at %s", strings.Join(r.words, " "), o.at)
+			}
+			if len(r.words) < len(o.words) && slices.Equal(r.words, o.words[:len(r.words)]) {
+				if i < j {
+					return invalidf(o.at, "%q is under %q, which is a command declared at %s", strings.Join(o.words, " "), strings.Join(r.words, " "), r.at)
+				}
+				return invalidf(r.at, "%q is a group of %q declared at %s", strings.Join(r.words, " "), strings.Join(o.words, " "), o.at)
+			}
+		}
+	}
+	return nil
+}
+
+func checkText(at, s string, max int, singleLine bool) error {
+	if len(s) > max {
+		return invalidf(at, "longer than %d bytes", max)
+	}
+	for _, r := range s {
+		if r < 0x20 && (singleLine || r != '\n' && r != '\t') || r == 0x7f {
+			return invalidf(at, "contains control character %U", r)
+		}
+	}
+	return nil
+}
+
+func checkWords(at string, words []string) error {
+	if len(words) == 0 {
+		return invalidf(at, "needs at least one word")
+	}
+	if len(words) > maxPathWords {
+		return invalidf(at, "has more than %d words", maxPathWords)
+	}
+	for i, w := range words {
+		wat := at + "/" + strconv.Itoa(i)
+		if !wordRE.MatchString(w) {
+			return invalidf(wat, "word %q must match %s", w, wordRE)
+		}
+		if slices.Contains(reservedWords, w) {
+			return invalidf(wat, "%q is reserved", w)
+		}
+		if i == 0 && slices.Contains(BuiltinVerbs, w) {
+			return invalidf(wat, "%q is a built-in rukh command", w)
+		}
+	}
+	return nil
+}
+
+func validateCommand(api string, c *Command, at string) error {
+	if c.ID == "" {
+		return invalidf(at+"/id", "missing id")
+	}
+	if !idRE.MatchString(c.ID) {
+		return invalidf(at+"/id", "id %q must match %s", c.ID, idRE)
+	}
+	if c.ID == "rukh" || strings.HasPrefix(c.ID, "rukh.") {
+		return invalidf(at+"/id", "id %q is in the built-in rukh namespace", c.ID)
+	}
+	if err := checkWords(at+"/path", c.Path); err != nil {
+		return err
+	}
+	for i, a := range c.Aliases {
+		if err := checkWords(at+"/aliases/"+strconv.Itoa(i), a); err != nil {
+			return err
+		}
+	}
+	if err := checkText(at+"/summary", c.Summary, maxTitleBytes, true); err != nil {
+		return err
+	}
+	if err := checkText(at+"/description", c.Description, maxTextBytes, false); err != nil {
+		return err
+	}
+	if err := validateParams(c.Params, at+"/params"); err != nil {
+		return err
+	}
+	if err := validateExecute(api, &c.Execute, at+"/execute"); err != nil {
+		return err
+	}
+	if api == APIVersion1 {
+		if c.Machine != nil {
+			return invalidf(at+"/machine", "not allowed in %s", APIVersion1)
+		}
+		if c.Hints != nil {
+			return invalidf(at+"/hints", "not allowed in %s", APIVersion1)
+		}
+	}
+	if c.Machine != nil {
+		if err := validateMachine(c.Machine, at+"/machine"); err != nil {
+			return err
+		}
+	}
+	if c.Hints != nil {
+		if err := checkText(at+"/hints/title", c.Hints.Title, maxTitleBytes, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateExecute(api string, e *Execute, at string) error {
+	p := e.Program
+	switch {
+	case p == "":
+		return invalidf(at+"/program", "missing program")
+	case strings.HasPrefix(p, "/"):
+		return invalidf(at+"/program", "program %q must be a relative path inside the package", p)
+	case strings.ContainsAny(p, "\\\x00"):
+		return invalidf(at+"/program", "program %q must use forward slashes", p)
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return invalidf(at+"/program", "program %q leaves the package", p)
+	case path.Clean(p) != p || p == ".":
+		return invalidf(at+"/program", "program %q is not a clean path (want %q)", p, path.Clean(p))
+	}
+	for i, a := range e.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return invalidf(at+"/args/"+strconv.Itoa(i), "contains a NUL byte")
+		}
+	}
+	switch e.Mode {
+	case "":
+		e.Mode = ModeManaged
+	case ModeManaged, ModePassthrough:
+	default:
+		return invalidf(at+"/mode", "mode must be %q or %q, not %q", ModeManaged, ModePassthrough, e.Mode)
+	}
+	switch e.Lifetime {
+	case "":
+		e.Lifetime = LifetimeForeground
+	case LifetimeForeground:
+	default:
+		return invalidf(at+"/lifetime", "lifetime must be %q, not %q", LifetimeForeground, e.Lifetime)
+	}
+	if e.Result == nil {
+		return nil
+	}
+	if api == APIVersion1 {
+		return invalidf(at+"/result", "not allowed in %s", APIVersion1)
+	}
+	switch e.Result.Kind {
+	case ResultText:
+		if e.Result.Schema != nil {
+			return invalidf(at+"/result/schema", "a text result has no schema")
+		}
+	case ResultStructured:
+		if e.Result.Schema == nil {
+			return invalidf(at+"/result/schema", "a structured result needs a schema")
+		}
+		if err := CheckResultSchema(e.Result.Schema); err != nil {
+			return prefixPath(err, at+"/result/schema")
+		}
+	case "":
+		return invalidf(at+"/result/kind", "missing kind")
+	default:
+		return invalidf(at+"/result/kind", "kind must be %q or %q, not %q", ResultText, ResultStructured, e.Result.Kind)
+	}
+	return nil
+}
+
+// prefixPath relocates an *Error found inside a sub-document.
+func prefixPath(err error, prefix string) error {
+	if e, ok := err.(*Error); ok {
+		return e.AtPath(prefix + e.Path)
+	}
+	return err
+}
+
+func validateMachine(mc *Machine, at string) error {
+	switch mc.Interaction {
+	case "":
+		mc.Interaction = InteractionNone
+	case InteractionNone, InteractionOptional, InteractionRequired:
+	default:
+		return invalidf(at+"/interaction", "interaction must be %q, %q or %q, not %q", InteractionNone, InteractionOptional, InteractionRequired, mc.Interaction)
+	}
+	seen := map[string]bool{}
+	for i, f := range mc.RequiredFeatures {
+		fat := at + "/requiredFeatures/" + strconv.Itoa(i)
+		if !featureRE.MatchString(f.ID) {
+			return invalidf(fat+"/id", "feature id %q must match %s", f.ID, featureRE)
+		}
+		if f.Version < 1 {
+			return invalidf(fat+"/version", "feature version must be a positive integer")
+		}
+		if seen[f.ID] {
+			return invalidf(fat+"/id", "feature %q is required twice", f.ID)
+		}
+		seen[f.ID] = true
+	}
+	return nil
+}
+
+func validateParams(ps []Param, at string) error {
+	ids := map[string]int{}
+	flags := map[string]int{}
+	shorts := map[string]int{}
+	positions := map[int]int{} // position → param index
+	for i := range ps {
+		p := &ps[i]
+		pat := at + "/" + strconv.Itoa(i)
+		if p.ID == "" {
+			return invalidf(pat+"/id", "missing id")
+		}
+		if !paramIDRE.MatchString(p.ID) {
+			return invalidf(pat+"/id", "param id %q must match %s", p.ID, paramIDRE)
+		}
+		if j, dup := ids[p.ID]; dup {
+			return invalidf(pat+"/id", "param id %q is already declared by %s/%d", p.ID, at, j)
+		}
+		ids[p.ID] = i
+		if err := checkText(pat+"/description", p.Description, maxTextBytes, false); err != nil {
+			return err
+		}
+		switch {
+		case p.Flag != "" && p.Position != nil:
+			return invalidf(pat+"/position", "a param has either flag or position, not both")
+		case p.Flag == "" && p.Position == nil:
+			return invalidf(pat, "a param needs a flag or a position")
+		case p.Flag != "":
+			if !wordRE.MatchString(p.Flag) {
+				return invalidf(pat+"/flag", "flag %q must match %s", p.Flag, wordRE)
+			}
+			if slices.Contains(reservedFlags, p.Flag) {
+				return invalidf(pat+"/flag", "flag %q is reserved", p.Flag)
+			}
+			if j, dup := flags[p.Flag]; dup {
+				return invalidf(pat+"/flag", "flag %q is already declared by %s/%d", p.Flag, at, j)
+			}
+			flags[p.Flag] = i
+			if p.Short != "" {
+				if !shortRE.MatchString(p.Short) {
+					return invalidf(pat+"/short", "short %q must be one ASCII letter or digit", p.Short)
+				}
+				if slices.Contains(reservedShorts, p.Short) {
+					return invalidf(pat+"/short", "short %q is reserved", p.Short)
+				}
+				if j, dup := shorts[p.Short]; dup {
+					return invalidf(pat+"/short", "short %q is already declared by %s/%d", p.Short, at, j)
+				}
+				shorts[p.Short] = i
+			}
+		default:
+			if p.Short != "" {
+				return invalidf(pat+"/short", "a positional param has no short")
+			}
+			if *p.Position < 0 {
+				return invalidf(pat+"/position", "position must not be negative")
+			}
+			if j, dup := positions[*p.Position]; dup {
+				return invalidf(pat+"/position", "position %d is already declared by %s/%d", *p.Position, at, j)
+			}
+			if p.Type == TypeBoolean {
+				return invalidf(pat+"/position", "a boolean param needs a flag")
+			}
+			positions[*p.Position] = i
+		}
+		if _, err := newParamSpec(p, pat); err != nil {
+			return err
+		}
+	}
+	// Positions are 0..n-1; only the last may be a list; no required after optional.
+	for pos := 0; pos < len(positions); pos++ {
+		i, ok := positions[pos]
+		if !ok {
+			bad := -1
+			for q, j := range positions {
+				if q >= len(positions) && (bad < 0 || j < bad) {
+					bad = j
+				}
+			}
+			return invalidf(at+"/"+strconv.Itoa(bad)+"/position", "positions must be 0 to %d without gaps", len(positions)-1)
+		}
+		p := &ps[i]
+		pat := at + "/" + strconv.Itoa(i)
+		if p.Type == TypeList && pos != len(positions)-1 {
+			return invalidf(pat+"/type", "only the last positional param may be a list")
+		}
+		if pos > 0 && p.Required {
+			if prev := &ps[positions[pos-1]]; !prev.Required {
+				return invalidf(pat+"/required", "a required positional param cannot follow an optional one (%s/%d)", at, positions[pos-1])
+			}
+		}
+	}
+	return nil
+}
+
+// newParamSpec parses p's constraints, checking that each keyword fits p's
+// type, that enum members and bounds are well formed and ordered, and that
+// the default passes the same check input does. at is p's JSON pointer.
+func newParamSpec(p *Param, at string) (*paramSpec, error) {
+	spec := &paramSpec{p: p}
+	switch p.Type {
+	case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
+		if p.Items != nil {
+			return nil, invalidf(at+"/items", "items is only allowed on a list")
+		}
+		if p.MinItems != nil {
+			return nil, invalidf(at+"/minItems", "minItems is only allowed on a list")
+		}
+		if p.MaxItems != nil {
+			return nil, invalidf(at+"/maxItems", "maxItems is only allowed on a list")
+		}
+		r, err := scalarRules(p.Type, p.Enum, p.Minimum, p.Maximum, p.MinLength, p.MaxLength, at)
+		if err != nil {
+			return nil, err
+		}
+		spec.r = r
+	case TypeList:
+		for _, k := range []struct {
+			name string
+			set  bool
+		}{{"enum", p.Enum != nil}, {"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil},
+			{"minLength", p.MinLength != nil}, {"maxLength", p.MaxLength != nil}} {
+			if k.set {
+				return nil, invalidf(at+"/"+k.name, "%s belongs in items on a list", k.name)
+			}
+		}
+		if p.Items == nil {
+			return nil, invalidf(at+"/items", "a list needs items")
+		}
+		it := p.Items
+		switch it.Type {
+		case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
+		case "":
+			return nil, invalidf(at+"/items/type", "missing type")
+		default:
+			return nil, invalidf(at+"/items/type", "items type must be a scalar type, not %q", it.Type)
+		}
+		ir, err := scalarRules(it.Type, it.Enum, it.Minimum, it.Maximum, it.MinLength, it.MaxLength, at+"/items")
+		if err != nil {
+			return nil, err
+		}
+		lr := &listRules{items: *ir, minItems: -1, maxItems: -1}
+		if err := counter(p.MinItems, at+"/minItems", &lr.minItems); err != nil {
+			return nil, err
+		}
+		if err := counter(p.MaxItems, at+"/maxItems", &lr.maxItems); err != nil {
+			return nil, err
+		}
+		if lr.minItems >= 0 && lr.maxItems >= 0 && lr.minItems > lr.maxItems {
+			return nil, invalidf(at+"/maxItems", "maxItems %d is less than minItems %d", lr.maxItems, lr.minItems)
+		}
+		spec.lr = lr
+	case "":
+		return nil, invalidf(at+"/type", "missing type")
+	default:
+		return nil, invalidf(at+"/type", "unknown type %q", p.Type)
+	}
+	if p.Default != nil {
+		v, e := spec.fromJSON(p.Default, at+"/default")
+		if e == nil {
+			e = spec.check(v, at+"/default")
+		}
+		if e != nil {
+			e.Message = "default " + e.Message
+			return nil, e
+		}
+	}
+	return spec, nil
+}
+
+func counter(n *int, at string, dst *int) error {
+	if n == nil {
+		return nil
+	}
+	if *n < 0 {
+		return invalidf(at, "must not be negative")
+	}
+	*dst = *n
+	return nil
+}
+
+// scalarRules parses the constraints shared by params and list items.
+func scalarRules(t ParamType, enum []jsontext.Value, minimum, maximum jsontext.Value, minLen, maxLen *int, at string) (*rules, error) {
+	r := &rules{typ: t, minLen: -1, maxLen: -1}
+	numeric := t == TypeInteger || t == TypeNumber || t == TypeDecimal
+	if t != TypeString {
+		if minLen != nil {
+			return nil, invalidf(at+"/minLength", "minLength is only allowed on a string")
+		}
+		if maxLen != nil {
+			return nil, invalidf(at+"/maxLength", "maxLength is only allowed on a string")
+		}
+	}
+	if !numeric {
+		if minimum != nil {
+			return nil, invalidf(at+"/minimum", "minimum is only allowed on integer, number and decimal")
+		}
+		if maximum != nil {
+			return nil, invalidf(at+"/maximum", "maximum is only allowed on integer, number and decimal")
+		}
+	}
+	if t == TypeBoolean && enum != nil {
+		return nil, invalidf(at+"/enum", "enum is not allowed on a boolean")
+	}
+	if err := counter(minLen, at+"/minLength", &r.minLen); err != nil {
+		return nil, err
+	}
+	if err := counter(maxLen, at+"/maxLength", &r.maxLen); err != nil {
+		return nil, err
+	}
+	if r.minLen >= 0 && r.maxLen >= 0 && r.minLen > r.maxLen {
+		return nil, invalidf(at+"/maxLength", "maxLength %d is less than minLength %d", r.maxLen, r.minLen)
+	}
+	plain := &rules{typ: t, minLen: -1, maxLen: -1}
+	if minimum != nil {
+		v, msg := plain.fromJSON(minimum)
+		if msg != "" {
+			return nil, invalidf(at+"/minimum", "minimum %s", msg)
+		}
+		r.min = v
+	}
+	if maximum != nil {
+		v, msg := plain.fromJSON(maximum)
+		if msg != "" {
+			return nil, invalidf(at+"/maximum", "maximum %s", msg)
+		}
+		r.max = v
+	}
+	if r.min != nil && r.max != nil && compareValues(r.min, r.max) > 0 {
+		return nil, invalidf(at+"/maximum", "maximum %s is less than minimum %s", formatValue(r.max), formatValue(r.min))
+	}
+	if enum != nil {
+		if len(enum) == 0 {
+			return nil, invalidf(at+"/enum", "enum must not be empty")
+		}
+		for i, raw := range enum {
+			eat := at + "/enum/" + strconv.Itoa(i)
+			v, msg := plain.fromJSON(raw)
+			if msg == "" {
+				bounds := *r
+				bounds.enum = nil
+				msg = bounds.check(v)
+			}
+			if msg != "" {
+				return nil, invalidf(eat, "enum member %s", msg)
+			}
+			for j, o := range r.enum {
+				if compareValues(v, o) == 0 {
+					return nil, invalidf(eat, "enum member %s repeats %s/enum/%d", formatValue(v), at, j)
+				}
+			}
+			r.enum = append(r.enum, v)
+		}
+	}
+	return r, nil
+}

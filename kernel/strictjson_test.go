@@ -1,0 +1,52 @@
+package kernel
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckJSON(t *testing.T) {
+	lim := JSONLimits{MaxBytes: 200, MaxDepth: 3, MaxMembers: 5}
+	tests := []struct {
+		name, in string
+		path     string
+		msg      string // substring; "" means valid
+	}{
+		{"object", `{"a":1,"b":[1,2]}`, "", ""},
+		{"scalar", ` 3 `, "", ""},
+		{"empty", ``, "", "unexpected end of JSON input"},
+		{"duplicate", `{"a":{"b":1,"b":2}}`, "/a", `duplicate object member name "b"`},
+		{"invalid utf8", "{\"a\":\"\xff\"}", "/a", "invalid UTF-8"},
+		{"lone surrogate", `{"a":["\ud800"]}`, "/a/0", "surrogate"},
+		{"trailing garbage", `{"a":1} x`, "", "invalid character"},
+		{"two values", `{"a":1} {"b":2}`, "", "several top-level JSON values"},
+		{"too deep", `{"a":[[{"b":1}]]}`, "/a/0/0", "nested deeper than 3"},
+		{"depth ok", `{"a":[[1]]}`, "", ""},
+		{"members exact", `{"a":1,"b":2,"c":[1,2]}`, "", ""},
+		{"too many members", `{"a":1,"b":2,"c":[1,2,3]}`, "/c/2", "more than 5 object members"},
+		{"too many names", `{"a":{},"b":{},"c":{},"d":{},"e":{},"f":{}}`, "/f", "more than 5"},
+		{"too big", `"` + strings.Repeat("x", 300) + `"`, "", "over the limit of 200"},
+		{"unterminated", `{"a":`, "", "unexpected end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckJSON([]byte(tt.in), lim)
+			if tt.msg == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.msg)
+			}
+			e, ok := err.(*Error)
+			if !ok || e.Code != CodeInvalid {
+				t.Fatalf("error %T %v, want *Error invalid", err, err)
+			}
+			if e.Path != tt.path || !strings.Contains(e.Message, tt.msg) {
+				t.Fatalf("got path %q message %q, want path %q message containing %q", e.Path, e.Message, tt.path, tt.msg)
+			}
+		})
+	}
+}

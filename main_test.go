@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite testscript files with actual output where cmp fails")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"rukh":          main,
+		"rukh-fake-ext": fakeExtension,
+	})
+}
+
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("RUKH_HOME", e.WorkDir+"/home")
+			e.Setenv("LANG", "C.UTF-8")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"chmodx":    cmdChmodX,
+			"noorphans": cmdNoOrphans,
+			"mkhostile": cmdMkHostile,
+			"exitcode":  cmdExitCode,
+		},
+	})
+}
+
+// chmodx makes files executable: txtar cannot carry modes.
+func cmdChmodX(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		ts.Check(os.Chmod(ts.MkAbs(a), 0o755))
+	}
+}
+
+// noorphans fails if any process still runs whose command line mentions the
+// marker (the fake extension's grandchildren carry it).
+func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		out, _ := exec.Command("pgrep", "-f", args[0]).Output()
+		alive := strings.TrimSpace(string(out))
+		if alive == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("orphaned processes still running: %s", alive)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fakeExtension speaks rukh.invoke/1 on fd 3 and misbehaves on request:
+// its first argument (a fixed execute.args entry) picks the behaviour.
+func fakeExtension() {
+	os.Exit(runFake(os.Args[1:]))
+}
+
+func runFake(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "rukh-fake-ext: no behaviour")
+		return 2
+	}
+	fd, _ := strconv.Atoi(os.Getenv("RUKH_CHANNEL_FD"))
+	if fd == 0 {
+		fmt.Fprintln(os.Stderr, "rukh-fake-ext: no channel")
+		return 2
+	}
+	ch := os.NewFile(uintptr(fd), "channel")
+	r := bufio.NewReader(ch)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return 2
+	}
+	var inv struct {
+		InvocationID string         `json:"invocationId"`
+		Command      string         `json:"command"`
+		Input        jsontext.Value `json:"input"`
+		Explicit     []string       `json:"explicit"`
+	}
+	if err := json.Unmarshal(line, &inv, json.RejectUnknownMembers(false)); err != nil {
+		return 2
+	}
+	report := func(outcome string, result any, reason string) {
+		m := map[string]any{"type": "report", "invocationId": inv.InvocationID, "outcome": outcome}
+		if result != nil {
+			m["commandResult"] = result
+		}
+		if reason != "" {
+			m["reason"] = reason
+		}
+		b, _ := json.Marshal(m)
+		ch.Write(append(b, '\n'))
+	}
+	text := func(s string) any { return map[string]any{"kind": "text", "text": s} }
+	data := func(v any) any { return map[string]any{"kind": "structured", "data": v} }
+	switch args[0] {
+	case "echo": // the invoke request minus its invocation id, as text
+		var m map[string]jsontext.Value
+		json.Unmarshal(line, &m)
+		delete(m, "invocationId")
+		b, _ := json.Marshal(m, json.Deterministic(true))
+		report("succeeded", text(string(b)), "")
+	case "input": // the typed input as structured data
+		report("succeeded", data(inv.Input), "")
+	case "text":
+		fmt.Println("to stdout")
+		fmt.Fprintln(os.Stderr, "to stderr")
+		report("succeeded", text(strings.Join(args[1:], " ")), "")
+	case "fail":
+		report("command_failed", nil, "the thing was not there")
+		return 1
+	case "crash":
+		fmt.Fprintln(os.Stderr, "fake crash")
+		return 2
+	case "lie":
+		inv.InvocationID = "inv_somebodyelse"
+		report("succeeded", text("hi"), "")
+	case "badresult":
+		report("succeeded", data(map[string]any{"id": "not-an-integer"}), "")
+	case "bigresult":
+		report("succeeded", text(strings.Repeat("x", 200<<10)), "")
+	case "succeed-exit1":
+		report("succeeded", text("hi"), "")
+		return 1
+	case "hang":
+		time.Sleep(time.Hour)
+	case "ignore-cancel":
+		ignoreTerm()
+		time.Sleep(time.Hour)
+	case "grandchild":
+		exec.Command("sh", "-c", "exec sleep 300 # rukh-orphan-marker").Start()
+		report("succeeded", text("spawned"), "")
+	case "close-early":
+		ch.Close()
+		return 0
+	case "flood":
+		chunk := strings.Repeat("f", 64<<10)
+		for i := 0; i < 64; i++ { // 4 MiB on each stream
+			os.Stdout.WriteString(chunk)
+			os.Stderr.WriteString(chunk)
+		}
+		report("succeeded", text("flooded"), "")
+	case "progress":
+		for i := 1; i <= 3; i++ {
+			fmt.Fprintf(ch, `{"type":"progress","message":"step %d","progress":%d,"total":3}`+"\n", i, i)
+		}
+		report("succeeded", text("done"), "")
+	default:
+		fmt.Fprintf(os.Stderr, "rukh-fake-ext: unknown behaviour %q\n", args[0])
+		return 2
+	}
+	return 0
+}
+
+// exitcode runs a command and checks its exact exit status; its output
+// becomes the script's stdout and stderr.
+//
+//	exitcode N PROGRAM [ARGS...]
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	cmd := exec.Command(args[1], args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	for _, k := range []string{"PATH", "HOME", "RUKH_HOME", "LANG", "TMPDIR", "WORK"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, args[1]); fileExists(p) {
+			cmd.Path, cmd.Err = p, nil
+			break
+		}
+	}
+	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	err = cmd.Run()
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}

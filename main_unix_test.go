@@ -1,0 +1,8 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func ignoreTerm() { signal.Ignore(syscall.SIGTERM, syscall.SIGINT) }

@@ -1,0 +1,184 @@
+package mcpstdio
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// The test binding is built by hand: tool names are "<slug>__r<revision>"
+// (real names carry a fingerprint of the revision, so every publish renames
+// every tool — which is what makes an old name stale).
+
+const noArgs = `{"type":"object","properties":{},"additionalProperties":false}`
+
+type fixtureTool struct {
+	slug        string
+	params      []kernel.Param
+	interaction string
+	schema      string // input schema
+	endpoints   []string
+}
+
+func intPtr(i int) *int { return &i }
+
+// fixtureTools are the behaviour tools; fake.Invoke picks the behaviour by
+// command identity "test.<slug>".
+var fixtureTools = []fixtureTool{
+	{slug: "big"},
+	{slug: "crash"},
+	{slug: "echo", params: []kernel.Param{
+		{ID: "title", Type: kernel.TypeString, Flag: "title", Required: true, MaxLength: intPtr(5)},
+		{ID: "count", Type: kernel.TypeInteger, Flag: "count", Default: jsontext.Value(`3`)},
+	}, schema: `{"type":"object","properties":{"title":{"type":"string","maxLength":5},"count":{"type":"integer","default":3}},"required":["title"],"additionalProperties":false}`},
+	{slug: "fail"},
+	{slug: "hang"},
+	{slug: "interactive", interaction: kernel.InteractionRequired},
+	{slug: "noisy"},
+	{slug: "ok"},
+	{slug: "progress"},
+	{slug: "slow"},
+	{slug: "wide", endpoints: []string{"other"}}, // published, but not to "local"
+}
+
+func toolName(slug string, rev uint64) string { return fmt.Sprintf("%s__r%d", slug, rev) }
+
+// testBinding builds revision rev: endpoint "local" with the behaviour
+// tools, "many" with fillers fillers (f00…), "other" with "wide".
+func testBinding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding {
+	b := &policy.Binding{
+		Revision: fmt.Sprintf("r%d", rev),
+		Releases: []policy.BoundRelease{{Name: "test.pkg", Version: "1.0.0", Digest: "h1:test", Dir: "/releases/test.pkg@1.0.0"}},
+	}
+	local := policy.Projection{Endpoint: "local", Namespace: "test-ns", ToolNames: "full", Subject: "owner", Template: tmpl}
+	many := policy.Projection{Endpoint: "many", Namespace: "test-many", ToolNames: "full", Subject: "owner", Template: tmpl}
+	other := policy.Projection{Endpoint: "other", Namespace: "test-other", ToolNames: "full", Subject: "owner", Template: tmpl}
+	addCommand := func(slug string, params []kernel.Param, interaction string) {
+		b.Commands = append(b.Commands, policy.BoundCommand{
+			Release: "test.pkg@1.0.0", Digest: "h1:test", Eligible: true,
+			Declaration: kernel.Command{
+				ID: "test." + slug, Path: []string{slug}, Summary: slug, Params: params,
+				Execute: kernel.Execute{Program: "bin/" + slug, Mode: kernel.ModeManaged, Lifetime: kernel.LifetimeForeground,
+					Result: &kernel.ResultDecl{Kind: kernel.ResultText}},
+				Machine: &kernel.Machine{Eligible: true, Interaction: interaction,
+					RequiredFeatures: []kernel.Feature{{ID: "command-result", Version: 1}}},
+			},
+		})
+	}
+	for _, ft := range fixtureTools {
+		addCommand(ft.slug, ft.params, ft.interaction)
+		schema := ft.schema
+		if schema == "" {
+			schema = noArgs
+		}
+		name := toolName(ft.slug, rev)
+		wire := fmt.Sprintf(`{"name":%q,"title":%q,"inputSchema":%s}`, name, ft.slug, schema)
+		t := policy.Tool{Name: name, Command: "test." + ft.slug, Release: "test.pkg@1.0.0", Wire: jsontext.Value(wire)}
+		if ft.endpoints == nil {
+			local.Tools = append(local.Tools, t)
+		} else {
+			other.Tools = append(other.Tools, t)
+		}
+	}
+	for i := range fillers {
+		slug := fmt.Sprintf("f%04d", i)
+		addCommand(slug, nil, "")
+		name := toolName(slug, rev)
+		many.Tools = append(many.Tools, policy.Tool{Name: name, Command: "test." + slug, Release: "test.pkg@1.0.0",
+			Wire: jsontext.Value(fmt.Sprintf(`{"name":%q,"inputSchema":%s}`, name, noArgs))})
+	}
+	b.Endpoints = []policy.Projection{local, many, other}
+	return b
+}
+
+var testTemplate = policy.Template{TimeoutMs: 1000, MaxConcurrent: 2, MaxHeld: 3, DiagnosticsBytes: 64, ResultBytes: 128 << 10}
+
+// fakeInvoker runs no process: each test command has a fixed behaviour.
+type fakeInvoker struct {
+	mu   sync.Mutex
+	seen []seenInvocation
+}
+
+type seenInvocation struct {
+	inv    kernel.Invocation
+	ctxErr error // ctx.Err() when Invoke returned
+}
+
+func (f *fakeInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+	res := f.behave(ctx, inv)
+	f.mu.Lock()
+	f.seen = append(f.seen, seenInvocation{inv: *inv, ctxErr: ctx.Err()})
+	f.mu.Unlock()
+	return res
+}
+
+func (f *fakeInvoker) invocations() []seenInvocation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seenInvocation(nil), f.seen...)
+}
+
+func text(s string) jsontext.Value {
+	b, _ := json.Marshal(map[string]string{"kind": "text", "text": s}, json.Deterministic(true))
+	return b
+}
+
+func float(f float64) *float64 { return &f }
+
+func (f *fakeInvoker) behave(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+	r := kernel.Result{InvocationID: inv.ID}
+	switch inv.Command.ID {
+	case "test.ok":
+		r.Outcome, r.CommandResult = kernel.Succeeded, jsontext.Value(`{"kind":"structured","data":{"id":42}}`)
+	case "test.echo":
+		data, err := json.Marshal(map[string]any{"input": inv.Request.Input, "explicit": inv.Request.Explicit}, json.Deterministic(true))
+		if err != nil {
+			panic(err)
+		}
+		r.Outcome, r.CommandResult = kernel.Succeeded, jsontext.Value(`{"kind":"structured","data":`+string(data)+`}`)
+	case "test.fail":
+		r.Outcome, r.Reason, r.CommandResult = kernel.CommandFailed, "no such note", text("note 7 not found")
+	case "test.crash":
+		r.Outcome, r.Reason = kernel.ExecutionFailed, "the program exited with status 2 before reporting"
+	case "test.hang":
+		<-ctx.Done()
+		r.Outcome, r.Reason = kernel.Cancelled, "cancelled"
+	case "test.slow":
+		select {
+		case <-ctx.Done():
+			r.Outcome, r.Reason = kernel.Cancelled, "cancelled"
+		case <-time.After(inv.Limits.Timeout):
+			r.Outcome, r.Reason = kernel.Cancelled, "deadline exceeded"
+		}
+	case "test.progress":
+		for _, p := range []kernel.Progress{
+			{Message: "starting", Progress: float(1), Total: float(4)},
+			{Progress: float(2), Total: float(4)},
+			{Message: "repeated, dropped", Progress: float(2)},
+			{Message: "backwards, dropped", Progress: float(1.5)},
+			{Message: "no value, dropped"},
+			{Message: "done", Progress: float(4), Total: float(4)},
+		} {
+			if inv.OnProgress != nil {
+				inv.OnProgress(p)
+			}
+		}
+		r.Outcome, r.CommandResult = kernel.Succeeded, text("ok")
+	case "test.noisy":
+		fmt.Fprintln(inv.Stdout, "to stdout")
+		fmt.Fprintln(inv.Stderr, strings.Repeat("e", 100))
+		r.Outcome, r.CommandResult = kernel.Succeeded, text("quiet on the wire")
+	case "test.big":
+		r.Outcome, r.CommandResult = kernel.Succeeded, text(strings.Repeat("x", maxResponseBytes))
+	default:
+		r.Outcome, r.CommandResult = kernel.Succeeded, text(inv.Command.ID)
+	}
+	return r
+}

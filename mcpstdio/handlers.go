@@ -1,0 +1,405 @@
+package mcpstdio
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// The handlers below are era-neutral: they decide what a request means and
+// produce a result body. era_modern.go and era_legacy.go only decide which
+// requests reach them and how a body is decorated for the wire.
+
+// era selects the wire decoration of a result.
+type era int
+
+const (
+	eraModern era = iota // 2026-07-28, stateless
+	eraLegacy            // 2025-11-25 / 2025-06-18, after initialize
+)
+
+// result is a result object's members (without braces) before the era adds
+// its own; cacheable marks discover and list results.
+type result struct {
+	body      []byte
+	cacheable bool
+}
+
+func (s *server) finish(e era, r result) []byte {
+	if e == eraLegacy {
+		return finishLegacy(r)
+	}
+	return s.finishModern(r)
+}
+
+// List page bounds (SPEC §6).
+const (
+	pageTools = 32
+	pageBytes = 1 << 20
+)
+
+// current returns the active revision, nil when nothing is published.
+func (s *server) current() (*revision, *rpcError) {
+	n, err := s.cfg.Active()
+	if err != nil {
+		if kernel.ErrorCode(err) == kernel.CodeNotFound {
+			return nil, nil
+		}
+		s.logf("mcp: reading the active revision: %v", err)
+		return nil, newError(codeInternalError, "the active revision is unavailable")
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	r, err := s.cache.get(n)
+	if err != nil {
+		s.logf("mcp: loading revision %d: %v", n, err)
+		return nil, newError(codeInternalError, "the active revision is unavailable")
+	}
+	return r, nil
+}
+
+const listAgain = "; list again without a cursor"
+
+// listTools returns one page of the launch endpoint's tools from the active
+// revision. It copies pre-encoded tool objects and runs nothing else.
+func (s *server) listTools(cursor jsontext.Value) (result, *rpcError) {
+	rev, rerr := s.current()
+	if rerr != nil {
+		return result{}, rerr
+	}
+	pos := 0
+	if cursor != nil {
+		c, ok := stringParam(cursor)
+		if !ok {
+			return result{}, newError(codeInvalidParams, "invalid params: cursor must be a string")
+		}
+		n, p, ok := s.cursors.decode(c)
+		if !ok {
+			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
+		}
+		if rev == nil || n != rev.n {
+			return result{}, newError(codeInvalidParams, "cursor is from another revision of the tool list"+listAgain)
+		}
+		if p <= 0 || p > len(rev.wire) {
+			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
+		}
+		pos = p
+	}
+	var page []jsontext.Value
+	if rev != nil {
+		page = rev.wire[pos:]
+	}
+	size, end := 0, 0
+	for end < len(page) && end < pageTools {
+		size += len(page[end]) + 1
+		if end > 0 && size > pageBytes {
+			break
+		}
+		end++
+	}
+	body := make([]byte, 0, size+128)
+	body = append(body, `"tools":[`...)
+	for i, w := range page[:end] {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, w...)
+	}
+	body = append(body, ']')
+	if end < len(page) {
+		body = append(body, `,"nextCursor":"`...)
+		body = append(body, s.cursors.encode(rev.n, pos+end)...)
+		body = append(body, '"')
+	}
+	return result{body: body, cacheable: true}, nil
+}
+
+// Reasons the adapter itself gives in a rejected envelope.
+const (
+	reasonOverload    = "too many concurrent calls"
+	reasonInteractive = "the command requires interaction, which this endpoint does not support"
+	reasonNotManaged  = "the command is not callable by a program"
+	reasonTooLarge    = "the result is too large for an MCP response"
+)
+
+// callTool resolves, checks and admits one tools/call and starts it. It
+// answers at once for anything that ends before extension code would run;
+// otherwise the call's goroutine answers when the invocation ends.
+func (s *server) callTool(req *request, e era) {
+	name, ok := stringParam(req.params.Name)
+	if !ok {
+		s.replyError(req.id, newError(codeInvalidParams, "invalid params: name must be a string"))
+		return
+	}
+	var token jsontext.Value
+	if t, has := req.meta["progressToken"]; has {
+		if k := t.Kind(); k != '"' && k != '0' {
+			s.replyError(req.id, newError(codeInvalidParams, "invalid params: progressToken must be a string or a number"))
+			return
+		}
+		token = t
+	}
+	rev, rerr := s.current()
+	if rerr != nil {
+		s.replyError(req.id, rerr)
+		return
+	}
+	var bc *boundCall
+	if rev != nil && rev.proj != nil {
+		var err error
+		if bc, err = rev.resolve(name); err != nil {
+			s.logf("mcp: %v", err)
+			s.replyError(req.id, newError(codeInternalError, "the active revision is inconsistent"))
+			return
+		}
+	}
+	if bc == nil {
+		// Unknown, stale and invisible names all get this one answer.
+		s.replyError(req.id, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)))
+		return
+	}
+	key := idKey(req.id)
+	s.mu.Lock()
+	_, busy := s.calls[key]
+	s.mu.Unlock()
+	if busy {
+		s.replyError(req.id, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
+		return
+	}
+
+	invID := s.newID()
+	cmd := bc.command
+	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
+		s.reply(req.id, e, s.rejected(invID, reasonNotManaged))
+		return
+	}
+	if cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired {
+		s.reply(req.id, e, s.rejected(invID, reasonInteractive))
+		return
+	}
+	kreq, err := kernel.RequestFromJSON(cmd, req.params.Arguments)
+	if err != nil {
+		s.reply(req.id, e, s.rejected(invID, inputReason(err)))
+		return
+	}
+
+	maxConc, maxHeld := limits(bc.template)
+	c := &call{}
+	s.mu.Lock()
+	if s.running >= maxConc || s.held >= maxHeld {
+		s.mu.Unlock()
+		s.reply(req.id, e, s.rejected(invID, reasonOverload))
+		return
+	}
+	var ctx context.Context
+	ctx, c.cancel = context.WithCancel(s.ctx)
+	s.calls[key] = c
+	s.running++
+	s.held++
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	inv := &kernel.Invocation{
+		ID:          invID,
+		Command:     cmd,
+		Dir:         bc.release.Dir,
+		Request:     kreq,
+		Interactive: false,
+		Limits: kernel.Limits{
+			Timeout:          time.Duration(bc.template.TimeoutMs) * time.Millisecond,
+			ResultBytes:      bc.template.ResultBytes,
+			DiagnosticsBytes: bc.template.DiagnosticsBytes,
+		},
+		Stdout: kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
+		Stderr: kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
+	}
+	var ps *progressSink
+	if token != nil {
+		ps = &progressSink{s: s, token: token, c: c}
+		inv.OnProgress = ps.send
+	}
+	go s.runCall(ctx, key, req.id, e, c, inv, ps)
+}
+
+// limits returns the template's concurrency bounds; zero takes the SPEC
+// defaults, and holding is never allowed below running.
+func limits(t policy.Template) (maxConc, maxHeld int) {
+	maxConc, maxHeld = t.MaxConcurrent, t.MaxHeld
+	if maxConc <= 0 {
+		maxConc = 4
+	}
+	if maxHeld <= 0 {
+		maxHeld = 16
+	}
+	return maxConc, max(maxHeld, maxConc)
+}
+
+// inputReason is the safe diagnostic for a failed input check: the kernel's
+// message and JSON pointer, never anything internal.
+func inputReason(err error) string {
+	if kernel.ErrorCode(err) == kernel.CodeInternal {
+		return "invalid input"
+	}
+	return "invalid input: " + err.Error()
+}
+
+func (s *server) rejected(invID, reason string) result {
+	return callResult(&kernel.Result{InvocationID: invID, Outcome: kernel.Rejected, Reason: reason})
+}
+
+func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
+	defer s.wg.Done()
+	res := s.invoke(ctx, inv)
+	c.cancel()
+	if ps != nil {
+		ps.close()
+	}
+	s.mu.Lock()
+	s.running--
+	s.mu.Unlock()
+	if s.cfg.Diagnostics != nil {
+		s.cfg.Diagnostics(inv.ID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics), inv.Stderr.(*kernel.Diagnostics))
+	}
+	release := func() {
+		s.mu.Lock()
+		delete(s.calls, key)
+		s.held--
+		s.mu.Unlock()
+	}
+	if c.dropped.Load() {
+		release()
+		return
+	}
+	msg := appendResponse(nil, id, s.finish(e, callResult(&res)))
+	if len(msg) > maxResponseBytes {
+		s.logf("mcp: invocation %s: %d-byte response over the limit", inv.ID, len(msg))
+		tooLarge := kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: reasonTooLarge}
+		msg = appendResponse(nil, id, s.finish(e, callResult(&tooLarge)))
+	}
+	s.sendMsg(outMsg{data: msg, drop: &c.dropped, done: release})
+}
+
+// invoke runs the invocation and normalises what comes back, so a broken
+// invoker can neither crash the server nor emit a malformed envelope.
+func (s *server) invoke(ctx context.Context, inv *kernel.Invocation) (res kernel.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logf("mcp: invocation %s: invoker panicked: %v", inv.ID, p)
+			res = kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+		}
+	}()
+	res = s.cfg.Invoker.Invoke(ctx, inv)
+	res.InvocationID = inv.ID
+	switch res.Outcome {
+	case kernel.Succeeded, kernel.CommandFailed, kernel.ExecutionFailed, kernel.Rejected, kernel.Cancelled:
+	default:
+		s.logf("mcp: invocation %s: invoker returned outcome %q", inv.ID, res.Outcome)
+		res = kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+	}
+	if len(res.CommandResult) > 0 {
+		v := res.CommandResult.Clone()
+		if v.Kind() != '{' || v.Compact(jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false)) != nil {
+			s.logf("mcp: invocation %s: invoker returned a malformed commandResult", inv.ID)
+			return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+		}
+		res.CommandResult = v
+	}
+	if res.Outcome == kernel.Succeeded && len(res.CommandResult) == 0 {
+		s.logf("mcp: invocation %s: succeeded without a commandResult", inv.ID)
+		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+	}
+	return res
+}
+
+// callResult is the tools/call result for a final envelope: the envelope as
+// structuredContent and as one text block; isError unless it succeeded.
+func callResult(r *kernel.Result) result {
+	env := appendEnvelope(nil, r)
+	body := make([]byte, 0, 3*len(env)+64)
+	body = append(body, `"content":[{"type":"text","text":`...)
+	body = appendString(body, string(env))
+	body = append(body, `}],"structuredContent":`...)
+	body = append(body, env...)
+	body = append(body, `,"isError":`...)
+	body = strconv.AppendBool(body, r.Outcome != kernel.Succeeded)
+	return result{body: body}
+}
+
+// appendEnvelope writes the closed core envelope
+// {invocationId, outcome, reason?, commandResult?}.
+func appendEnvelope(dst []byte, r *kernel.Result) []byte {
+	dst = append(dst, `{"invocationId":`...)
+	dst = appendString(dst, r.InvocationID)
+	dst = append(dst, `,"outcome":`...)
+	dst = appendString(dst, string(r.Outcome))
+	if r.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, r.Reason)
+	}
+	if len(r.CommandResult) > 0 {
+		dst = append(dst, `,"commandResult":`...)
+		dst = append(dst, r.CommandResult...)
+	}
+	return append(dst, '}')
+}
+
+// progressSink turns a call's progress into notifications/progress: only
+// while the call runs, only strictly increasing finite values, and dropped
+// rather than queued when the outgoing queue is full.
+type progressSink struct {
+	s     *server
+	token jsontext.Value
+	c     *call
+
+	mu     sync.Mutex
+	last   float64
+	sent   bool
+	closed bool
+}
+
+func (p *progressSink) send(pr kernel.Progress) {
+	if pr.Progress == nil || !finite(*pr.Progress) {
+		return
+	}
+	v := *pr.Progress
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.c.dropped.Load() || (p.sent && v <= p.last) {
+		return
+	}
+	p.last, p.sent = v, true
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`)
+	msg = append(msg, p.token...)
+	msg = append(msg, `,"progress":`...)
+	msg = jsontext.AppendFloat(msg, v, 64)
+	if pr.Total != nil && finite(*pr.Total) {
+		msg = append(msg, `,"total":`...)
+		msg = jsontext.AppendFloat(msg, *pr.Total, 64)
+	}
+	if pr.Message != "" {
+		msg = append(msg, `,"message":`...)
+		msg = appendString(msg, pr.Message)
+	}
+	msg = append(msg, "}}\n"...)
+	if len(msg) > maxResponseBytes {
+		return
+	}
+	if err := p.s.out.push(outMsg{data: msg, drop: &p.c.dropped}, true, 0); err == errQueueFull {
+		p.s.logf("mcp: progress notification dropped: outgoing queue full")
+	}
+}
+
+func (p *progressSink) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -1,0 +1,210 @@
+package mcpstdio
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// JSON-RPC 2.0 and MCP error codes this adapter emits.
+const (
+	codeParseError         = -32700
+	codeInvalidRequest     = -32600
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternalError      = -32603
+	codeUnsupportedVersion = -32022
+)
+
+// Reader limits (SPEC §6).
+const (
+	maxLineBytes     = 1 << 20 // one incoming message, without its newline
+	maxDepth         = 32
+	maxMembers       = 4096
+	maxResponseBytes = 2 << 20 // one encoded outgoing message
+)
+
+// rpcError is a JSON-RPC error object. data, when set, is compact JSON.
+type rpcError struct {
+	code    int
+	message string
+	data    []byte
+}
+
+func newError(code int, msg string) *rpcError { return &rpcError{code: code, message: msg} }
+
+// request is one checked incoming request or notification.
+type request struct {
+	id     jsontext.Value // exact JSON text of the id; nil for a notification
+	method string
+	params params
+	meta   map[string]jsontext.Value // params._meta; nil when absent
+	// metaErr is set when params._meta is present but not an object.
+	metaErr bool
+}
+
+// params holds every params member any handled method reads; the raw values
+// are checked by the handler that uses them.
+type params struct {
+	Meta            jsontext.Value `json:"_meta"`
+	Cursor          jsontext.Value `json:"cursor"`
+	Name            jsontext.Value `json:"name"`
+	Arguments       jsontext.Value `json:"arguments"`
+	ProtocolVersion jsontext.Value `json:"protocolVersion"`
+	RequestID       jsontext.Value `json:"requestId"`
+}
+
+// envelope is the JSON-RPC frame before its members are checked.
+type envelope struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
+}
+
+// decodeLine turns one line into a request. It returns (nil, nil) for a line
+// that needs no answer (blank, or a response from the client), and an error
+// together with the id to answer with (nil = JSON null) otherwise.
+func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil, nil, nil
+	}
+	if err := kernel.CheckJSON(trimmed, kernel.JSONLimits{MaxDepth: maxDepth, MaxMembers: maxMembers}); err != nil {
+		return nil, nil, newError(codeParseError, "parse error: "+err.Error())
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return nil, nil, newError(codeInvalidRequest, "invalid request: batches are not supported")
+	default:
+		return nil, nil, newError(codeInvalidRequest, "invalid request: a message must be a JSON object")
+	}
+	var env envelope
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return nil, nil, newError(codeInvalidRequest, "invalid request: "+err.Error())
+	}
+	var id jsontext.Value
+	if env.ID != nil {
+		if !validID(env.ID) {
+			return nil, nil, newError(codeInvalidRequest, "invalid request: id must be a string or an integer")
+		}
+		id = env.ID
+	}
+	if string(env.JSONRPC) != `"2.0"` {
+		return nil, id, newError(codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
+	}
+	if env.Method == nil {
+		if id != nil && (env.Result != nil || env.Error != nil) {
+			return nil, nil, nil // a response; this server sends no requests
+		}
+		return nil, id, newError(codeInvalidRequest, "invalid request: missing method")
+	}
+	var method string
+	if env.Method.Kind() != '"' || json.Unmarshal(env.Method, &method) != nil {
+		return nil, id, newError(codeInvalidRequest, "invalid request: method must be a string")
+	}
+	req := &request{id: id, method: method}
+	if env.Params != nil {
+		if env.Params.Kind() != '{' {
+			return nil, id, newError(codeInvalidParams, "invalid params: params must be an object")
+		}
+		if err := json.Unmarshal(env.Params, &req.params); err != nil {
+			return nil, id, newError(codeInvalidParams, "invalid params: "+err.Error())
+		}
+		if m := req.params.Meta; m != nil {
+			if m.Kind() != '{' || json.Unmarshal(m, &req.meta) != nil {
+				req.metaErr = true
+				req.meta = nil
+			}
+		}
+	}
+	return req, nil, nil
+}
+
+// validID reports whether v is a JSON string or an integer literal (MCP ids
+// are never null, and a fraction or exponent is not an integer's text).
+func validID(v jsontext.Value) bool {
+	switch v.Kind() {
+	case '"':
+		return true
+	case '0':
+		for i, c := range v {
+			if c == '-' && i == 0 {
+				continue
+			}
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// idKey is a map key for a request id, so that a string "1" and a number 1
+// stay distinct while the same text always matches.
+func idKey(v jsontext.Value) string {
+	if v.Kind() == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return "s" + s
+		}
+	}
+	return "n" + string(v)
+}
+
+// stringParam decodes a JSON string; ok is false for any other kind.
+func stringParam(v jsontext.Value) (string, bool) {
+	if v.Kind() != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// appendResponse frames a result body (the members inside the braces).
+func appendResponse(dst []byte, id jsontext.Value, body []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":{`...)
+	dst = append(dst, body...)
+	return append(dst, "}}\n"...)
+}
+
+// appendError frames an error response; a nil id is written as null.
+func appendError(dst []byte, id jsontext.Value, e *rpcError) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	if id == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, id...)
+	}
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = appendString(dst, e.message)
+	if e.data != nil {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, e.data...)
+	}
+	return append(dst, "}}\n"...)
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 (which can only come
+// from a bug) is replaced rather than breaking the frame.
+func appendString(dst []byte, s string) []byte {
+	out, err := jsontext.AppendQuote(dst, s)
+	if err != nil {
+		out, _ = jsontext.AppendQuote(dst, []byte(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
+	}
+	return out
+}

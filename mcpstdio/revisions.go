@@ -1,0 +1,149 @@
+package mcpstdio
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// maxCachedRevisions bounds the decoded-binding cache: the active revision,
+// the one before it and a little slack for a publish racing a rollback.
+const maxCachedRevisions = 4
+
+// revision is one decoded binding prepared for the launch endpoint: listing
+// is a slice of pre-encoded tool objects, calling a map lookup.
+type revision struct {
+	n       uint64
+	binding *policy.Binding
+	proj    *policy.Projection // nil when the endpoint is not in this revision
+	wire    []jsontext.Value   // compact tool objects, in projection order
+	byName  map[string]int     // tool name -> index in proj.Tools
+
+	commands map[string]*kernel.Command      // release + "\x00" + command identity
+	releases map[string]*policy.BoundRelease // name@version
+}
+
+// boundCall is everything a tools/call pins for its whole run.
+type boundCall struct {
+	tool     *policy.Tool
+	command  *kernel.Command
+	release  *policy.BoundRelease
+	template policy.Template
+}
+
+// resolve finds the exact tool name in this revision's projection and pins
+// its declaration and release. A nil result means "unknown tool"; an error
+// means the binding contradicts itself.
+func (r *revision) resolve(name string) (*boundCall, error) {
+	i, ok := r.byName[name]
+	if !ok {
+		return nil, nil
+	}
+	t := &r.proj.Tools[i]
+	bc := &boundCall{tool: t, template: r.proj.Template}
+	bc.command = r.commands[t.Release+"\x00"+t.Command]
+	bc.release = r.releases[t.Release]
+	if bc.command == nil || bc.release == nil {
+		return nil, fmt.Errorf("revision %d: tool %q names a command or release the revision does not bind", r.n, name)
+	}
+	return bc, nil
+}
+
+func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, error) {
+	r := &revision{n: n, binding: b}
+	for i := range b.Endpoints {
+		if b.Endpoints[i].Endpoint == endpoint {
+			r.proj = &b.Endpoints[i]
+			break
+		}
+	}
+	if r.proj == nil {
+		return r, nil
+	}
+	r.wire = make([]jsontext.Value, len(r.proj.Tools))
+	r.byName = make(map[string]int, len(r.proj.Tools))
+	for i := range r.proj.Tools {
+		t := &r.proj.Tools[i]
+		w := t.Wire
+		if w.Kind() != '{' || !w.IsValid() {
+			return nil, fmt.Errorf("revision %d: tool %q has an invalid wire object", n, t.Name)
+		}
+		if bytes.ContainsAny(w, "\r\n") {
+			// Framing needs one message per line; keep the caller's copy intact.
+			w = w.Clone()
+			if err := w.Compact(); err != nil {
+				return nil, fmt.Errorf("revision %d: tool %q: %v", n, t.Name, err)
+			}
+		}
+		r.wire[i] = w
+		if _, dup := r.byName[t.Name]; dup {
+			return nil, fmt.Errorf("revision %d: duplicate tool name %q", n, t.Name)
+		}
+		r.byName[t.Name] = i
+	}
+	r.commands = make(map[string]*kernel.Command, len(b.Commands))
+	for i := range b.Commands {
+		c := &b.Commands[i]
+		r.commands[c.Release+"\x00"+c.Declaration.ID] = &c.Declaration
+	}
+	r.releases = make(map[string]*policy.BoundRelease, len(b.Releases))
+	for i := range b.Releases {
+		rel := &b.Releases[i]
+		r.releases[rel.Name+"@"+rel.Version] = rel
+	}
+	return r, nil
+}
+
+// revisionCache holds the most recently used decoded revisions.
+type revisionCache struct {
+	load     func(uint64) (*policy.Binding, error)
+	endpoint string
+
+	mu      sync.Mutex
+	entries []*revision // most recently used first
+}
+
+func (c *revisionCache) get(n uint64) (*revision, error) {
+	c.mu.Lock()
+	for i, r := range c.entries {
+		if r.n == n {
+			if i != 0 {
+				copy(c.entries[1:i+1], c.entries[:i])
+				c.entries[0] = r
+			}
+			c.mu.Unlock()
+			return r, nil
+		}
+	}
+	c.mu.Unlock()
+
+	b, err := c.load(n)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fmt.Errorf("revision %d: no binding", n)
+	}
+	r, err := prepareRevision(n, b, c.endpoint)
+	if err != nil {
+		return nil, err
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, have := range c.entries {
+		if have.n == n { // another request loaded it meanwhile
+			return have, nil
+		}
+	}
+	c.entries = append([]*revision{r}, c.entries...)
+	if len(c.entries) > maxCachedRevisions {
+		c.entries[maxCachedRevisions] = nil
+		c.entries = c.entries[:maxCachedRevisions]
+	}
+	return r, nil
+}

@@ -1,0 +1,322 @@
+package mcpstdio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func callLine(id int, name, args string) string {
+	p := `"name":"` + name + `"`
+	if args != "" {
+		p += `,"arguments":` + args
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,%s}}`, id, p, modernMeta)
+}
+
+func cancelLine(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id)
+}
+
+// session runs Serve in a synctest bubble with a scripted client and returns
+// the raw output and Serve's error.
+func session(t *testing.T, cfgEdit func(*Config), script func(h *harness)) (string, error, *fakeInvoker) {
+	t.Helper()
+	var out string
+	var serveErr error
+	var inv *fakeInvoker
+	synctest.Test(t, func(t *testing.T) {
+		h := startHarnessCfg(t, cfgEdit)
+		inv = h.invoker
+		script(h)
+		h.cw.Close()
+		h.out.release()
+		if !h.finished {
+			h.serveErr = <-h.done
+			h.finished = true
+		}
+		h.cancel()
+		h.cr.Close()
+		synctest.Wait()
+		out, serveErr = string(h.out.bytes()), h.serveErr
+	})
+	return out, serveErr, inv
+}
+
+func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
+	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{}}
+	h.active = new(atomic.Uint64)
+	h.active.Store(1)
+	h.cr, h.cw = io.Pipe()
+	b := testBinding(1, 3, testTemplate)
+	cfg := Config{
+		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
+		Active:  func() (uint64, error) { return h.active.Load(), nil },
+		Load:    func(uint64) (*policy.Binding, error) { return b, nil },
+		Invoker: h.invoker, Logf: t.Logf, newID: counterIDs(),
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- Serve(ctx, h.cr, h.out, cfg) }()
+	return h
+}
+
+func (h *harness) send(t *testing.T, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		h.do(t, l)
+		synctest.Wait()
+	}
+}
+
+// responses decodes output lines into id -> message.
+func responses(t *testing.T, out string) map[string]map[string]jsontext.Value {
+	t.Helper()
+	got := map[string]map[string]jsontext.Value{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]jsontext.Value
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("bad output line %q: %v", line, err)
+		}
+		got[string(m["id"])] = m
+	}
+	return got
+}
+
+func TestCallPassesPinnedInvocation(t *testing.T) {
+	_, _, inv := session(t, nil, func(h *harness) {
+		h.send(t, callLine(1, "echo__r1", `{"title":"hi"}`))
+	})
+	seen := inv.invocations()
+	if len(seen) != 1 {
+		t.Fatalf("%d invocations, want 1", len(seen))
+	}
+	got := seen[0].inv
+	if got.ID != "inv_0001" || got.Dir != "/releases/test.pkg@1.0.0" || got.Interactive || got.Stdin != nil {
+		t.Errorf("invocation = %+v", got)
+	}
+	if got.Command == nil || got.Command.ID != "test.echo" || got.Request.Command != "test.echo" {
+		t.Errorf("command = %+v, request = %+v", got.Command, got.Request)
+	}
+	want := kernel.Limits{Timeout: time.Second, ResultBytes: 128 << 10, DiagnosticsBytes: 64}
+	if got.Limits != want {
+		t.Errorf("limits = %+v, want %+v", got.Limits, want)
+	}
+	if _, ok := got.Stdout.(*kernel.Diagnostics); !ok {
+		t.Errorf("stdout is %T, want bounded diagnostics", got.Stdout)
+	}
+	if got.OnProgress != nil {
+		t.Error("OnProgress set without a progressToken")
+	}
+}
+
+func TestRejectedRunsNothing(t *testing.T) {
+	out, _, inv := session(t, nil, func(h *harness) {
+		h.send(t,
+			callLine(1, "echo__r1", `{}`),
+			callLine(2, "echo__r1", `{"title":"far too long"}`),
+			callLine(3, "interactive__r1", ""),
+			callLine(4, "no_such__r1", ""),
+		)
+	})
+	if n := len(inv.invocations()); n != 0 {
+		t.Errorf("invoker ran %d times for rejected calls", n)
+	}
+	r := responses(t, out)
+	for _, id := range []string{"1", "2", "3"} {
+		var res struct {
+			IsError           bool          `json:"isError"`
+			StructuredContent kernel.Result `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(r[id]["result"], &res); err != nil {
+			t.Fatalf("id %s: %v", id, err)
+		}
+		if !res.IsError || res.StructuredContent.Outcome != kernel.Rejected || res.StructuredContent.Reason == "" {
+			t.Errorf("id %s: %+v", id, res)
+		}
+	}
+	if !bytes.Contains(r["4"]["error"], []byte(`-32602`)) {
+		t.Errorf("unknown tool: %s", r["4"]["error"])
+	}
+}
+
+func TestDiagnosticsNeverReachTheWire(t *testing.T) {
+	type diag struct{ id, cmd, stdout, stderr string }
+	var mu sync.Mutex
+	var got []diag
+	out, _, _ := session(t, func(c *Config) {
+		c.Diagnostics = func(id, cmd string, stdout, stderr *kernel.Diagnostics) {
+			mu.Lock()
+			got = append(got, diag{id, cmd, stdout.String(), stderr.String()})
+			mu.Unlock()
+		}
+	}, func(h *harness) { h.send(t, callLine(1, "noisy__r1", "")) })
+	if len(got) != 1 {
+		t.Fatalf("%d diagnostics callbacks, want 1", len(got))
+	}
+	d := got[0]
+	if d.id != "inv_0001" || d.cmd != "test.noisy" || d.stdout != "to stdout\n" {
+		t.Errorf("diagnostics = %+v", d)
+	}
+	if !strings.HasPrefix(d.stderr, strings.Repeat("e", 64)+"\n[dropped 37 bytes]") {
+		t.Errorf("stderr not bounded to 64 bytes: %q", d.stderr)
+	}
+	if strings.Contains(out, "to stdout") || strings.Contains(out, "eeee") {
+		t.Errorf("child output reached the wire: %s", out)
+	}
+}
+
+func TestPublishDuringCallChangesNothing(t *testing.T) {
+	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, testTemplate)
+	out, _, inv := session(t, func(c *Config) {
+		c.Load = func(n uint64) (*policy.Binding, error) {
+			if n == 1 {
+				return b1, nil
+			}
+			return b2, nil
+		}
+	}, func(h *harness) {
+		h.send(t, callLine(1, "slow__r1", ""), "#active 2", "#sleep 1500ms")
+	})
+	r := responses(t, out)
+	if !bytes.Contains(r["1"]["result"], []byte(`"reason":"deadline exceeded"`)) {
+		t.Errorf("call 1 = %s", r["1"]["result"])
+	}
+	seen := inv.invocations()
+	if len(seen) != 1 || seen[0].inv.Command != &b1.Commands[9].Declaration {
+		t.Errorf("the call was not pinned to revision 1's declaration")
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		active func() (uint64, error)
+		load   func(uint64) (*policy.Binding, error)
+		want   string
+	}{
+		{"active unavailable", func() (uint64, error) { return 0, errors.New("bolt: timeout") }, nil,
+			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
+		{"nothing published", func() (uint64, error) { return 0, kernel.Errorf(kernel.CodeNotFound, "no revision") }, nil,
+			`"result":{"tools":[],`},
+		{"load fails", nil, func(uint64) (*policy.Binding, error) { return nil, errors.New("corrupt") },
+			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
+		{"broken wire", nil, func(uint64) (*policy.Binding, error) {
+			b := testBinding(1, 0, testTemplate)
+			b.Endpoints[0].Tools[0].Wire = jsontext.Value(`{"name":`)
+			return b, nil
+		}, `"error":{"code":-32603,"message":"the active revision is unavailable"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, _ := session(t, func(c *Config) {
+				if tt.active != nil {
+					c.Active = tt.active
+				}
+				if tt.load != nil {
+					c.Load = tt.load
+				}
+			}, func(h *harness) {
+				h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
+			})
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("got %s, want it to contain %s", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestRevisionCacheIsBounded(t *testing.T) {
+	loads := map[uint64]int{}
+	c := &revisionCache{endpoint: "local", load: func(n uint64) (*policy.Binding, error) {
+		loads[n]++
+		return testBinding(n, 0, testTemplate), nil
+	}}
+	for _, n := range []uint64{1, 1, 2, 3, 1, 4, 5, 1, 2} {
+		r, err := c.get(n)
+		if err != nil || r.n != n {
+			t.Fatalf("get(%d) = %v, %v", n, r, err)
+		}
+	}
+	// 1 stays hot; 2 is evicted by 4 and 5 (LRU of 4) and loaded again.
+	want := map[uint64]int{1: 1, 2: 2, 3: 1, 4: 1, 5: 1}
+	if fmt.Sprint(loads) != fmt.Sprint(want) {
+		t.Errorf("loads = %v, want %v", loads, want)
+	}
+	if len(c.entries) != maxCachedRevisions {
+		t.Errorf("%d cached revisions, want %d", len(c.entries), maxCachedRevisions)
+	}
+}
+
+func TestWireIsCompactedForFraming(t *testing.T) {
+	b := testBinding(1, 0, testTemplate)
+	b.Endpoints[0].Tools[0].Wire = jsontext.Value("{\n  \"name\": \"big__r1\",\n  \"inputSchema\": {\"type\": \"object\"}\n}")
+	r, err := prepareRevision(1, b, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.wire[0]); got != `{"name":"big__r1","inputSchema":{"type":"object"}}` {
+		t.Errorf("wire = %s", got)
+	}
+	if !bytes.ContainsRune(b.Endpoints[0].Tools[0].Wire, '\n') {
+		t.Error("the caller's binding was modified")
+	}
+}
+
+func TestListPageByteBound(t *testing.T) {
+	b := testBinding(1, 5, testTemplate)
+	many := &b.Endpoints[1]
+	pad := strings.Repeat("x", 400<<10)
+	for i := range many.Tools {
+		many.Tools[i].Wire = jsontext.Value(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object"}}`, many.Tools[i].Name, pad))
+	}
+	s := newServer(Config{Endpoint: "many", Active: func() (uint64, error) { return 1, nil },
+		Load: func(uint64) (*policy.Binding, error) { return b, nil }})
+	var sizes []int
+	var cursor jsontext.Value
+	for {
+		r, rerr := s.listTools(cursor)
+		if rerr != nil {
+			t.Fatal(rerr.message)
+		}
+		var page struct {
+			Tools      []jsontext.Value `json:"tools"`
+			NextCursor *string          `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(append(append([]byte("{"), r.body...), '}'), &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.body) > pageBytes+64 {
+			t.Errorf("page of %d bytes", len(r.body))
+		}
+		sizes = append(sizes, len(page.Tools))
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = jsontext.Value(`"` + *page.NextCursor + `"`)
+	}
+	if fmt.Sprint(sizes) != "[2 2 1]" {
+		t.Errorf("page sizes = %v, want [2 2 1] (two 400 KiB tools per 1 MiB page)", sizes)
+	}
+}

@@ -1,0 +1,247 @@
+package mcpstdio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Outgoing queue bounds (SPEC §6).
+const (
+	maxQueueMessages = 32
+	maxQueueBytes    = 4 << 20
+)
+
+// Read events sent from the reader goroutine to the serve loop, in order.
+const (
+	evLine     = iota // a complete line (without its newline)
+	evOverlong        // a line over maxLineBytes, skipped to its newline
+	evStarted         // the first bytes of a message that is not complete yet
+	evEnd             // end of input; err is nil at EOF
+)
+
+type readEvent struct {
+	kind int
+	line []byte
+	seq  uint64 // evStarted: the message's sequence number
+	err  error
+}
+
+// lineReader splits in into lines of at most maxLineBytes. open holds the
+// sequence number of the message whose first byte arrived but whose newline
+// has not (0: none), so the serve loop can time it out.
+type lineReader struct {
+	in     io.Reader
+	events chan readEvent
+	stop   <-chan struct{}
+	open   atomic.Uint64
+}
+
+func (r *lineReader) send(ev readEvent) bool {
+	select {
+	case r.events <- ev:
+		return true
+	case <-r.stop:
+		return false
+	}
+}
+
+func (r *lineReader) run() {
+	buf := make([]byte, 64<<10)
+	var partial []byte
+	var seq uint64
+	inMsg, over := false, false
+	for {
+		n, err := r.in.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				if !inMsg {
+					inMsg = true
+					seq++
+					r.open.Store(seq)
+					if !r.send(readEvent{kind: evStarted, seq: seq}) {
+						return
+					}
+				}
+				if !over && len(partial)+len(chunk) > maxLineBytes {
+					over, partial = true, nil
+				}
+				if !over {
+					partial = append(partial, chunk...)
+				}
+				break
+			}
+			ev := r.complete(partial, chunk[:i], over)
+			chunk = chunk[i+1:]
+			partial, inMsg, over = nil, false, false
+			r.open.Store(0)
+			if !r.send(ev) {
+				return
+			}
+		}
+		if err != nil {
+			if inMsg {
+				// An unterminated last message still counts as a message.
+				r.open.Store(0)
+				if !r.send(r.complete(partial, nil, over)) {
+					return
+				}
+			}
+			if err == io.EOF {
+				err = nil
+			}
+			r.send(readEvent{kind: evEnd, err: err})
+			return
+		}
+	}
+}
+
+func (r *lineReader) complete(partial, tail []byte, over bool) readEvent {
+	if over || len(partial)+len(tail) > maxLineBytes {
+		return readEvent{kind: evOverlong}
+	}
+	line := make([]byte, 0, len(partial)+len(tail))
+	line = append(append(line, partial...), tail...)
+	return readEvent{kind: evLine, line: line}
+}
+
+var (
+	errQueueClosed = errors.New("output closed")
+	errQueueFull   = errors.New("output queue full")
+)
+
+// outMsg is one framed outgoing message. When drop is set and true at the
+// moment the writer takes the message, it is not written (the client
+// cancelled the request it answers). done runs once the message is written,
+// dropped or refused.
+type outMsg struct {
+	data []byte
+	drop *atomic.Bool
+	done func()
+}
+
+// outQueue is the bounded outgoing queue and its single writer.
+type outQueue struct {
+	out          io.Writer
+	writeTimeout time.Duration
+	fail         func(error) // called when a write blocks too long or fails
+
+	mu     sync.Mutex
+	items  []outMsg
+	bytes  int
+	closed bool
+	wake   chan struct{} // capacity 1: there is work or the queue closed
+	space  chan struct{} // closed (and replaced) whenever space frees
+	done   chan struct{} // closed when the writer exits
+	broken atomic.Bool   // a write failed; nothing more is written
+}
+
+func newOutQueue(out io.Writer, writeTimeout time.Duration, fail func(error)) *outQueue {
+	q := &outQueue{
+		out: out, writeTimeout: writeTimeout, fail: fail,
+		wake: make(chan struct{}, 1), space: make(chan struct{}), done: make(chan struct{}),
+	}
+	go q.run()
+	return q
+}
+
+// push queues m. A droppable message (a notification) that does not fit is
+// refused at once; any other waits up to wait for space.
+func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
+	var timer *time.Timer
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			m.finish()
+			return errQueueClosed
+		}
+		if len(q.items) < maxQueueMessages && q.bytes+len(m.data) <= maxQueueBytes {
+			q.items = append(q.items, m)
+			q.bytes += len(m.data)
+			q.mu.Unlock()
+			select {
+			case q.wake <- struct{}{}:
+			default:
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		}
+		space := q.space
+		q.mu.Unlock()
+		if droppable {
+			m.finish()
+			return errQueueFull
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		}
+		select {
+		case <-space:
+		case <-timer.C:
+			m.finish()
+			return errQueueFull
+		}
+	}
+}
+
+func (m *outMsg) finish() {
+	if m.done != nil {
+		m.done()
+		m.done = nil
+	}
+}
+
+// close stops accepting messages; the writer drains what is queued and exits.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *outQueue) run() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 {
+			closed := q.closed
+			q.mu.Unlock()
+			if closed {
+				return
+			}
+			<-q.wake
+			continue
+		}
+		m := q.items[0]
+		q.items[0] = outMsg{}
+		q.items = q.items[1:]
+		q.bytes -= len(m.data)
+		close(q.space)
+		q.space = make(chan struct{})
+		q.mu.Unlock()
+
+		if (m.drop != nil && m.drop.Load()) || q.broken.Load() {
+			m.finish()
+			continue
+		}
+		watchdog := time.AfterFunc(q.writeTimeout, func() { q.fail(errWriteTimeout) })
+		_, err := q.out.Write(m.data)
+		watchdog.Stop()
+		m.finish()
+		if err != nil {
+			q.broken.Store(true)
+			q.fail(err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+// Package policy owns the owner's profile, publication and visibility: it
+// turns a draft (profile + active releases) into one validated Binding — the
+// CLI routes and the MCP projection of every endpoint — that the store keeps
+// as an immutable revision, and it decides per request what an endpoint sees.
+//
+// policy imports kernel only; it never touches bbolt, the terminal or MCP wire.
+package policy
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// Binding is everything one published revision binds. It is computed once by
+// Build at publish time, stored as JSON by the store, and read (and cached by
+// revision id) by the CLI and serve-mcp. It is self-contained: running a
+// command needs nothing from the draft.
+type Binding struct {
+	Revision  string         `json:"revision"` // activeProfileRevision, e.g. "r7"
+	Profile   jsontext.Value `json:"profile"`  // the normalised profile JSON
+	Releases  []BoundRelease `json:"releases"`
+	Commands  []BoundCommand `json:"commands"`
+	Routes    []Route        `json:"routes"`
+	Endpoints []Projection   `json:"endpoints"`
+}
+
+// BoundRelease is one active release the revision binds.
+type BoundRelease struct {
+	Name          string `json:"name"`
+	Version       string `json:"version"`
+	Digest        string `json:"digest"`
+	Dir           string `json:"dir"`
+	APIVersion    string `json:"apiVersion"`
+	Signer        string `json:"signer,omitempty"`
+	AllowUnsigned bool   `json:"allowUnsigned,omitempty"`
+}
+
+// BoundCommand pins one command's declaration to its release.
+type BoundCommand struct {
+	Release     string         `json:"release"` // name@version
+	Digest      string         `json:"digest"`
+	Declaration kernel.Command `json:"declaration"`
+	Eligible    bool           `json:"eligible"`
+	Reason      string         `json:"reason,omitempty"` // why not eligible
+}
+
+// Route kinds.
+const (
+	RouteCommand = "command"
+	RouteAlias   = "alias"
+	RouteGroup   = "group"
+)
+
+// Route is one CLI word path: a command, an alias of one, or a group.
+type Route struct {
+	Words   []string `json:"words"`
+	Kind    string   `json:"kind"`
+	Command string   `json:"command,omitempty"` // command identity; empty for groups
+}
+
+// Projection is the MCP view of the revision for one endpoint.
+type Projection struct {
+	Endpoint  string   `json:"endpoint"`
+	Namespace string   `json:"namespace"`
+	ToolNames string   `json:"toolNames"` // full | compact
+	Subject   string   `json:"subject"`
+	Template  Template `json:"template"`
+	Tools     []Tool   `json:"tools"` // deterministic order (by name)
+}
+
+// Template holds the limits an endpoint's invocations run under.
+type Template struct {
+	TimeoutMs        int64 `json:"timeoutMs"`
+	MaxConcurrent    int   `json:"maxConcurrent"`
+	MaxHeld          int   `json:"maxHeld"`
+	DiagnosticsBytes int   `json:"diagnosticsBytes"`
+	ResultBytes      int   `json:"resultBytes"`
+}
+
+// Tool is one published MCP tool. Wire is the exact tool object sent in
+// tools/list (name, title, description, inputSchema, outputSchema,
+// annotations), pre-encoded at publish time so listing is a copy.
+type Tool struct {
+	Name    string         `json:"name"`
+	Command string         `json:"command"` // command identity
+	Release string         `json:"release"` // name@version
+	Wire    jsontext.Value `json:"wire"`
+}

@@ -1,0 +1,546 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// Transports an endpoint may offer.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+)
+
+// Tool name modes (SPEC §6).
+const (
+	ToolNamesFull    = "full"
+	ToolNamesCompact = "compact"
+)
+
+// Profile defaults.
+const (
+	DefaultEndpoint  = "local"
+	DefaultSubject   = "owner"
+	DefaultTemplate  = "default"
+	builtinNamespace = "rukh"
+)
+
+// Template defaults and maxima. resultBytes can never exceed the core's own
+// 128 KiB commandResult limit (SPEC §2.2); templates only make limits smaller.
+const (
+	DefaultTimeoutMs        = 30000
+	DefaultMaxConcurrent    = 4
+	DefaultMaxHeld          = 16
+	DefaultDiagnosticsBytes = 64 << 10
+	DefaultResultBytes      = 128 << 10
+
+	MaxTimeoutMs        = 24 * 60 * 60 * 1000
+	MaxMaxConcurrent    = 1024
+	MaxMaxHeld          = 4096
+	MaxDiagnosticsBytes = 64 << 20
+	MaxResultBytes      = 128 << 10
+)
+
+// Profile size limits, checked before decoding.
+const (
+	maxProfileBytes   = 8 << 20
+	maxProfileDepth   = 8
+	maxProfileMembers = 500_000
+	maxEndpoints      = 256
+	maxTemplates      = 256
+)
+
+// Profile is the owner's policy (SPEC §4): endpoints and task templates.
+type Profile struct {
+	Endpoints map[string]Endpoint     `json:"endpoints"`
+	Templates map[string]TemplateSpec `json:"templates"`
+}
+
+// Endpoint is one named place agents connect to. Zero-valued Transports,
+// Subject, Template and ToolNames take their defaults (stdio, owner,
+// default, full).
+type Endpoint struct {
+	Namespace  string   `json:"namespace"`
+	Transports []string `json:"transports"`
+	Subject    string   `json:"subject"`
+	Template   string   `json:"template"`
+	Publish    Publish  `json:"publish"`
+	ToolNames  string   `json:"toolNames"`
+}
+
+// Publish names what an endpoint publishes: command identities and package
+// names (every eligible command of the package's active release).
+type Publish struct {
+	Commands []string `json:"commands"`
+	Packages []string `json:"packages"`
+}
+
+// TemplateSpec holds the limits of a task template. A zero field takes its
+// default; ParseProfile rejects an explicit zero.
+type TemplateSpec struct {
+	TimeoutMs        int64 `json:"timeoutMs"`
+	MaxConcurrent    int   `json:"maxConcurrent"`
+	MaxHeld          int   `json:"maxHeld"`
+	DiagnosticsBytes int   `json:"diagnosticsBytes"`
+	ResultBytes      int   `json:"resultBytes"`
+}
+
+var (
+	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	commandRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+	packageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+)
+
+// DefaultProfile is the profile of a fresh home: endpoint local (namespace
+// local, stdio, subject owner, template default) publishing nothing.
+func DefaultProfile() *Profile {
+	return &Profile{
+		Endpoints: map[string]Endpoint{
+			DefaultEndpoint: {
+				Namespace:  DefaultEndpoint,
+				Transports: []string{TransportStdio},
+				Subject:    DefaultSubject,
+				Template:   DefaultTemplate,
+				ToolNames:  ToolNamesFull,
+			},
+		},
+		Templates: map[string]TemplateSpec{DefaultTemplate: DefaultTemplateSpec()},
+	}
+}
+
+// DefaultTemplateSpec returns the SPEC default limits.
+func DefaultTemplateSpec() TemplateSpec {
+	return TemplateSpec{
+		TimeoutMs:        DefaultTimeoutMs,
+		MaxConcurrent:    DefaultMaxConcurrent,
+		MaxHeld:          DefaultMaxHeld,
+		DiagnosticsBytes: DefaultDiagnosticsBytes,
+		ResultBytes:      DefaultResultBytes,
+	}
+}
+
+// The wire form distinguishes absent members (defaults) from explicit ones.
+type rawProfile struct {
+	Endpoints map[string]rawEndpoint `json:"endpoints"`
+	Templates map[string]rawTemplate `json:"templates"`
+}
+
+type rawEndpoint struct {
+	Namespace  *string    `json:"namespace"`
+	Transports []string   `json:"transports"`
+	Subject    *string    `json:"subject"`
+	Template   *string    `json:"template"`
+	Publish    rawPublish `json:"publish"`
+	ToolNames  *string    `json:"toolNames"`
+}
+
+type rawPublish struct {
+	Commands []string `json:"commands"`
+	Packages []string `json:"packages"`
+}
+
+type rawTemplate struct {
+	TimeoutMs        *int64 `json:"timeoutMs"`
+	MaxConcurrent    *int   `json:"maxConcurrent"`
+	MaxHeld          *int   `json:"maxHeld"`
+	DiagnosticsBytes *int   `json:"diagnosticsBytes"`
+	ResultBytes      *int   `json:"resultBytes"`
+}
+
+// ParseProfile parses and validates a profile strictly: duplicate or
+// unknown members, nulls, invalid UTF-8 and every rule violation are
+// CodeInvalid errors whose Path is the JSON pointer of the offending value.
+func ParseProfile(data []byte) (*Profile, error) {
+	if err := kernel.CheckJSON(data, kernel.JSONLimits{MaxBytes: maxProfileBytes, MaxDepth: maxProfileDepth, MaxMembers: maxProfileMembers}); err != nil {
+		return nil, err
+	}
+	if err := rejectNull(data); err != nil {
+		return nil, err
+	}
+	if k := jsontext.Value(bytes.TrimSpace(data)).Kind(); k != '{' {
+		return nil, &kernel.Error{Code: kernel.CodeInvalid, Message: "profile must be a JSON object"}
+	}
+	var raw rawProfile
+	if err := json.Unmarshal(data, &raw, json.RejectUnknownMembers(true)); err != nil {
+		return nil, profileJSONError(err)
+	}
+	p := &Profile{Endpoints: map[string]Endpoint{}, Templates: map[string]TemplateSpec{}}
+	for _, name := range sortedKeys(raw.Templates) {
+		path := "/templates/" + pointerToken(name)
+		t, err := raw.Templates[name].spec(path)
+		if err != nil {
+			return nil, err
+		}
+		p.Templates[name] = t
+	}
+	for _, name := range sortedKeys(raw.Endpoints) {
+		path := "/endpoints/" + pointerToken(name)
+		re := raw.Endpoints[name]
+		if re.Namespace == nil {
+			return nil, invalidAt(path, "missing member \"namespace\"")
+		}
+		ep := Endpoint{
+			Namespace:  *re.Namespace,
+			Transports: re.Transports,
+			Subject:    deref(re.Subject),
+			Template:   deref(re.Template),
+			ToolNames:  deref(re.ToolNames),
+			Publish:    Publish{Commands: re.Publish.Commands, Packages: re.Publish.Packages},
+		}
+		// Explicit empty strings are mistakes, not requests for a default.
+		for _, f := range []struct {
+			member string
+			v      *string
+		}{{"subject", re.Subject}, {"template", re.Template}, {"toolNames", re.ToolNames}} {
+			if f.v != nil && *f.v == "" {
+				return nil, invalidAt(path+"/"+f.member, "empty "+f.member)
+			}
+		}
+		if re.Transports != nil && len(re.Transports) == 0 {
+			return nil, invalidAt(path+"/transports", "no transports")
+		}
+		p.Endpoints[name] = ep
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p.normalized(), nil
+}
+
+func (t rawTemplate) spec(path string) (TemplateSpec, error) {
+	s := DefaultTemplateSpec()
+	check := func(member string, v *int64, max int64, dst func(int64)) error {
+		if v == nil {
+			return nil
+		}
+		if *v <= 0 {
+			return invalidAt(path+"/"+member, fmt.Sprintf("%s must be greater than 0", member))
+		}
+		if *v > max {
+			return invalidAt(path+"/"+member, fmt.Sprintf("%s %d is over the maximum of %d", member, *v, max))
+		}
+		dst(*v)
+		return nil
+	}
+	widen := func(p *int) *int64 {
+		if p == nil {
+			return nil
+		}
+		v := int64(*p)
+		return &v
+	}
+	steps := []error{
+		check("timeoutMs", t.TimeoutMs, MaxTimeoutMs, func(v int64) { s.TimeoutMs = v }),
+		check("maxConcurrent", widen(t.MaxConcurrent), MaxMaxConcurrent, func(v int64) { s.MaxConcurrent = int(v) }),
+		check("maxHeld", widen(t.MaxHeld), MaxMaxHeld, func(v int64) { s.MaxHeld = int(v) }),
+		check("diagnosticsBytes", widen(t.DiagnosticsBytes), MaxDiagnosticsBytes, func(v int64) { s.DiagnosticsBytes = int(v) }),
+		check("resultBytes", widen(t.ResultBytes), MaxResultBytes, func(v int64) { s.ResultBytes = int(v) }),
+	}
+	for _, err := range steps {
+		if err != nil {
+			return TemplateSpec{}, err
+		}
+	}
+	return s, nil
+}
+
+// Validate checks every profile rule on p with defaults applied. Errors are
+// CodeInvalid with the JSON pointer of the offending value; when several
+// rules fail, the first in sorted name order is reported.
+func (p *Profile) Validate() error {
+	if p == nil {
+		return &kernel.Error{Code: kernel.CodeInvalid, Message: "no profile"}
+	}
+	if len(p.Endpoints) > maxEndpoints {
+		return invalidAt("/endpoints", fmt.Sprintf("%d endpoints, over the limit of %d", len(p.Endpoints), maxEndpoints))
+	}
+	if len(p.Templates) > maxTemplates {
+		return invalidAt("/templates", fmt.Sprintf("%d templates, over the limit of %d", len(p.Templates), maxTemplates))
+	}
+	for _, name := range sortedKeys(p.Templates) {
+		path := "/templates/" + pointerToken(name)
+		if !nameRE.MatchString(name) {
+			return invalidAt(path, fmt.Sprintf("invalid template name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
+		}
+		if err := p.Templates[name].withDefaults().validate(path); err != nil {
+			return err
+		}
+	}
+	namespaces := map[string]string{}
+	for _, name := range sortedKeys(p.Endpoints) {
+		path := "/endpoints/" + pointerToken(name)
+		if !nameRE.MatchString(name) {
+			return invalidAt(path, fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
+		}
+		ep := p.Endpoints[name].withDefaults()
+		if !nameRE.MatchString(ep.Namespace) {
+			return invalidAt(path+"/namespace", fmt.Sprintf("invalid namespace %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Namespace))
+		}
+		if other, ok := namespaces[ep.Namespace]; ok {
+			return invalidAt(path+"/namespace", fmt.Sprintf("namespace %q is already used by endpoint %q", ep.Namespace, other))
+		}
+		namespaces[ep.Namespace] = name
+		seen := map[string]bool{}
+		for i, tr := range ep.Transports {
+			tp := fmt.Sprintf("%s/transports/%d", path, i)
+			if tr != TransportStdio && tr != TransportHTTP {
+				return invalidAt(tp, fmt.Sprintf("unknown transport %q: want stdio or http", tr))
+			}
+			if seen[tr] {
+				return invalidAt(tp, fmt.Sprintf("duplicate transport %q", tr))
+			}
+			seen[tr] = true
+		}
+		if !nameRE.MatchString(ep.Subject) {
+			return invalidAt(path+"/subject", fmt.Sprintf("invalid subject %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Subject))
+		}
+		if _, ok := p.template(ep.Template); !ok {
+			return invalidAt(path+"/template", fmt.Sprintf("unknown template %q", ep.Template))
+		}
+		if ep.ToolNames != ToolNamesFull && ep.ToolNames != ToolNamesCompact {
+			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want full or compact", ep.ToolNames))
+		}
+		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+			return err
+		}
+		if err := checkPublishList(path+"/publish/packages", "package", ep.Publish.Packages, packageRE, "[a-z0-9][a-z0-9.-]{0,63}"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPublishList(path, what string, list []string, re *regexp.Regexp, want string) error {
+	seen := make(map[string]bool, len(list))
+	for i, s := range list {
+		ip := fmt.Sprintf("%s/%d", path, i)
+		if !re.MatchString(s) {
+			return invalidAt(ip, fmt.Sprintf("invalid %s %q: want %s", what, s, want))
+		}
+		if inBuiltinNamespace(s) {
+			return invalidAt(ip, fmt.Sprintf("%s %q is in the built-in rukh namespace: owner operations are never tools", what, s))
+		}
+		if seen[s] {
+			return invalidAt(ip, fmt.Sprintf("duplicate %s %q", what, s))
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// inBuiltinNamespace reports whether a command id or package name is rukh
+// itself or below it.
+func inBuiltinNamespace(s string) bool {
+	return s == builtinNamespace || strings.HasPrefix(s, builtinNamespace+".")
+}
+
+func (t TemplateSpec) validate(path string) error {
+	fields := []struct {
+		member string
+		v, max int64
+	}{
+		{"timeoutMs", t.TimeoutMs, MaxTimeoutMs},
+		{"maxConcurrent", int64(t.MaxConcurrent), MaxMaxConcurrent},
+		{"maxHeld", int64(t.MaxHeld), MaxMaxHeld},
+		{"diagnosticsBytes", int64(t.DiagnosticsBytes), MaxDiagnosticsBytes},
+		{"resultBytes", int64(t.ResultBytes), MaxResultBytes},
+	}
+	for _, f := range fields {
+		if f.v <= 0 {
+			return invalidAt(path+"/"+f.member, fmt.Sprintf("%s must be greater than 0", f.member))
+		}
+		if f.v > f.max {
+			return invalidAt(path+"/"+f.member, fmt.Sprintf("%s %d is over the maximum of %d", f.member, f.v, f.max))
+		}
+	}
+	if t.MaxHeld < t.MaxConcurrent {
+		return invalidAt(path+"/maxHeld", fmt.Sprintf("maxHeld %d is less than maxConcurrent %d", t.MaxHeld, t.MaxConcurrent))
+	}
+	return nil
+}
+
+func (t TemplateSpec) withDefaults() TemplateSpec {
+	d := DefaultTemplateSpec()
+	if t.TimeoutMs == 0 {
+		t.TimeoutMs = d.TimeoutMs
+	}
+	if t.MaxConcurrent == 0 {
+		t.MaxConcurrent = d.MaxConcurrent
+	}
+	if t.MaxHeld == 0 {
+		t.MaxHeld = d.MaxHeld
+	}
+	if t.DiagnosticsBytes == 0 {
+		t.DiagnosticsBytes = d.DiagnosticsBytes
+	}
+	if t.ResultBytes == 0 {
+		t.ResultBytes = d.ResultBytes
+	}
+	return t
+}
+
+func (e Endpoint) withDefaults() Endpoint {
+	if len(e.Transports) == 0 {
+		e.Transports = []string{TransportStdio}
+	}
+	if e.Subject == "" {
+		e.Subject = DefaultSubject
+	}
+	if e.Template == "" {
+		e.Template = DefaultTemplate
+	}
+	if e.ToolNames == "" {
+		e.ToolNames = ToolNamesFull
+	}
+	return e
+}
+
+// template resolves a template name; "default" always exists, with the
+// SPEC defaults unless the profile overrides it.
+func (p *Profile) template(name string) (TemplateSpec, bool) {
+	if t, ok := p.Templates[name]; ok {
+		return t.withDefaults(), true
+	}
+	if name == DefaultTemplate {
+		return DefaultTemplateSpec(), true
+	}
+	return TemplateSpec{}, false
+}
+
+// normalized returns a deep copy with every default filled in, the implicit
+// default template present, and transports and publish lists sorted (their
+// order carries no meaning).
+func (p *Profile) normalized() *Profile {
+	n := &Profile{
+		Endpoints: make(map[string]Endpoint, len(p.Endpoints)),
+		Templates: make(map[string]TemplateSpec, len(p.Templates)+1),
+	}
+	for name, t := range p.Templates {
+		n.Templates[name] = t.withDefaults()
+	}
+	if _, ok := n.Templates[DefaultTemplate]; !ok {
+		n.Templates[DefaultTemplate] = DefaultTemplateSpec()
+	}
+	for name, e := range p.Endpoints {
+		e = e.withDefaults()
+		e.Transports = sortedCopy(e.Transports)
+		e.Publish.Commands = sortedCopy(e.Publish.Commands)
+		e.Publish.Packages = sortedCopy(e.Publish.Packages)
+		n.Endpoints[name] = e
+	}
+	return n
+}
+
+// Canonical returns the profile as deterministic JSON with every default
+// filled in: the form a revision stores and `rukh policy show` prints.
+func (p *Profile) Canonical() jsontext.Value {
+	b, err := json.Marshal(p.normalized(), json.Deterministic(true))
+	if err != nil {
+		// Only strings, ints and maps of them: marshalling cannot fail.
+		panic("policy: marshal profile: " + err.Error())
+	}
+	return jsontext.Value(b)
+}
+
+// rejectNull refuses JSON null anywhere: in a profile, null never means
+// "absent" or "default".
+func rejectNull(data []byte) error {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := d.ReadToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return profileJSONError(err)
+		}
+		if tok.Kind() == 'n' {
+			return invalidAt(string(d.StackPointer()), "null is not allowed")
+		}
+	}
+}
+
+func profileJSONError(err error) error {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		switch {
+		case se.JSONKind == '0' && se.GoType != nil && se.GoType.Kind() != reflect.String:
+			return invalidAt(string(se.JSONPointer), fmt.Sprintf("%s is not an integer in range", se.JSONValue))
+		case errors.Is(se.Err, json.ErrUnknownName):
+			return invalidAt(string(se.JSONPointer), fmt.Sprintf("unknown member %q", se.JSONPointer.LastToken()))
+		case se.Err != nil:
+			return invalidAt(string(se.JSONPointer), strings.TrimPrefix(se.Err.Error(), "json: "))
+		case se.JSONKind != 0:
+			return invalidAt(string(se.JSONPointer), fmt.Sprintf("cannot use JSON %s here", kindWord(se.JSONKind)))
+		}
+		return invalidAt(string(se.JSONPointer), "invalid value")
+	}
+	var xe *jsontext.SyntacticError
+	if errors.As(err, &xe) {
+		return invalidAt(string(xe.JSONPointer), strings.TrimPrefix(xe.Err.Error(), "jsontext: "))
+	}
+	return &kernel.Error{Code: kernel.CodeInvalid, Message: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+func kindWord(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+func invalidAt(path, msg string) *kernel.Error {
+	return &kernel.Error{Code: kernel.CodeInvalid, Path: path, Message: msg}
+}
+
+// pointerToken escapes one JSON pointer reference token (RFC 6901).
+func pointerToken(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	if c == nil {
+		c = []string{}
+	}
+	return c
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,160 @@
+package policy_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+const specProfile = `{
+  "endpoints": {
+    "local": {
+      "namespace": "acme-laptop",
+      "transports": ["stdio"],
+      "subject": "owner",
+      "template": "default",
+      "publish": {"commands": ["notes.add"], "packages": ["acme.notes"]}
+    }
+  },
+  "templates": {
+    "default": {"timeoutMs": 30000, "maxConcurrent": 4, "maxHeld": 16,
+                 "diagnosticsBytes": 65536, "resultBytes": 131072}
+  }
+}`
+
+func TestParseProfileValid(t *testing.T) {
+	tests := []struct {
+		name, in, canonical string
+	}{
+		{"spec example", specProfile,
+			`{"endpoints":{"local":{"namespace":"acme-laptop","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":["notes.add"],"packages":["acme.notes"]},"toolNames":"full"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+		{"empty", `{}`,
+			`{"endpoints":{},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+		{"defaults filled and lists sorted",
+			`{"endpoints":{"b":{"namespace":"nb","template":"fast","toolNames":"compact","transports":["http","stdio"],"publish":{"packages":["z.pkg","a.pkg"]}},"a":{"namespace":"na"}},"templates":{"fast":{"timeoutMs":5000}}}`,
+			`{"endpoints":{"a":{"namespace":"na","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"full"},"b":{"namespace":"nb","transports":["http","stdio"],"subject":"owner","template":"fast","publish":{"commands":[],"packages":["a.pkg","z.pkg"]},"toolNames":"compact"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072},"fast":{"timeoutMs":5000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := policy.ParseProfile([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("ParseProfile: %v", err)
+			}
+			if got := string(p.Canonical()); got != tt.canonical {
+				t.Errorf("Canonical:\n got %s\nwant %s", got, tt.canonical)
+			}
+			// The canonical form parses back to itself.
+			q, err := policy.ParseProfile(p.Canonical())
+			if err != nil {
+				t.Fatalf("reparse canonical: %v", err)
+			}
+			if string(q.Canonical()) != tt.canonical {
+				t.Errorf("canonical form is not a fixed point: %s", q.Canonical())
+			}
+		})
+	}
+}
+
+func TestDefaultProfile(t *testing.T) {
+	p := policy.DefaultProfile()
+	if err := p.Validate(); err != nil {
+		t.Fatalf("DefaultProfile is invalid: %v", err)
+	}
+	want := `{"endpoints":{"local":{"namespace":"local","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"full"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`
+	if got := string(p.Canonical()); got != want {
+		t.Errorf("Canonical:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestParseProfileInvalid(t *testing.T) {
+	ep := func(body string) string { return `{"endpoints":{"local":` + body + `}}` }
+	tmpl := func(body string) string {
+		return `{"endpoints":{"local":{"namespace":"n"}},"templates":{"default":` + body + `}}`
+	}
+	tests := []struct {
+		name, in, path, msg string
+	}{
+		{"not an object", `[]`, "", "profile must be a JSON object"},
+		{"trailing value", `{} {}`, "", "several top-level JSON values"},
+		{"duplicate member", `{"endpoints":{},"endpoints":{}}`, "", `duplicate object member name "endpoints"`},
+		{"unknown top-level member", `{"endpoint":{}}`, "/endpoint", `unknown member "endpoint"`},
+		{"unknown endpoint member", ep(`{"namespace":"n","nmspace":"x"}`), "/endpoints/local/nmspace", `unknown member "nmspace"`},
+		{"unknown template member", tmpl(`{"timeout":1}`), "/templates/default/timeout", `unknown member "timeout"`},
+		{"null", ep(`{"namespace":"n","subject":null}`), "/endpoints/local/subject", "null is not allowed"},
+		{"wrong type", tmpl(`{"timeoutMs":"30"}`), "/templates/default/timeoutMs", "cannot"},
+		{"fraction", tmpl(`{"maxConcurrent":3.5}`), "/templates/default/maxConcurrent", "3.5 is not an integer in range"},
+		{"huge", tmpl(`{"timeoutMs":1e30}`), "/templates/default/timeoutMs", "1e30 is not an integer in range"},
+		{"endpoint name", `{"endpoints":{"Local":{"namespace":"n"}}}`, "/endpoints/Local", `invalid endpoint name "Local"`},
+		{"endpoint name escaped", `{"endpoints":{"a/b":{"namespace":"n"}}}`, "/endpoints/a~1b", `invalid endpoint name "a/b"`},
+		{"missing namespace", ep(`{}`), "/endpoints/local", `missing member "namespace"`},
+		{"namespace syntax", ep(`{"namespace":"Acme_Laptop"}`), "/endpoints/local/namespace", `invalid namespace "Acme_Laptop"`},
+		{"namespace too long", ep(`{"namespace":"` + strings.Repeat("a", 65) + `"}`), "/endpoints/local/namespace", "invalid namespace"},
+		{"namespace unique", `{"endpoints":{"a":{"namespace":"x"},"b":{"namespace":"x"}}}`, "/endpoints/b/namespace", `namespace "x" is already used by endpoint "a"`},
+		{"unknown template", ep(`{"namespace":"n","template":"fast"}`), "/endpoints/local/template", `unknown template "fast"`},
+		{"empty template", ep(`{"namespace":"n","template":""}`), "/endpoints/local/template", "empty template"},
+		{"unknown transport", ep(`{"namespace":"n","transports":["sse"]}`), "/endpoints/local/transports/0", `unknown transport "sse"`},
+		{"duplicate transport", ep(`{"namespace":"n","transports":["stdio","stdio"]}`), "/endpoints/local/transports/1", `duplicate transport "stdio"`},
+		{"no transports", ep(`{"namespace":"n","transports":[]}`), "/endpoints/local/transports", "no transports"},
+		{"subject syntax", ep(`{"namespace":"n","subject":"Owner"}`), "/endpoints/local/subject", `invalid subject "Owner"`},
+		{"toolNames", ep(`{"namespace":"n","toolNames":"short"}`), "/endpoints/local/toolNames", `unknown toolNames "short"`},
+		{"publish command syntax", ep(`{"namespace":"n","publish":{"commands":["Notes.Add"]}}`), "/endpoints/local/publish/commands/0", `invalid command "Notes.Add"`},
+		{"publish command duplicate", ep(`{"namespace":"n","publish":{"commands":["a.b","c","a.b"]}}`), "/endpoints/local/publish/commands/2", `duplicate command "a.b"`},
+		{"publish rukh command", ep(`{"namespace":"n","publish":{"commands":["rukh.install"]}}`), "/endpoints/local/publish/commands/0", "built-in rukh namespace"},
+		{"publish rukh itself", ep(`{"namespace":"n","publish":{"commands":["ok","rukh"]}}`), "/endpoints/local/publish/commands/1", "built-in rukh namespace"},
+		{"publish package syntax", ep(`{"namespace":"n","publish":{"packages":["acme_notes"]}}`), "/endpoints/local/publish/packages/0", `invalid package "acme_notes"`},
+		{"publish package duplicate", ep(`{"namespace":"n","publish":{"packages":["a","a"]}}`), "/endpoints/local/publish/packages/1", `duplicate package "a"`},
+		{"publish rukh package", ep(`{"namespace":"n","publish":{"packages":["rukh.core"]}}`), "/endpoints/local/publish/packages/0", "built-in rukh namespace"},
+		{"publish unknown member", ep(`{"namespace":"n","publish":{"tools":[]}}`), "/endpoints/local/publish/tools", `unknown member "tools"`},
+		{"template name", `{"templates":{"Fast":{}}}`, "/templates/Fast", `invalid template name "Fast"`},
+		{"timeout zero", tmpl(`{"timeoutMs":0}`), "/templates/default/timeoutMs", "timeoutMs must be greater than 0"},
+		{"timeout too large", tmpl(`{"timeoutMs":86400001}`), "/templates/default/timeoutMs", "over the maximum of 86400000"},
+		{"maxConcurrent negative", tmpl(`{"maxConcurrent":-1}`), "/templates/default/maxConcurrent", "greater than 0"},
+		{"maxHeld too large", tmpl(`{"maxHeld":4097,"maxConcurrent":4}`), "/templates/default/maxHeld", "over the maximum"},
+		{"maxHeld below maxConcurrent", tmpl(`{"maxConcurrent":8,"maxHeld":4}`), "/templates/default/maxHeld", "maxHeld 4 is less than maxConcurrent 8"},
+		{"maxHeld below default maxConcurrent", tmpl(`{"maxHeld":2}`), "/templates/default/maxHeld", "maxHeld 2 is less than maxConcurrent 4"},
+		{"diagnostics zero", tmpl(`{"diagnosticsBytes":0}`), "/templates/default/diagnosticsBytes", "greater than 0"},
+		{"resultBytes over 128 KiB", tmpl(`{"resultBytes":131073}`), "/templates/default/resultBytes", "over the maximum of 131072"},
+		{"invalid utf-8", "{\"endpoints\":{\"local\":{\"namespace\":\"\xff\"}}}", "/endpoints/local/namespace", "UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := policy.ParseProfile([]byte(tt.in))
+			if err == nil {
+				t.Fatalf("ParseProfile accepted it: %s", p.Canonical())
+			}
+			var ke *kernel.Error
+			if !errors.As(err, &ke) {
+				t.Fatalf("error %T %v is not a *kernel.Error", err, err)
+			}
+			if ke.Code != kernel.CodeInvalid {
+				t.Errorf("code = %s, want invalid", ke.Code)
+			}
+			if ke.Path != tt.path {
+				t.Errorf("path = %q, want %q (error %v)", ke.Path, tt.path, err)
+			}
+			if !strings.Contains(ke.Message, tt.msg) {
+				t.Errorf("message = %q, want it to contain %q", ke.Message, tt.msg)
+			}
+		})
+	}
+}
+
+func TestValidateGoValue(t *testing.T) {
+	// A profile built in Go is checked by the same rules; zero fields are defaults.
+	p := &policy.Profile{Endpoints: map[string]policy.Endpoint{
+		"a": {Namespace: "x"},
+		"b": {Namespace: "y", Template: "missing"},
+	}}
+	err := p.Validate()
+	var ke *kernel.Error
+	if !errors.As(err, &ke) || ke.Path != "/endpoints/b/template" {
+		t.Fatalf("Validate = %v, want an error at /endpoints/b/template", err)
+	}
+	p.Endpoints["b"] = policy.Endpoint{Namespace: "y"}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+}

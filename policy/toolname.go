@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/gowebpki/jcs"
+)
+
+// ToolNameDomain is the first element of the fingerprinted array; it
+// separates tool-name hashes from any other hash Rukh may compute.
+const ToolNameDomain = "rukh.mcp-tool/1"
+
+const (
+	maxSlugFull    = 48
+	maxSlugCompact = 16
+	compactHexLen  = 24
+)
+
+// ToolName returns the MCP tool name of a command in an endpoint's
+// namespace and revision (SPEC §6): slug__fingerprint. mode is "full" (or
+// empty) or "compact". It returns "" only when the inputs cannot be
+// canonicalised (invalid UTF-8), which Build rules out beforehand.
+func ToolName(mode, namespace, revision, commandID string) string {
+	fp, err := Fingerprint(namespace, revision, commandID)
+	if err != nil {
+		return ""
+	}
+	if mode == ToolNamesCompact {
+		return slug(commandID, maxSlugCompact) + "__" + fp[:compactHexLen]
+	}
+	return slug(commandID, maxSlugFull) + "__" + fp
+}
+
+// Fingerprint is the lowercase hex SHA-256 of the RFC 8785 form of
+// ["rukh.mcp-tool/1", namespace, revision, commandID].
+func Fingerprint(namespace, revision, commandID string) (string, error) {
+	raw, err := json.Marshal([]string{ToolNameDomain, namespace, revision, commandID})
+	if err != nil {
+		return "", err
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// slug maps a command identity into [a-z0-9_-], one '_' per other
+// character, cut to max characters.
+func slug(id string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range id {
+		if n == max {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		n++
+	}
+	return b.String()
+}

@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// Visible returns the projection an endpoint's launch binding sees in this
+// revision. Visibility is computed per request from the revision, never
+// stored as a permission; today every subject of an endpoint sees the
+// endpoint's whole projection. An unknown endpoint is CodeNotFound.
+func Visible(b *Binding, endpoint string) (*Projection, error) {
+	if b == nil {
+		return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "no revision is published", Hint: "run `rukh publish`"}
+	}
+	for i := range b.Endpoints {
+		if b.Endpoints[i].Endpoint == endpoint {
+			return &b.Endpoints[i], nil
+		}
+	}
+	return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "unknown endpoint " + strconv.Quote(endpoint),
+		Hint: "add it to the profile with `rukh policy set` and publish"}
+}
+
+// Tool finds a tool by its exact name (tools are sorted by name).
+func (p *Projection) Tool(name string) (*Tool, bool) {
+	i, ok := slices.BinarySearchFunc(p.Tools, name, func(t Tool, n string) int { return strings.Compare(t.Name, n) })
+	if !ok {
+		return nil, false
+	}
+	return &p.Tools[i], true
+}
+
+// Command finds a bound command by identity (commands are sorted by id).
+func (b *Binding) Command(id string) (*BoundCommand, bool) {
+	i, ok := slices.BinarySearchFunc(b.Commands, id, func(c BoundCommand, id string) int { return strings.Compare(c.Declaration.ID, id) })
+	if !ok {
+		return nil, false
+	}
+	return &b.Commands[i], true
+}
+
+// RouteMatch is the result of matching argv words onto the routes.
+type RouteMatch struct {
+	Route    Route         // the longest matching route
+	Command  *BoundCommand // the command for a command or alias route; nil for a group
+	Children []Route       // for a group: the routes one word deeper, sorted
+	Rest     []string      // the arguments after the matched words
+}
+
+// Route matches the longest prefix of args onto a route. ok is false when
+// not even the first word names a route.
+func (b *Binding) Route(args []string) (m RouteMatch, ok bool) {
+	n := 0
+	at := -1
+	for n < len(args) {
+		i, found := b.findRoute(args[:n+1])
+		if !found {
+			break
+		}
+		n, at = n+1, i
+		if b.Routes[i].Kind != RouteGroup {
+			break // a command's words are never a group prefix
+		}
+	}
+	if at < 0 {
+		return RouteMatch{}, false
+	}
+	r := b.Routes[at]
+	m = RouteMatch{Route: r, Rest: args[n:]}
+	if r.Kind == RouteGroup {
+		m.Children = b.Children(r.Words)
+	} else if c, found := b.Command(r.Command); found {
+		m.Command = c
+	}
+	return m, true
+}
+
+// Children returns the routes exactly one word below prefix, sorted; with
+// an empty prefix, the top-level routes.
+func (b *Binding) Children(prefix []string) []Route {
+	var out []Route
+	start := 0
+	if len(prefix) > 0 {
+		i, found := b.findRoute(prefix)
+		if !found {
+			return nil
+		}
+		start = i + 1
+	}
+	for _, r := range b.Routes[start:] {
+		if len(prefix) > 0 && !hasPrefix(r.Words, prefix) {
+			break // sorted: the subtree of prefix is contiguous
+		}
+		if len(r.Words) == len(prefix)+1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (b *Binding) findRoute(words []string) (int, bool) {
+	return slices.BinarySearchFunc(b.Routes, words, func(r Route, w []string) int { return slices.Compare(r.Words, w) })
+}
+
+func hasPrefix(words, prefix []string) bool {
+	return len(words) >= len(prefix) && slices.Equal(words[:len(prefix)], prefix)
+}

@@ -1,0 +1,213 @@
+package rukhext_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/rukhext"
+)
+
+const extArg = "rukhext-test-extension"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == extArg {
+		notes().Main() // exits
+	}
+	os.Exit(m.Run())
+}
+
+// notes is the test extension, run through the kernel's Runner by
+// re-executing this test binary.
+func notes() *rukhext.Extension {
+	ext := rukhext.New()
+	ext.Handle("notes.add", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		return rukhext.Structured(map[string]any{
+			"id":       call.Int("priority") * 10,
+			"title":    call.String("title"),
+			"tags":     call.Strings("tags"),
+			"amount":   call.Decimal("amount"),
+			"ratio":    call.Float("ratio"),
+			"force":    call.Bool("force"),
+			"hasBody":  call.Has("body"),
+			"explicit": call.Explicit("priority"),
+			"list":     fmt.Sprintf("%#v", call.List("mixed")),
+		}), nil
+	})
+	ext.Handle("notes.show", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		call.Progress("loading", 1, 2)
+		call.Progress("rendering", 2, 2)
+		return rukhext.Text("note: " + call.String("title")), nil
+	})
+	ext.Handle("notes.error", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		return rukhext.Result{}, errors.New("note \"x\" not found")
+	})
+	ext.Handle("notes.partial", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		r := rukhext.Text("2 of 3 saved")
+		return rukhext.Failed("disk full", &r), nil
+	})
+	ext.Handle("notes.wait", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		<-ctx.Done()
+		return rukhext.Failed(context.Cause(ctx).Error(), nil), nil
+	})
+	return ext
+}
+
+var addSchema = jsontext.Value(`{"type":"object","properties":{
+	"id":{"type":"integer"},"title":{"type":"string"},
+	"tags":{"type":"array","items":{"type":"string"},"maxItems":16},
+	"amount":{"type":"string"},"ratio":{"type":"number"},"force":{"type":"boolean"},
+	"hasBody":{"type":"boolean"},"explicit":{"type":"boolean"},"list":{"type":"string"}},
+	"required":["id"],"additionalProperties":false}`)
+
+func invocation(t *testing.T, command string, decl *kernel.ResultDecl, input map[string]any, explicit ...string) *kernel.Invocation {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kernel.Invocation{
+		ID: kernel.NewInvocationID(),
+		Command: &kernel.Command{ID: command, Execute: kernel.Execute{
+			Program: filepath.Base(exe), Args: []string{extArg}, Result: decl,
+		}},
+		Dir:     filepath.Dir(exe),
+		Request: kernel.Request{Command: command, Input: input, Explicit: explicit},
+		Limits:  kernel.Limits{Timeout: 10 * time.Second},
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	text := &kernel.ResultDecl{Kind: kernel.ResultText}
+	tests := []struct {
+		name    string
+		inv     *kernel.Invocation
+		outcome kernel.Outcome
+		reason  string
+		result  string
+	}{
+		{"structured accessors", invocation(t, "notes.add", &kernel.ResultDecl{Kind: kernel.ResultStructured, Schema: addSchema}, map[string]any{
+			"title": "milk \"2%\"", "priority": int64(3), "tags": []any{"a", "b"}, "amount": kernel.Decimal("1.50"),
+			"ratio": 0.5, "force": true, "mixed": []any{int64(1), 2.5, "x", false},
+		}, "title"), kernel.Succeeded, "",
+			`{"kind":"structured","data":{"amount":"1.50","explicit":false,"force":true,"hasBody":false,"id":30,"list":"[]interface {}{1, 2.5, \"x\", false}","ratio":0.5,"tags":["a","b"],"title":"milk \"2%\""}}`},
+		{"text", invocation(t, "notes.show", text, map[string]any{"title": "milk"}), kernel.Succeeded, "", `{"kind":"text","text":"note: milk"}`},
+		{"error is command_failed", invocation(t, "notes.error", text, nil), kernel.CommandFailed, `note "x" not found`, ""},
+		{"failed with result", invocation(t, "notes.partial", text, nil), kernel.CommandFailed, "disk full", `{"kind":"text","text":"2 of 3 saved"}`},
+		{"unknown command", invocation(t, "notes.nope", text, nil), kernel.ExecutionFailed, "exited with status 2 without a report", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var progress []string
+			tt.inv.OnProgress = func(p kernel.Progress) { progress = append(progress, p.Message) }
+			diag := kernel.NewDiagnostics(4096)
+			tt.inv.Stderr = diag
+			res := kernel.NewRunner().Invoke(context.Background(), tt.inv)
+			if res.Outcome != tt.outcome || !strings.Contains(res.Reason, tt.reason) {
+				t.Fatalf("got %s %q, want %s %q; stderr: %s", res.Outcome, res.Reason, tt.outcome, tt.reason, diag)
+			}
+			if got := string(res.CommandResult); got != tt.result && !(tt.result != "" && jsonEqual(t, got, tt.result)) {
+				t.Errorf("commandResult\n got %s\nwant %s", got, tt.result)
+			}
+			if tt.inv.Command.ID == "notes.show" && strings.Join(progress, ",") != "loading,rendering" {
+				t.Errorf("progress %q", progress)
+			}
+		})
+	}
+}
+
+func jsonEqual(t *testing.T, a, b string) bool {
+	t.Helper()
+	va, vb := jsontext.Value(a), jsontext.Value(b)
+	if va.Canonicalize() != nil || vb.Canonicalize() != nil {
+		return false
+	}
+	return string(va) == string(vb)
+}
+
+// TestCancelReachesHandler: the handler's ctx ends on the core's cancel
+// message, long before SIGTERM would arrive.
+func TestCancelReachesHandler(t *testing.T) {
+	t.Parallel()
+	inv := invocation(t, "notes.wait", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
+	inv.Limits.Timeout = 200 * time.Millisecond
+	r := kernel.NewRunner()
+	r.TermGrace = 5 * time.Second
+	start := time.Now()
+	res := r.Invoke(context.Background(), inv)
+	if res.Outcome != kernel.Cancelled || res.Reason != "deadline exceeded" {
+		t.Errorf("got %s %q, want cancelled: deadline exceeded", res.Outcome, res.Reason)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v: the handler did not see the cancel message", took)
+	}
+}
+
+// TestServe drives Serve in-process over a socket pair, checking the exact
+// messages the SDK writes.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	core, ext := net.Pipe()
+	defer core.Close()
+	done := make(chan int, 1)
+	go func() {
+		code, _ := notes().Serve(context.Background(), ext)
+		ext.Close()
+		done <- code
+	}()
+	fmt.Fprintln(core, `{"type":"invoke","invocationId":"inv_1","command":"notes.show","input":{"title":"x"},"explicit":["title"],"interactive":false,"deadlineMs":1000}`)
+	buf := make([]byte, 4096)
+	var out []byte
+	for {
+		n, err := core.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	want := `{"type":"progress","message":"loading","progress":1,"total":2}
+{"type":"progress","message":"rendering","progress":2,"total":2}
+{"type":"report","invocationId":"inv_1","outcome":"succeeded","commandResult":{"kind":"text","text":"note: x"}}
+`
+	if string(out) != want {
+		t.Errorf("messages\n got %s\nwant %s", out, want)
+	}
+	if code := <-done; code != rukhext.ExitSucceeded {
+		t.Errorf("exit %d", code)
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, line, err string }{
+		{"not invoke", `{"type":"cancel","reason":"x"}`, `first message is "cancel"`},
+		{"bad json", `{"type":`, "decoding the invoke message"},
+		{"unknown command", `{"type":"invoke","invocationId":"i","command":"zzz","input":{},"explicit":[],"interactive":false,"deadlineMs":1}`, `no handler for command "zzz"`},
+		{"eof", ``, "reading the invoke message"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rw := &struct {
+				*strings.Reader
+				strings.Builder
+			}{Reader: strings.NewReader(tt.line)}
+			code, err := notes().Serve(context.Background(), rw)
+			if code != rukhext.ExitProtocolError || err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("got %d %v, want 2 and %q", code, err, tt.err)
+			}
+			if rw.Builder.Len() != 0 {
+				t.Errorf("wrote %q without a report to send", rw.Builder.String())
+			}
+		})
+	}
+}

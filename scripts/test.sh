@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, the static build, every Go test
+# (unit, store crash, testscript against the real binary, Go MCP clients),
+# and the npm MCP clients against the real binary (scripts/interop.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== static build"
+mkdir -p bin
+CGO_ENABLED=0 go build -trimpath -o bin/rukh .
+
+echo "== go test"
+go test -count=1 ./...
+
+if [ -x scripts/interop.sh ]; then
+  echo "== interop (npm MCP clients)"
+  scripts/interop.sh
+fi

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Check verifies the store's invariants and bbolt's page consistency in one
+// read-only transaction. It returns a CodeInternal error naming the first
+// broken invariant; a store that does not exist yet is valid.
+func (s *Store) Check() error {
+	_, err := s.view(func(tx *bolt.Tx) error {
+		// Drain the whole channel so bbolt's checker goroutine ends.
+		var first error
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return s.broken("bbolt consistency: %v", first)
+		}
+		return s.checkRecords(tx)
+	})
+	return err
+}
+
+func (s *Store) broken(format string, args ...any) error {
+	return &kernel.Error{Code: kernel.CodeInternal, Message: "store invariant broken: " + fmt.Sprintf(format, args...), Path: s.path}
+}
+
+func (s *Store) checkRecords(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			return s.broken("bucket %q is missing", b)
+		}
+	}
+
+	// Releases and the digest index must mirror each other.
+	digestOf := map[string]string{} // release key → digest
+	err := tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		var rec releaseRec
+		if err := s.decode("release "+string(k), v, &rec); err != nil {
+			return s.broken("release %s does not decode: %v", k, err)
+		}
+		if rec.Name == "" || rec.Version == "" || rec.Digest == "" {
+			return s.broken("release %s lacks a name, version or digest", k)
+		}
+		if string(k) != rec.Name+"@"+rec.Version {
+			return s.broken("release key %s holds %s@%s", k, rec.Name, rec.Version)
+		}
+		if idx := tx.Bucket(bucketDigests).Get([]byte(rec.Digest)); !bytes.Equal(idx, k) {
+			return s.broken("digest index for %s points to %q, not %s", rec.Digest, idx, k)
+		}
+		digestOf[string(k)] = rec.Digest
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDigests).ForEach(func(d, k []byte) error {
+		if digestOf[string(k)] != string(d) {
+			return s.broken("digest index entry %s points to %s, which does not have that digest", d, k)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	installed := map[string]bool{}
+	for _, d := range digestOf {
+		installed[d] = true
+	}
+
+	// Keys: name matches, public keys unique.
+	publics := map[string]string{}
+	if err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+		var rec keyRec
+		if err := s.decode("key "+string(k), v, &rec); err != nil {
+			return s.broken("key %s does not decode: %v", k, err)
+		}
+		if string(k) != rec.Name || rec.Public == "" {
+			return s.broken("key entry %s holds name %q and public %q", k, rec.Name, rec.Public)
+		}
+		if other, dup := publics[rec.Public]; dup {
+			return s.broken("keys %s and %s hold the same public key", other, k)
+		}
+		publics[rec.Public] = rec.Name
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	// Revisions 1..N, consecutive, each with its binding intact.
+	var n uint64
+	if err := tx.Bucket(bucketRevisions).ForEach(func(k, v []byte) error {
+		n++
+		if got, ok := btoi(k); !ok || got != n {
+			return s.broken("revision key %x where %s was expected", k, RevisionID(n))
+		}
+		var rec revisionRec
+		if err := s.decode("revision", v, &rec); err != nil {
+			return s.broken("revision %s does not decode: %v", RevisionID(n), err)
+		}
+		switch {
+		case rec.Number != n:
+			return s.broken("revision %s records number %d", RevisionID(n), rec.Number)
+		case rec.ID != RevisionID(n):
+			return s.broken("revision %s records id %q", RevisionID(n), rec.ID)
+		case rec.Parent >= n:
+			return s.broken("revision %s has parent %d, not older than itself", rec.ID, rec.Parent)
+		case rec.RollbackOf >= n:
+			return s.broken("revision %s rolls back to %d, not older than itself", rec.ID, rec.RollbackOf)
+		}
+		c := tx.Bucket(bucketBindings).Cursor()
+		bk, bv := c.Seek(k)
+		if !bytes.Equal(bk, k) {
+			return s.broken("revision %s has no binding", rec.ID)
+		}
+		if len(bv) != rec.BindingSize || bindingSum(bv) != rec.BindingSum {
+			return s.broken("revision %s binding does not match its recorded size and sha256", rec.ID)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if bn := tx.Bucket(bucketBindings).Stats().KeyN; uint64(bn) != n {
+		return s.broken("%d bindings for %d revisions", bn, n)
+	}
+
+	// The active pointer: absent before the first publish, then always the
+	// newest revision (every publish and rollback appends and activates).
+	raw := tx.Bucket(bucketMeta).Get(keyActive)
+	active, ok := btoi(raw)
+	switch {
+	case raw == nil && n != 0:
+		return s.broken("%d revisions but no active pointer", n)
+	case raw != nil && !ok:
+		return s.broken("active pointer has %d bytes, not 8", len(raw))
+	case raw != nil && (active == 0 || active > n):
+		return s.broken("active pointer %s names no revision", RevisionID(active))
+	case raw != nil && active != n:
+		return s.broken("active pointer %s is not the newest revision %s", RevisionID(active), RevisionID(n))
+	}
+	if active != 0 {
+		rev, err := s.loadRevision(tx, active, false)
+		if err != nil {
+			return s.broken("active revision: %v", err)
+		}
+		for _, d := range rev.Releases {
+			if !installed[d] {
+				return s.broken("active revision %s binds digest %s, which has no release", rev.ID, d)
+			}
+		}
+	}
+
+	// The draft activates installed releases only.
+	d, err := s.loadDraft(tx)
+	if err != nil {
+		return s.broken("draft does not decode: %v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Active)) {
+		if _, ok := digestOf[name+"@"+d.Active[name]]; !ok {
+			return s.broken("draft activates %s@%s, which is not installed", name, d.Active[name])
+		}
+	}
+
+	if sec := tx.Bucket(bucketMeta).Get(keySecret); sec != nil && len(sec) != 32 {
+		return s.broken("secret has %d bytes, not 32", len(sec))
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// HoldForTest opens the store file read-write straight through bbolt, past
+// the in-process gate, the way another rukh process would hold it. The
+// store file is created first if needed. release closes it.
+func HoldForTest(s *Store) (release func(), err error) {
+	if err := s.update(func(*bolt.Tx) error { return nil }); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	return func() { db.Close() }, nil
+}
+
+// PokeForTest writes (or, with a nil value, deletes) one raw key, past every
+// rule, so tests can break an invariant and watch Check notice.
+func PokeForTest(s *Store, bucket, key string, value []byte) error {
+	return s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if value == nil {
+			return b.Delete([]byte(key))
+		}
+		return b.Put([]byte(key), value)
+	})
+}
+
+// RevisionKeyForTest is the raw key of revision n.
+func RevisionKeyForTest(n uint64) string { return string(itob(n)) }
+
+// PeekForTest reads one raw key.
+func PeekForTest(s *Store, bucket, key string) (out []byte, err error) {
+	_, err = s.view(func(tx *bolt.Tx) error {
+		out = append([]byte(nil), tx.Bucket([]byte(bucket)).Get([]byte(key))...)
+		return nil
+	})
+	return out, err
+}

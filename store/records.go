@@ -1,0 +1,383 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/semver"
+)
+
+// Release is one installed, immutable, content-addressed package copy.
+type Release struct {
+	Name, Version, Digest string
+	Manifest              []byte // the raw manifest JSON, as installed
+	Dir                   string // the installed copy, under ReleasesDir
+	Signer                string // trusted key name; "" if unsigned
+	KeyID                 string
+	AllowUnsigned         bool
+	InstalledAt           time.Time
+}
+
+// Key is a trusted publisher key.
+type Key struct {
+	Name    string
+	Public  string // "rukh-ed25519-pub:..." text
+	KeyID   string
+	AddedAt time.Time
+}
+
+// Draft is the owner's unpublished state: activations and the profile.
+type Draft struct {
+	Active  map[string]string // package name → version
+	Profile []byte            // nil means the default profile
+	Changed time.Time
+}
+
+// The on-disk records are separate from the API structs so the file layout
+// changes only with SchemaVersion.
+type releaseRec struct {
+	Name          string    `json:"name"`
+	Version       string    `json:"version"`
+	Digest        string    `json:"digest"`
+	Manifest      []byte    `json:"manifest,omitempty"`
+	Dir           string    `json:"dir,omitempty"`
+	Signer        string    `json:"signer,omitempty"`
+	KeyID         string    `json:"keyId,omitempty"`
+	AllowUnsigned bool      `json:"allowUnsigned,omitempty"`
+	InstalledAt   time.Time `json:"installedAt"`
+}
+
+type keyRec struct {
+	Name    string    `json:"name"`
+	Public  string    `json:"public"`
+	KeyID   string    `json:"keyId,omitempty"`
+	AddedAt time.Time `json:"addedAt"`
+}
+
+type draftRec struct {
+	Active  map[string]string `json:"active,omitempty"`
+	Profile []byte            `json:"profile,omitempty"`
+	Changed time.Time         `json:"changed"`
+}
+
+func releaseKey(name, version string) []byte { return []byte(name + "@" + version) }
+
+func now() time.Time { return time.Now().UTC().Round(0) }
+
+func (s *Store) decode(what string, raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return s.internal("cannot decode "+what, err)
+	}
+	return nil
+}
+
+func encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only plain structs of strings, bytes, maps and times reach here.
+		panic("store: encode: " + err.Error())
+	}
+	return b
+}
+
+func fromReleaseRec(r releaseRec) Release {
+	return Release{Name: r.Name, Version: r.Version, Digest: r.Digest, Manifest: r.Manifest, Dir: r.Dir,
+		Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, InstalledAt: r.InstalledAt}
+}
+
+func notInstalled(name, version string) error {
+	return (&kernel.Error{Code: kernel.CodeNotFound, Message: fmt.Sprintf("release %s@%s is not installed", name, version)}).
+		WithHint("rukh list shows the installed releases")
+}
+
+// PutRelease records r. The same name@version with the same digest is
+// already there (existed, nothing changes); with another digest it is a
+// conflict, because a release is immutable.
+func (s *Store) PutRelease(r Release) (existed bool, err error) {
+	if r.Name == "" || r.Version == "" || r.Digest == "" || strings.Contains(r.Name, "@") {
+		return false, kernel.Errorf(kernel.CodeInvalid, "a release needs a name (without @), a version and a digest")
+	}
+	if r.InstalledAt.IsZero() {
+		r.InstalledAt = now()
+	}
+	key := releaseKey(r.Name, r.Version)
+	err = s.update(func(tx *bolt.Tx) error {
+		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
+		if raw := rels.Get(key); raw != nil {
+			var old releaseRec
+			if err := s.decode("release "+string(key), raw, &old); err != nil {
+				return err
+			}
+			if old.Digest != r.Digest {
+				return (&kernel.Error{Code: kernel.CodeConflict,
+					Message: fmt.Sprintf("release %s is already installed with digest %s, not %s", key, old.Digest, r.Digest)}).
+					WithHint("a release is immutable: publish the change under a new version")
+			}
+			existed = true
+			return nil
+		}
+		if other := digs.Get([]byte(r.Digest)); other != nil {
+			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for release %s", r.Digest, other)
+		}
+		rec := releaseRec{Name: r.Name, Version: r.Version, Digest: r.Digest, Manifest: r.Manifest, Dir: r.Dir,
+			Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, InstalledAt: r.InstalledAt}
+		if err := rels.Put(key, encode(rec)); err != nil {
+			return err
+		}
+		return digs.Put([]byte(r.Digest), key)
+	})
+	return existed, err
+}
+
+// Release returns name@version.
+func (s *Store) Release(name, version string) (Release, error) {
+	var out Release
+	found := false
+	_, err := s.view(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketReleases).Get(releaseKey(name, version))
+		if raw == nil {
+			return nil
+		}
+		var rec releaseRec
+		if err := s.decode("release", raw, &rec); err != nil {
+			return err
+		}
+		out, found = fromReleaseRec(rec), true
+		return nil
+	})
+	if err == nil && !found {
+		err = notInstalled(name, version)
+	}
+	return out, err
+}
+
+// ReleaseByDigest returns the release with this digest.
+func (s *Store) ReleaseByDigest(digest string) (Release, error) {
+	var out Release
+	found := false
+	_, err := s.view(func(tx *bolt.Tx) error {
+		key := tx.Bucket(bucketDigests).Get([]byte(digest))
+		if key == nil {
+			return nil
+		}
+		raw := tx.Bucket(bucketReleases).Get(key)
+		if raw == nil {
+			return s.internal(fmt.Sprintf("digest %s points to missing release %s", digest, key), nil)
+		}
+		var rec releaseRec
+		if err := s.decode("release", raw, &rec); err != nil {
+			return err
+		}
+		out, found = fromReleaseRec(rec), true
+		return nil
+	})
+	if err == nil && !found {
+		err = kernel.Errorf(kernel.CodeNotFound, "no installed release has digest %s", digest)
+	}
+	return out, err
+}
+
+// Releases lists every release, by name, then by semantic version.
+func (s *Store) Releases() ([]Release, error) {
+	var out []Release
+	_, err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+			var rec releaseRec
+			if err := s.decode("release "+string(k), v, &rec); err != nil {
+				return err
+			}
+			out = append(out, fromReleaseRec(rec))
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b Release) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return compareVersions(a.Version, b.Version)
+	})
+	return out, err
+}
+
+// compareVersions orders semantic versions ("1.10.0" after "1.9.0"); text
+// that is not one sorts after every valid version, by bytes.
+func compareVersions(a, b string) int {
+	va, vb := "v"+strings.TrimPrefix(a, "v"), "v"+strings.TrimPrefix(b, "v")
+	oka, okb := semver.IsValid(va), semver.IsValid(vb)
+	switch {
+	case oka && okb:
+		if c := semver.Compare(va, vb); c != 0 {
+			return c
+		}
+	case oka:
+		return -1
+	case okb:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// DeleteRelease forgets name@version. It refuses while the active revision
+// binds the release or the draft activates it, since either would then point
+// at nothing. Older revisions may still name it: rolling back to one of them
+// fails until the release is installed again.
+func (s *Store) DeleteRelease(name, version string) error {
+	key := releaseKey(name, version)
+	return s.update(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketReleases).Get(key)
+		if raw == nil {
+			return notInstalled(name, version)
+		}
+		var rec releaseRec
+		if err := s.decode("release "+string(key), raw, &rec); err != nil {
+			return err
+		}
+		var uses, hints []string
+		if active, ok := btoi(tx.Bucket(bucketMeta).Get(keyActive)); ok && active != 0 {
+			rev, err := s.loadRevision(tx, active, false)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(rev.Releases, rec.Digest) {
+				uses = append(uses, "bound by the active revision "+rev.ID)
+				hints = append(hints, "publish a revision without it")
+			}
+		}
+		d, err := s.loadDraft(tx)
+		if err != nil {
+			return err
+		}
+		if v, ok := d.Active[name]; ok && v == version {
+			uses = append(uses, "activated in the draft")
+			hints = slices.Insert(hints, 0, "rukh deactivate "+name)
+		}
+		if len(uses) > 0 {
+			return (&kernel.Error{Code: kernel.CodeConflict,
+				Message: fmt.Sprintf("release %s is still in use: %s", key, strings.Join(uses, " and "))}).
+				WithHint(strings.Join(hints, ", then ") + ", before removing it")
+		}
+		if err := tx.Bucket(bucketReleases).Delete(key); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketDigests).Delete([]byte(rec.Digest))
+	})
+}
+
+// PutKey trusts k. Names are unique, and one public key has one name.
+// Adding exactly the same name and key again changes nothing.
+func (s *Store) PutKey(k Key) error {
+	if k.Name == "" || k.Public == "" {
+		return kernel.Errorf(kernel.CodeInvalid, "a trusted key needs a name and a public key")
+	}
+	if k.AddedAt.IsZero() {
+		k.AddedAt = now()
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKeys)
+		identical := false
+		err := b.ForEach(func(name, v []byte) error {
+			var rec keyRec
+			if err := s.decode("key "+string(name), v, &rec); err != nil {
+				return err
+			}
+			samePublic := rec.Public == k.Public || (k.KeyID != "" && rec.KeyID == k.KeyID)
+			switch {
+			case rec.Name == k.Name && rec.Public == k.Public:
+				identical = true
+			case rec.Name == k.Name:
+				return (&kernel.Error{Code: kernel.CodeConflict, Message: fmt.Sprintf("key name %q already trusts another key (%s)", k.Name, rec.KeyID)}).
+					WithHint("rukh trust remove " + k.Name + " first, or choose another name")
+			case samePublic:
+				return kernel.Errorf(kernel.CodeConflict, "this key is already trusted as %q", rec.Name)
+			}
+			return nil
+		})
+		if err != nil || identical {
+			return err
+		}
+		return b.Put([]byte(k.Name), encode(keyRec(k)))
+	})
+}
+
+// Keys lists the trusted keys by name.
+func (s *Store) Keys() ([]Key, error) {
+	var out []Key
+	_, err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+			var rec keyRec
+			if err := s.decode("key "+string(k), v, &rec); err != nil {
+				return err
+			}
+			out = append(out, Key(rec))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeleteKey stops trusting the named key. Releases it signed stay installed.
+func (s *Store) DeleteKey(name string) error {
+	return s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKeys)
+		if b.Get([]byte(name)) == nil {
+			return kernel.Errorf(kernel.CodeNotFound, "no trusted key is named %q", name)
+		}
+		return b.Delete([]byte(name))
+	})
+}
+
+func (s *Store) loadDraft(tx *bolt.Tx) (Draft, error) {
+	d := Draft{Active: map[string]string{}}
+	raw := tx.Bucket(bucketMeta).Get(keyDraft)
+	if raw == nil {
+		return d, nil
+	}
+	var rec draftRec
+	if err := s.decode("draft", raw, &rec); err != nil {
+		return d, err
+	}
+	maps.Copy(d.Active, rec.Active)
+	d.Profile, d.Changed = rec.Profile, rec.Changed
+	return d, nil
+}
+
+// Draft returns the draft; an untouched store has no activations and the
+// default (nil) profile.
+func (s *Store) Draft() (Draft, error) {
+	d := Draft{Active: map[string]string{}}
+	_, err := s.view(func(tx *bolt.Tx) (err error) {
+		d, err = s.loadDraft(tx)
+		return err
+	})
+	return d, err
+}
+
+// UpdateDraft runs fn on the draft inside one read-write transaction and
+// saves the result; an error from fn changes nothing. Every activation must
+// name an installed release. fn must not call the store (it would wait for
+// itself until the timeout).
+func (s *Store) UpdateDraft(fn func(*Draft) error) error {
+	return s.update(func(tx *bolt.Tx) error {
+		d, err := s.loadDraft(tx)
+		if err != nil {
+			return err
+		}
+		if err := fn(&d); err != nil {
+			return err
+		}
+		rels := tx.Bucket(bucketReleases)
+		for _, name := range slices.Sorted(maps.Keys(d.Active)) {
+			if rels.Get(releaseKey(name, d.Active[name])) == nil {
+				return notInstalled(name, d.Active[name])
+			}
+		}
+		rec := draftRec{Active: d.Active, Profile: d.Profile, Changed: now()}
+		return tx.Bucket(bucketMeta).Put(keyDraft, encode(rec))
+	})
+}

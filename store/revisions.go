@@ -1,0 +1,210 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Revision is one immutable published activeProfileRevision.
+type Revision struct {
+	Number     uint64
+	ID         string // "r<Number>", the activeProfileRevision in tool fingerprints
+	CreatedAt  time.Time
+	Parent     uint64   // the revision active before this one (0 = none)
+	RollbackOf uint64   // the revision whose binding this one restores (0 = none)
+	Releases   []string // digests bound
+	Binding    []byte   // opaque, written by policy
+	Note       string
+}
+
+// revisionRec is the metadata; the binding lives in its own bucket so
+// listings and the metadata never copy it.
+type revisionRec struct {
+	Number      uint64    `json:"number"`
+	ID          string    `json:"id"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Parent      uint64    `json:"parent,omitempty"`
+	RollbackOf  uint64    `json:"rollbackOf,omitempty"`
+	Releases    []string  `json:"releases,omitempty"`
+	Note        string    `json:"note,omitempty"`
+	BindingSize int       `json:"bindingSize"`
+	BindingSum  string    `json:"bindingSha256"`
+}
+
+func bindingSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func revisionNotFound(n uint64) error {
+	return (&kernel.Error{Code: kernel.CodeNotFound, Message: fmt.Sprintf("revision %s does not exist", RevisionID(n))}).
+		WithHint("rukh revisions lists the published revisions")
+}
+
+func (s *Store) loadRevision(tx *bolt.Tx, n uint64, withBinding bool) (Revision, error) {
+	raw := tx.Bucket(bucketRevisions).Get(itob(n))
+	if raw == nil {
+		return Revision{}, revisionNotFound(n)
+	}
+	var rec revisionRec
+	if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
+		return Revision{}, err
+	}
+	rev := Revision{Number: rec.Number, ID: rec.ID, CreatedAt: rec.CreatedAt, Parent: rec.Parent,
+		RollbackOf: rec.RollbackOf, Releases: rec.Releases, Note: rec.Note}
+	if withBinding {
+		b := tx.Bucket(bucketBindings).Get(itob(n))
+		if b == nil && rec.BindingSize != 0 {
+			return Revision{}, s.internal("revision "+rec.ID+" has lost its binding", nil)
+		}
+		// bbolt's memory is only valid inside the transaction.
+		rev.Binding = append([]byte(nil), b...)
+	}
+	return rev, nil
+}
+
+func lastRevision(tx *bolt.Tx) uint64 {
+	k, _ := tx.Bucket(bucketRevisions).Cursor().Last()
+	n, _ := btoi(k)
+	return n
+}
+
+func activeNumber(tx *bolt.Tx) uint64 {
+	n, _ := btoi(tx.Bucket(bucketMeta).Get(keyActive))
+	return n
+}
+
+// Publish stores a new revision and makes it active, in one transaction, if
+// the active revision is still expectActive (0 = nothing published).
+//
+// build runs before the write transaction, with the number and id the
+// revision will get, so it may take its time and read the store. The store
+// sets Number, ID and Parent (= expectActive), and CreatedAt when zero. If
+// another publish got in between, nothing is written and the error is a
+// conflict; every digest in Releases must be an installed release.
+func (s *Store) Publish(expectActive uint64, build func(number uint64, id string) (Revision, error)) (Revision, error) {
+	var active, last uint64
+	if _, err := s.view(func(tx *bolt.Tx) error {
+		active, last = activeNumber(tx), lastRevision(tx)
+		return nil
+	}); err != nil {
+		return Revision{}, err
+	}
+	if active != expectActive {
+		return Revision{}, changedWhilePublishing()
+	}
+	next := last + 1
+	rev, err := build(next, RevisionID(next))
+	if err != nil {
+		return Revision{}, err
+	}
+	rev.Number, rev.ID, rev.Parent = next, RevisionID(next), expectActive
+	if rev.CreatedAt.IsZero() {
+		rev.CreatedAt = now()
+	}
+	rev.Releases = append([]string(nil), rev.Releases...)
+	if rev.RollbackOf >= next {
+		return Revision{}, revisionNotFound(rev.RollbackOf)
+	}
+	rec := revisionRec{Number: rev.Number, ID: rev.ID, CreatedAt: rev.CreatedAt, Parent: rev.Parent,
+		RollbackOf: rev.RollbackOf, Releases: rev.Releases, Note: rev.Note,
+		BindingSize: len(rev.Binding), BindingSum: bindingSum(rev.Binding)}
+	err = s.update(func(tx *bolt.Tx) error {
+		if activeNumber(tx) != expectActive || lastRevision(tx) != last {
+			return changedWhilePublishing()
+		}
+		digs := tx.Bucket(bucketDigests)
+		for _, d := range rev.Releases {
+			if digs.Get([]byte(d)) == nil {
+				return kernel.Errorf(kernel.CodeNotFound, "no installed release has digest %s (removed while publishing?)", d)
+			}
+		}
+		key := itob(next)
+		if err := tx.Bucket(bucketBindings).Put(key, rev.Binding); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketRevisions).Put(key, encode(rec)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyActive, key)
+	})
+	if err != nil {
+		return Revision{}, err
+	}
+	return rev, nil
+}
+
+func changedWhilePublishing() error {
+	return (&kernel.Error{Code: kernel.CodeConflict, Message: "the active revision changed while publishing"}).
+		WithHint("another rukh published meanwhile: review the change and publish again")
+}
+
+// Active returns the active revision number, 0 if nothing is published. It
+// is the per-request read of serve-mcp: one read-only open, one key, close.
+func (s *Store) Active() (uint64, error) {
+	var n uint64
+	_, err := s.view(func(tx *bolt.Tx) error {
+		n = activeNumber(tx)
+		return nil
+	})
+	return n, err
+}
+
+// ActiveRevision returns the active revision with its binding.
+func (s *Store) ActiveRevision() (Revision, error) {
+	var rev Revision
+	published := false
+	_, err := s.view(func(tx *bolt.Tx) (err error) {
+		n := activeNumber(tx)
+		if n == 0 {
+			return nil
+		}
+		published = true
+		rev, err = s.loadRevision(tx, n, true)
+		return err
+	})
+	if err == nil && !published {
+		err = (&kernel.Error{Code: kernel.CodeNotFound, Message: "nothing is published yet"}).WithHint("rukh publish")
+	}
+	return rev, err
+}
+
+// Revision returns revision n with its binding.
+func (s *Store) Revision(n uint64) (Revision, error) {
+	var rev Revision
+	found := false
+	_, err := s.view(func(tx *bolt.Tx) (err error) {
+		rev, err = s.loadRevision(tx, n, true)
+		found = err == nil
+		return err
+	})
+	if err == nil && !found {
+		err = revisionNotFound(n)
+	}
+	return rev, err
+}
+
+// Revisions lists every revision's metadata, oldest first, without bindings.
+func (s *Store) Revisions() ([]Revision, error) {
+	var out []Revision
+	_, err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
+			n, ok := btoi(k)
+			if !ok {
+				return s.internal(fmt.Sprintf("bad revision key %x", k), nil)
+			}
+			rev, err := s.loadRevision(tx, n, false)
+			if err != nil {
+				return err
+			}
+			out = append(out, rev)
+			return nil
+		})
+	})
+	return out, err
+}

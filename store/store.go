@@ -1,0 +1,382 @@
+// Package store owns Rukh's home state, kept in one bbolt file: installed
+// releases, trusted publisher keys, the draft (activations and profile),
+// immutable published revisions, the active-revision pointer and the secret
+// that keys cursor MACs. It is the only package that imports go.etcd.io/bbolt.
+//
+// The file is opened per operation with a timeout and closed before the
+// operation returns, so no long-lived process (serve-mcp) ever holds it.
+// Every mutation is one transaction, and bbolt's copy-on-write commit means a
+// crash at any instant leaves the previous state intact. The store knows
+// nothing of policy: manifests and revision bindings are opaque bytes.
+//
+// store imports kernel and nothing else from Rukh.
+package store
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+const (
+	// DBName is the store file inside the home.
+	DBName = "rukh.db"
+	// DefaultTimeout bounds how long an operation waits for the file lock.
+	DefaultTimeout = 2 * time.Second
+	// SchemaVersion is the layout this code reads and writes.
+	SchemaVersion = 1
+)
+
+var (
+	bucketMeta      = []byte("meta")
+	bucketReleases  = []byte("releases")  // "name@version" → releaseRec JSON
+	bucketDigests   = []byte("digests")   // digest → "name@version"
+	bucketKeys      = []byte("keys")      // key name → keyRec JSON
+	bucketRevisions = []byte("revisions") // 8-byte big-endian number → revisionRec JSON
+	bucketBindings  = []byte("bindings")  // 8-byte big-endian number → raw binding
+
+	allBuckets = [][]byte{bucketMeta, bucketReleases, bucketDigests, bucketKeys, bucketRevisions, bucketBindings}
+
+	keySchema = []byte("schema")
+	keyActive = []byte("active")
+	keySecret = []byte("secret")
+	keyDraft  = []byte("draft")
+)
+
+// Store is a handle on a Rukh home. It holds no open file between calls, so
+// it is cheap, safe for concurrent use, and never blocks other processes for
+// longer than one operation.
+type Store struct {
+	home string
+	path string
+	// Timeout bounds the wait for the file lock (zero means DefaultTimeout;
+	// bbolt's own zero would wait forever).
+	Timeout time.Duration
+}
+
+// New returns a store rooted at home. It opens and creates nothing: the home
+// (0700) and the file (0600) appear on the first write.
+func New(home string) *Store {
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	return &Store{home: home, path: filepath.Join(home, DBName), Timeout: DefaultTimeout}
+}
+
+// Home returns the home directory.
+func (s *Store) Home() string { return s.home }
+
+// Path returns the bbolt file path.
+func (s *Store) Path() string { return s.path }
+
+// ReleasesDir is where installed release copies live (written by extpkg).
+func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") }
+
+// DefaultHome resolves the home: $RUKH_HOME, else $XDG_DATA_HOME/rukh, else
+// $HOME/.local/share/rukh. A nil env reads the process environment.
+func DefaultHome(env func(string) string) (string, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	if h := env("RUKH_HOME"); h != "" {
+		abs, err := filepath.Abs(h)
+		if err != nil {
+			return "", &kernel.Error{Code: kernel.CodeInvalid, Message: "cannot resolve RUKH_HOME", Path: h, Err: err}
+		}
+		return abs, nil
+	}
+	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
+	if x := env("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "rukh"), nil
+	}
+	if h := env("HOME"); h != "" && filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "share", "rukh"), nil
+	}
+	return "", (&kernel.Error{Code: kernel.CodeInvalid, Message: "cannot find a home for rukh: RUKH_HOME, XDG_DATA_HOME and HOME are unset"}).
+		WithHint("set RUKH_HOME to a directory rukh may use")
+}
+
+// RevisionID is the text id of revision n ("r7"), the activeProfileRevision
+// that tool fingerprints embed.
+func RevisionID(n uint64) string { return "r" + strconv.FormatUint(n, 10) }
+
+// ParseRevisionID accepts "r7" or "7".
+func ParseRevisionID(s string) (uint64, error) {
+	t := s
+	if len(t) > 1 && t[0] == 'r' {
+		t = t[1:]
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || n == 0 || (len(t) > 1 && t[0] == '0') {
+		return 0, kernel.Errorf(kernel.CodeInvalid, "invalid revision %q (want r1, r2, …)", s)
+	}
+	return n, nil
+}
+
+func (s *Store) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// busy is the error for a lock that was not granted in time.
+func (s *Store) busy() error {
+	return &kernel.Error{
+		Code:    kernel.CodeUnavailable,
+		Message: "the store is busy (another rukh holds it)",
+		Path:    s.path,
+		Hint:    "wait for the other rukh command to finish and retry; a long-running command (publish, install) holds the store only while it writes",
+	}
+}
+
+func (s *Store) internal(msg string, err error) error {
+	return &kernel.Error{Code: kernel.CodeInternal, Message: msg, Path: s.path, Err: err}
+}
+
+func (s *Store) openError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return s.busy()
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return (&kernel.Error{Code: kernel.CodeInternal, Message: "the store file is damaged or is not a bbolt file", Path: s.path, Err: err}).
+			WithHint("move the file aside (or restore a backup) and run the command again")
+	}
+	return s.internal("cannot open the store", err)
+}
+
+// open takes the in-process gate, then bbolt's file lock, sharing one
+// deadline. It reports (nil, nil) when a read finds no file.
+func (s *Store) open(write bool) (*bolt.DB, func(), error) {
+	deadline := time.Now().Add(s.timeout())
+	g := gateFor(s.path)
+	if !g.acquire(write, deadline) {
+		return nil, nil, s.busy()
+	}
+	done := func() { g.release(write) }
+	if write {
+		if err := s.create(deadline); err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
+	remaining := time.Until(deadline)
+	if remaining <= 0 {
+		done()
+		return nil, nil, s.busy()
+	}
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: remaining, ReadOnly: !write})
+	if err != nil {
+		done()
+		if !write && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, s.openError(err)
+	}
+	return db, done, nil
+}
+
+// view runs fn in one read-only transaction. It reports false, without
+// creating anything, when the store file does not exist yet.
+func (s *Store) view(fn func(tx *bolt.Tx) error) (bool, error) {
+	db, done, err := s.open(false)
+	if err != nil || db == nil {
+		return false, err
+	}
+	defer done()
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := s.checkSchema(tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = s.internal("cannot close the store", cerr)
+	}
+	return true, err
+}
+
+// update runs fn in one read-write transaction, creating the store first
+// if needed. fn's error rolls the whole transaction back.
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	db, done, err := s.open(true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := s.checkSchema(tx); err != nil {
+			return err
+		}
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return s.internal("cannot create bucket "+string(b), err)
+			}
+		}
+		return fn(tx)
+	})
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = s.internal("cannot close the store", cerr)
+	}
+	if err != nil {
+		var ke *kernel.Error
+		if !errors.As(err, &ke) {
+			err = s.internal("store transaction failed", err)
+		}
+	}
+	return err
+}
+
+func (s *Store) checkSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return s.internal("the file is not a rukh store (no meta bucket)", nil)
+	}
+	raw := meta.Get(keySchema)
+	v, err := strconv.ParseUint(string(raw), 10, 32)
+	if err != nil || v == 0 {
+		return s.internal(fmt.Sprintf("the store has an unreadable schema version %q", raw), nil)
+	}
+	if v > SchemaVersion {
+		return (&kernel.Error{
+			Code:    kernel.CodeUnsupported,
+			Message: fmt.Sprintf("the store has schema version %d, newer than this rukh supports (%d)", v, SchemaVersion),
+			Path:    s.path,
+		}).WithHint("use the newer rukh that wrote it, or point RUKH_HOME at another home")
+	}
+	return nil
+}
+
+// create makes the store file if it is missing. The file is built under a
+// temporary name and linked into place only once it is complete, so a crash
+// during creation never leaves a half-initialised rukh.db behind.
+func (s *Store) create(deadline time.Time) error {
+	if _, err := os.Stat(s.path); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return s.internal("cannot stat the store", err)
+	}
+	if err := os.MkdirAll(s.home, 0o700); err != nil {
+		return s.internal("cannot create the home", err)
+	}
+	f, err := os.CreateTemp(s.home, DBName+".init-*")
+	if err != nil {
+		return s.internal("cannot create the store", err)
+	}
+	tmp := f.Name()
+	f.Close()
+	defer os.Remove(tmp)
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: max(time.Until(deadline), time.Millisecond)})
+	if err != nil {
+		return s.openError(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return s.internal("cannot initialise the store", err)
+	}
+	// Link, not rename: if another process created the store meanwhile, its
+	// file (possibly already written to) wins.
+	if err := os.Link(tmp, s.path); err != nil && !errors.Is(err, fs.ErrExist) {
+		if _, serr := os.Stat(s.path); errors.Is(serr, fs.ErrNotExist) {
+			if rerr := os.Rename(tmp, s.path); rerr != nil {
+				return s.internal("cannot create the store", rerr)
+			}
+		}
+	}
+	syncDir(s.home)
+	s.removeStaleInitFiles()
+	return nil
+}
+
+// removeStaleInitFiles deletes creation leftovers of processes killed
+// mid-creation; young ones may belong to a creation still running.
+func (s *Store) removeStaleInitFiles() {
+	ents, err := os.ReadDir(s.home)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), DBName+".init-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			_ = os.Remove(filepath.Join(s.home, e.Name()))
+		}
+	}
+}
+
+// syncDir makes a new directory entry durable; failure only weakens
+// durability across power loss, never consistency, so it is ignored.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+func itob(n uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, n)
+	return b
+}
+
+func btoi(b []byte) (uint64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b), true
+}
+
+// Secret returns the store's 32-byte random secret (the key for cursor
+// MACs), creating it on the first call.
+func (s *Store) Secret() ([]byte, error) {
+	var out []byte
+	if _, err := s.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySecret); v != nil {
+			out = append([]byte(nil), v...)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if out != nil {
+		return out, nil
+	}
+	err := s.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keySecret); v != nil {
+			out = append([]byte(nil), v...)
+			return nil
+		}
+		out = make([]byte, 32)
+		if _, err := rand.Read(out); err != nil {
+			return s.internal("cannot read random bytes", err)
+		}
+		return meta.Put(keySecret, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
