@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -221,6 +222,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		Command: decl,
 		Dir:     dir,
 		Request: req,
+		Limits:  cliLimits(b),
 		Stdin:   a.stdin,
 		Stdout:  a.stdout,
 		Stderr:  a.stderr,
@@ -290,4 +292,23 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// cliLimits applies the template of the local endpoint to CLI runs, so one
+// profile setting bounds a command wherever it is called from.
+func cliLimits(b *policy.Binding) kernel.Limits {
+	for _, p := range b.Endpoints {
+		if p.Endpoint == policy.DefaultEndpoint {
+			return templateLimits(p.Template)
+		}
+	}
+	return kernel.Limits{}
+}
+
+func templateLimits(t policy.Template) kernel.Limits {
+	return kernel.Limits{
+		Timeout:          time.Duration(t.TimeoutMs) * time.Millisecond,
+		ResultBytes:      t.ResultBytes,
+		DiagnosticsBytes: t.DiagnosticsBytes,
+	}
 }

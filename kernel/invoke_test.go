@@ -494,3 +494,24 @@ func TestRunPassthrough(t *testing.T) {
 		}
 	})
 }
+
+// TestInvokeFileStreams: an *os.File (the CLI's terminal) is handed to the
+// child as is, with no copying goroutine.
+func TestInvokeFileStreams(t *testing.T) {
+	t.Parallel()
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inv := fakeInvocation(t, "crash", textDecl)
+	inv.Stderr = f
+	res := NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != ExecutionFailed {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	got, _ := os.ReadFile(f.Name())
+	if string(got) != "fatal: something broke\n" {
+		t.Errorf("stderr file %q", got)
+	}
+}

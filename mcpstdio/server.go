@@ -104,8 +104,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	s.ctx = sctx
 	s.out = newOutQueue(out, cfg.WriteTimeout, s.fail)
 	// On every exit but a clean end of input, nothing more is written.
-	defer s.out.close()
-	defer s.out.broken.Store(true)
+	defer s.out.abort()
 
 	stop := make(chan struct{})
 	defer close(stop)
@@ -148,13 +147,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		case <-timerC:
 			timerC = nil
 			if lr.open.Load() == armed {
+				s.out.abort()
 				s.shutdown(cancel)
 				return transportError(errReadTimeout)
 			}
 		case err := <-s.fatal:
+			s.out.abort()
 			s.shutdown(cancel)
 			return transportError(err)
 		case <-ctx.Done():
+			s.out.abort()
 			s.shutdown(cancel)
 			return ctx.Err()
 		}

@@ -202,12 +202,23 @@ func (m *outMsg) finish() {
 // close stops accepting messages; the writer drains what is queued and exits.
 func (q *outQueue) close() {
 	q.mu.Lock()
-	q.closed = true
+	if !q.closed {
+		q.closed = true
+		close(q.space) // wake pushers waiting for space; they see closed
+		q.space = make(chan struct{})
+	}
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// abort closes the queue and discards what is queued: the transport is
+// gone, so nothing more may be written.
+func (q *outQueue) abort() {
+	q.broken.Store(true)
+	q.close()
 }
 
 func (q *outQueue) run() {

@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,7 +58,13 @@ func notes() *rukhext.Extension {
 	})
 	ext.Handle("notes.wait", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "cause:", context.Cause(ctx))
 		return rukhext.Failed(context.Cause(ctx).Error(), nil), nil
+	})
+	ext.Handle("notes.term", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		call.Progress(strconv.Itoa(os.Getpid()), 0, 0)
+		<-ctx.Done()
+		return rukhext.Failed("stopped: "+context.Cause(ctx).Error(), nil), nil
 	})
 	return ext
 }
@@ -141,6 +149,8 @@ func TestCancelReachesHandler(t *testing.T) {
 	t.Parallel()
 	inv := invocation(t, "notes.wait", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
 	inv.Limits.Timeout = 200 * time.Millisecond
+	diag := kernel.NewDiagnostics(4096)
+	inv.Stderr = diag
 	r := kernel.NewRunner()
 	r.TermGrace = 5 * time.Second
 	start := time.Now()
@@ -151,6 +161,29 @@ func TestCancelReachesHandler(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("took %v: the handler did not see the cancel message", took)
 	}
+	if got, want := diag.String(), "cause: cancelled by rukh: deadline exceeded\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+}
+
+// TestSIGTERMReachesHandler: SIGTERM alone (no cancel message) ends the
+// handler's ctx; the handler's own report then decides the outcome.
+func TestSIGTERMReachesHandler(t *testing.T) {
+	t.Parallel()
+	inv := invocation(t, "notes.term", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
+	inv.OnProgress = func(p kernel.Progress) {
+		pid, err := strconv.Atoi(p.Message)
+		if err != nil {
+			t.Errorf("progress %q", p.Message)
+			return
+		}
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	res := kernel.NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != kernel.CommandFailed || !strings.HasPrefix(res.Reason, "stopped: ") {
+		t.Errorf("got %s %q, want command_failed stopped: …", res.Outcome, res.Reason)
+	}
+	t.Logf("reason: %s", res.Reason)
 }
 
 // TestServe drives Serve in-process over a socket pair, checking the exact

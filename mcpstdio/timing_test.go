@@ -1,0 +1,274 @@
+package mcpstdio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// serveResult waits for Serve in a bubble and reports when it returned.
+func returnedWithin(h *harness) (error, bool) {
+	select {
+	case err := <-h.done:
+		h.serveErr, h.finished = err, true
+		return err, true
+	default:
+		return nil, false
+	}
+}
+
+func assertStopped(t *testing.T, inv *fakeInvoker, n int) {
+	t.Helper()
+	seen := inv.invocations()
+	if len(seen) != n {
+		t.Fatalf("%d invocations ended, want %d", len(seen), n)
+	}
+	for _, s := range seen {
+		if !errors.Is(s.ctxErr, context.Canceled) {
+			t.Errorf("invocation %s ended with ctx %v, want cancelled", s.inv.ID, s.ctxErr)
+		}
+	}
+}
+
+func TestPartialMessageTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration // Config.ReadTimeout; 0 = the 2 s default
+		want    time.Duration
+	}{
+		{"default", 0, 2 * time.Second},
+		{"configured", 300 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startHarnessCfg(t, func(c *Config) { c.ReadTimeout = tt.timeout })
+				h.send(t, callLine(1, "hang__r1", ""), `#raw "{\"jsonrpc\":"`)
+				start := time.Now()
+				time.Sleep(tt.want - time.Millisecond)
+				synctest.Wait()
+				if _, done := returnedWithin(h); done {
+					t.Fatalf("Serve returned before the timeout")
+				}
+				time.Sleep(time.Millisecond)
+				synctest.Wait()
+				err, done := returnedWithin(h)
+				if !done {
+					t.Fatalf("Serve still running %v after the message started", time.Since(start))
+				}
+				if kernel.ErrorCode(err) != kernel.CodeUnavailable || !errors.Is(err, errReadTimeout) {
+					t.Errorf("Serve = %v, want a read timeout", err)
+				}
+				assertStopped(t, h.invoker, 1)
+				if out := h.out.bytes(); len(out) != 0 {
+					t.Errorf("a stopped invocation was answered: %s", out)
+				}
+				h.cw.Close()
+				h.cr.Close()
+			})
+		})
+	}
+}
+
+func TestCompleteMessagesNeverTimeOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startHarnessCfg(t, nil)
+		// An idle client, then a message sent slowly but within the bound.
+		time.Sleep(time.Minute)
+		h.send(t, `#raw "{\"jsonrpc\":\"2.0\","`)
+		time.Sleep(1500 * time.Millisecond)
+		h.send(t, `#raw "\"id\":1,\"method\":\"ping\"}\n"`)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if _, done := returnedWithin(h); done {
+			t.Fatalf("Serve returned: %v", h.serveErr)
+		}
+		h.cw.Close()
+		if err := <-h.done; err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+		if got := string(h.out.bytes()); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+			t.Errorf("output = %q", got)
+		}
+	})
+}
+
+func TestBlockedWriteTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		{"default", 0, 2 * time.Second},
+		{"configured", 250 * time.Millisecond, 250 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startHarnessCfg(t, func(c *Config) { c.WriteTimeout = tt.timeout })
+				h.send(t, callLine(1, "hang__r1", ""), "#hold",
+					`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{`+modernMeta+`}}`)
+				time.Sleep(tt.want - time.Millisecond)
+				synctest.Wait()
+				if _, done := returnedWithin(h); done {
+					t.Fatalf("Serve returned before the write timeout")
+				}
+				time.Sleep(time.Millisecond)
+				synctest.Wait()
+				err, done := returnedWithin(h)
+				if !done {
+					t.Fatal("Serve still running after a write blocked for the timeout")
+				}
+				if !errors.Is(err, errWriteTimeout) {
+					t.Errorf("Serve = %v, want a write timeout", err)
+				}
+				assertStopped(t, h.invoker, 1)
+				h.out.release()
+				h.cw.Close()
+				h.cr.Close()
+			})
+		})
+	}
+}
+
+// A full queue: a response that cannot be queued within the write timeout
+// closes the transport too (here the writer is stuck and 32 messages wait).
+func TestFullQueueClosesTransport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startHarnessCfg(t, func(c *Config) { c.WriteTimeout = time.Hour })
+		h.send(t, "#hold")
+		for i := 0; i < maxQueueMessages+1; i++ {
+			h.send(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		}
+		// One message is being written, 32 are queued; the next waits.
+		h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if _, done := returnedWithin(h); done {
+			t.Fatal("Serve returned while a response could still be queued")
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		err, done := returnedWithin(h)
+		if !done || !errors.Is(err, errWriteTimeout) && !errors.Is(err, errQueueFull) {
+			t.Fatalf("Serve = %v (returned %v), want a transport timeout", err, done)
+		}
+		h.out.release()
+		h.cw.Close()
+		h.cr.Close()
+	})
+}
+
+func TestEOFStopsInvocations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startHarnessCfg(t, nil)
+		h.send(t, callLine(1, "hang__r1", ""), callLine(2, "hang__r1", ""))
+		h.cw.Close()
+		synctest.Wait()
+		err, done := returnedWithin(h)
+		if !done || err != nil {
+			t.Fatalf("Serve = %v (returned %v), want nil at once", err, done)
+		}
+		assertStopped(t, h.invoker, 2)
+		if out := h.out.bytes(); len(out) != 0 {
+			t.Errorf("stopped invocations were answered: %s", out)
+		}
+	})
+}
+
+func TestContextCancelStopsServe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startHarnessCfg(t, nil)
+		h.send(t, callLine(1, "hang__r1", ""))
+		h.cancel()
+		synctest.Wait()
+		err, done := returnedWithin(h)
+		if !done || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve = %v (returned %v)", err, done)
+		}
+		assertStopped(t, h.invoker, 1)
+		h.cw.Close()
+		h.cr.Close()
+	})
+}
+
+// The same timeouts with real time and real pipes, shortened through
+// Config, so the bubble's fake clock is not the only evidence.
+func TestTimeoutsRealTime(t *testing.T) {
+	t.Run("read", func(t *testing.T) {
+		cr, cw := io.Pipe()
+		defer cw.Close()
+		done := make(chan error, 1)
+		cfg := testConfig(t)
+		cfg.ReadTimeout = 50 * time.Millisecond
+		go func() { done <- Serve(context.Background(), cr, io.Discard, cfg) }()
+		start := time.Now()
+		cw.Write([]byte(`{"jsonrpc":`))
+		select {
+		case err := <-done:
+			if el := time.Since(start); el < 50*time.Millisecond || !errors.Is(err, errReadTimeout) {
+				t.Errorf("Serve = %v after %v", err, el)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no read timeout")
+		}
+		cr.Close()
+	})
+	t.Run("write", func(t *testing.T) {
+		cr, cw := io.Pipe()
+		sr, sw := io.Pipe() // nobody reads sr
+		defer cw.Close()
+		done := make(chan error, 1)
+		cfg := testConfig(t)
+		cfg.WriteTimeout = 50 * time.Millisecond
+		go func() { done <- Serve(context.Background(), cr, sw, cfg) }()
+		start := time.Now()
+		cw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+		select {
+		case err := <-done:
+			if el := time.Since(start); el < 50*time.Millisecond || !errors.Is(err, errWriteTimeout) {
+				t.Errorf("Serve = %v after %v", err, el)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no write timeout")
+		}
+		sr.Close()
+		cr.Close()
+	})
+	t.Run("eof", func(t *testing.T) {
+		cr, cw := io.Pipe()
+		sr, sw := io.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- Serve(context.Background(), cr, sw, testConfig(t)); sw.Close() }()
+		go func() {
+			cw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+			cw.Close()
+		}()
+		line, err := bufio.NewReader(sr).ReadString('\n')
+		if err != nil || strings.TrimSpace(line) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+			t.Fatalf("read %q, %v", line, err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve = %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Serve did not return at EOF")
+		}
+	})
+}
+
+func testConfig(t *testing.T) Config {
+	b := testBinding(1, 3, testTemplate)
+	return Config{
+		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
+		Active:  func() (uint64, error) { return 1, nil },
+		Load:    func(uint64) (*policy.Binding, error) { return b, nil },
+		Invoker: &fakeInvoker{}, Logf: t.Logf,
+	}
+}

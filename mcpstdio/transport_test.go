@@ -1,0 +1,184 @@
+package mcpstdio
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+func TestQueueBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedWriter()
+		g.hold()
+		var failed atomic.Value
+		q := newOutQueue(g, time.Hour, func(err error) { failed.Store(err) })
+		push := func(n int, droppable bool, wait time.Duration) error {
+			return q.push(outMsg{data: bytes.Repeat([]byte("x"), n)}, droppable, wait)
+		}
+		// The writer takes one message and blocks on it.
+		if err := push(10, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		for i := 0; i < maxQueueMessages; i++ {
+			if err := push(10, false, 0); err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+		}
+		if err := push(10, true, 0); err != errQueueFull {
+			t.Errorf("a notification over 32 messages: %v, want dropped", err)
+		}
+		start := time.Now()
+		if err := push(10, false, 2*time.Second); err != errQueueFull || time.Since(start) != 2*time.Second {
+			t.Errorf("a response over 32 messages: %v after %v, want errQueueFull after 2s", err, time.Since(start))
+		}
+		g.release()
+		synctest.Wait()
+		q.close()
+		<-q.done
+		if got := len(g.bytes()); got != 33*10 {
+			t.Errorf("wrote %d bytes, want %d", got, 330)
+		}
+		if failed.Load() != nil {
+			t.Errorf("writer failed: %v", failed.Load())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedWriter()
+		g.hold()
+		q := newOutQueue(g, time.Hour, func(error) {})
+		q.push(outMsg{data: []byte("first")}, false, 0)
+		synctest.Wait()
+		for i := 0; i < 2; i++ {
+			if err := q.push(outMsg{data: make([]byte, maxResponseBytes)}, false, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// 4 MiB are queued: even one more byte does not fit.
+		if err := q.push(outMsg{data: []byte("x")}, true, 0); err != errQueueFull {
+			t.Errorf("over 4 MiB: %v, want errQueueFull", err)
+		}
+		g.release()
+		q.close()
+		<-q.done
+	})
+}
+
+func TestDroppedMessagesAreNotWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedWriter()
+		g.hold()
+		q := newOutQueue(g, time.Hour, func(error) {})
+		var drop atomic.Bool
+		var done atomic.Int32
+		q.push(outMsg{data: []byte("a\n")}, false, 0)
+		synctest.Wait()
+		q.push(outMsg{data: []byte("b\n"), drop: &drop, done: func() { done.Add(1) }}, false, 0)
+		q.push(outMsg{data: []byte("c\n"), done: func() { done.Add(1) }}, false, 0)
+		drop.Store(true) // e.g. notifications/cancelled arrives while queued
+		g.release()
+		q.close()
+		<-q.done
+		if got := string(g.bytes()); got != "a\nc\n" {
+			t.Errorf("wrote %q", got)
+		}
+		if done.Load() != 2 {
+			t.Errorf("done ran %d times, want 2", done.Load())
+		}
+	})
+}
+
+func TestProgressNeverBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedWriter()
+		g.hold()
+		s := newServer(Config{})
+		s.out = newOutQueue(g, time.Hour, func(error) {})
+		c := &call{}
+		p := &progressSink{s: s, token: jsontext.Value(`"t"`), c: c}
+		for i := 1; i <= 100; i++ {
+			v := float64(i)
+			p.send(kernel.Progress{Progress: &v}) // must return even with the queue full
+			if i == 1 {
+				synctest.Wait() // the writer takes the first and blocks on it
+			}
+		}
+		v := 1000.0
+		p.close()
+		p.send(kernel.Progress{Progress: &v}) // after the response: nothing
+		g.release()
+		s.out.close()
+		<-s.out.done
+		out := string(g.bytes())
+		if n := strings.Count(out, "\n"); n != 1+maxQueueMessages {
+			t.Errorf("%d notifications written, want %d (the rest dropped)", n, 1+maxQueueMessages)
+		}
+		if strings.Contains(out, `"progress":1000`) {
+			t.Error("progress sent after the call ended")
+		}
+	})
+}
+
+func TestReaderLines(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  []string // "L:<line>" or "X" for over-long
+	}{
+		{"split writes", "ab\ncd\n", []string{"L:ab", "L:cd"}},
+		{"unterminated last line", "ab\ncd", []string{"L:ab", "L:cd"}},
+		{"empty lines", "\n\nab\n", []string{"L:", "L:", "L:ab"}},
+		{"exact limit", strings.Repeat("a", maxLineBytes) + "\nz\n", []string{"L:" + strings.Repeat("a", maxLineBytes), "L:z"}},
+		{"one over", strings.Repeat("a", maxLineBytes+1) + "\nz\n", []string{"X", "L:z"}},
+		{"far over, unterminated", strings.Repeat("a", 3*maxLineBytes), []string{"X"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stop := make(chan struct{})
+			defer close(stop)
+			r := &lineReader{in: &chunkReader{data: []byte(tt.input), n: 7000}, events: make(chan readEvent), stop: stop}
+			go r.run()
+			var got []string
+			for ev := range r.events {
+				if ev.kind == evEnd {
+					if ev.err != nil {
+						t.Fatal(ev.err)
+					}
+					break
+				}
+				switch ev.kind {
+				case evLine:
+					got = append(got, "L:"+string(ev.line))
+				case evOverlong:
+					got = append(got, "X")
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("got %.80q, want %.80q", got, tt.want)
+			}
+		})
+	}
+}
+
+// chunkReader returns at most n bytes per Read.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), c.n, len(c.data))
+	copy(p, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
