@@ -14,4 +14,8 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require golang.org/x/tools v0.52.0 // indirect
+require (
+	github.com/mark3labs/mcp-go v1.2.1 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)

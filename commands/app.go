@@ -200,7 +200,7 @@ func unknownCommand(root *cli.Command, args []string) error {
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return nil
 	}
-	if root.Command(args[1]) != nil || args[1] == "help" || args[1] == "h" {
+	if root.Command(args[1]) != nil || args[1] == "help" || args[1] == "h" || args[1] == "completion" {
 		return nil
 	}
 	return kernel.Errorf(kernel.CodeUsage, "unknown command %q", args[1]).

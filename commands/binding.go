@@ -1,10 +1,7 @@
 package commands
 
 import (
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
@@ -102,14 +99,3 @@ func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error
 	}
 	return in, nil
 }
-
-// parseRev accepts "r7" or "7".
-func parseRev(s string) (uint64, error) {
-	n, err := strconv.ParseUint(strings.TrimPrefix(s, "r"), 10, 64)
-	if err != nil || n == 0 {
-		return 0, usageErr("%q is not a revision (use the id shown by 'rukh revisions', e.g. r3)", s)
-	}
-	return n, nil
-}
-
-func revID(n uint64) string { return fmt.Sprintf("r%d", n) }

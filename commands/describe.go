@@ -123,7 +123,8 @@ func findCommand(b *policy.Binding, args []string) *policy.BoundCommand {
 }
 
 func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *describeReport {
-	rep := &describeReport{Command: bc.Declaration, Release: bc.Release, Source: source, Eligible: bc.Eligible, Reason: bc.Reason,
+	ok, why := bc.Publishable()
+	rep := &describeReport{Command: bc.Declaration, Release: bc.Release, Source: source, Eligible: ok, Reason: why,
 		Usage: cliUsage(&bc.Declaration)}
 	if s, err := kernel.InputSchema(&bc.Declaration); err == nil {
 		rep.InputSchema = s
@@ -212,6 +213,9 @@ func printDescribe(w io.Writer, r *describeReport) {
 		res = c.Execute.Result.Kind
 	}
 	fmt.Fprintf(w, "execute: %s %s (mode %s, result %s)\n", c.Execute.Program, strings.Join(c.Execute.Args, " "), mode, res)
+	if h := hintWords(c.Hints); h != "" {
+		fmt.Fprintf(w, "hints: %s\n", h)
+	}
 	if r.Eligible {
 		fmt.Fprintln(w, "agents: eligible")
 	} else {
@@ -225,14 +229,10 @@ func printDescribe(w io.Writer, r *describeReport) {
 	}
 }
 
-// paramSummary describes a param's type and rules for help and describe.
+// paramSummary describes a param's type and rules for describe.
 func paramSummary(p *kernel.Param) string {
 	var b strings.Builder
-	t := string(p.Type)
-	if p.Type == kernel.TypeList && p.Items != nil {
-		t = "list of " + string(p.Items.Type)
-	}
-	b.WriteString(t)
+	b.WriteString(paramType(p))
 	if p.Flag != "" {
 		fmt.Fprintf(&b, ", --%s", p.Flag)
 		if p.Short != "" {
@@ -240,6 +240,43 @@ func paramSummary(p *kernel.Param) string {
 		}
 	} else if p.Position != nil {
 		fmt.Fprintf(&b, ", position %d", *p.Position)
+	}
+	b.WriteString(paramRules(p))
+	if p.Description != "" {
+		fmt.Fprintf(&b, ": %s", p.Description)
+	}
+	return b.String()
+}
+
+// flagUsage is a flag's help line; urfave/cli shows the back-quoted word
+// as the value placeholder.
+func flagUsage(p *kernel.Param) string {
+	var b strings.Builder
+	if p.Description != "" {
+		b.WriteString(p.Description + " ")
+	}
+	if p.Type == kernel.TypeBoolean {
+		fmt.Fprintf(&b, "(boolean%s)", paramRules(p))
+	} else {
+		fmt.Fprintf(&b, "(`%s`%s)", strings.ToUpper(paramType(p)), paramRules(p))
+	}
+	if p.Type == kernel.TypeList {
+		b.WriteString(", repeat for more")
+	}
+	return b.String()
+}
+
+func paramType(p *kernel.Param) string {
+	if p.Type == kernel.TypeList && p.Items != nil {
+		return string(p.Items.Type)
+	}
+	return string(p.Type)
+}
+
+func paramRules(p *kernel.Param) string {
+	var b strings.Builder
+	if p.Type == kernel.TypeList {
+		b.WriteString(", list")
 	}
 	if p.Required {
 		b.WriteString(", required")
@@ -263,9 +300,6 @@ func paramSummary(p *kernel.Param) string {
 	if p.MaxItems != nil {
 		fmt.Fprintf(&b, ", at most %d items", *p.MaxItems)
 	}
-	if p.Description != "" {
-		fmt.Fprintf(&b, ": %s", p.Description)
-	}
 	return b.String()
 }
 
@@ -274,4 +308,24 @@ func orEmpty(v jsontext.Value) string {
 		return ""
 	}
 	return string(v)
+}
+
+func hintWords(h *kernel.Hints) string {
+	if h == nil {
+		return ""
+	}
+	var words []string
+	add := func(v *bool, yes, no string) {
+		if v != nil {
+			words = append(words, yesno(*v, yes, no))
+		}
+	}
+	add(h.ReadOnly, "read-only", "writes")
+	add(h.Destructive, "destructive", "not destructive")
+	add(h.Idempotent, "idempotent", "not idempotent")
+	add(h.OpenWorld, "open world", "closed world")
+	if h.Title != "" {
+		words = append([]string{fmt.Sprintf("title %q", h.Title)}, words...)
+	}
+	return strings.Join(words, ", ")
 }

@@ -38,7 +38,7 @@ func (a *app) rollbackCmd() *cli.Command {
 			if c.Args().Len() != 1 {
 				return usageErr("rollback takes exactly one REV")
 			}
-			n, err := parseRev(c.Args().First())
+			n, err := store.ParseRevisionID(c.Args().First())
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revisio
 		if err != nil {
 			return err
 		}
-		newID = revID(uint64(len(revs)) + 1)
+		newID = store.RevisionID(uint64(len(revs)) + 1)
 		if err := build(newID); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -38,10 +39,10 @@ func (a *app) revisionsCmd() *cli.Command {
 				r := revs[i]
 				e := revisionEntry{Revision: r.ID, Active: r.Number == active, CreatedAt: r.CreatedAt, Releases: len(r.Releases), Note: r.Note}
 				if r.Parent != 0 {
-					e.Parent = revID(r.Parent)
+					e.Parent = store.RevisionID(r.Parent)
 				}
 				if r.RollbackOf != 0 {
-					e.RollbackOf = revID(r.RollbackOf)
+					e.RollbackOf = store.RevisionID(r.RollbackOf)
 				}
 				entries = append(entries, e)
 			}

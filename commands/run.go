@@ -31,7 +31,9 @@ func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args 
 		tree.add(&b.Routes[i])
 	}
 	for _, name := range tree.sortedChildren() {
-		root.Commands = append(root.Commands, a.routeCommand(b, name, tree.children[name]))
+		c := a.routeCommand(b, name, tree.children[name])
+		c.Category = "published commands"
+		root.Commands = append(root.Commands, c)
 	}
 }
 
@@ -135,6 +137,19 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 		}
 		return c
 	}
+	var args []string
+	for i := range decl.Params {
+		if p := &decl.Params[i]; p.Position != nil {
+			line := fmt.Sprintf("  %-10s %s%s", strings.ToUpper(p.ID), paramType(p), paramRules(p))
+			if p.Description != "" {
+				line += ": " + p.Description
+			}
+			args = append(args, line)
+		}
+	}
+	if len(args) > 0 {
+		c.Description = strings.TrimSpace(c.Description + "\n\nARGUMENTS:\n" + strings.Join(args, "\n"))
+	}
 	rec := &recorder{}
 	for i := range decl.Params {
 		p := &decl.Params[i]
@@ -145,7 +160,7 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 		if p.Short != "" {
 			aliases = []string{p.Short}
 		}
-		usage := paramSummary(p)
+		usage := flagUsage(p)
 		if p.Type == kernel.TypeBoolean {
 			c.Flags = append(c.Flags, &cli.BoolFlag{Name: p.Flag, Aliases: aliases, Usage: usage})
 			continue

@@ -5,7 +5,7 @@ import "github.com/urfave/cli/v3"
 // ownerVerbs lists the built-in verbs. Every name here is reserved in
 // kernel.BuiltinVerbs so no extension can shadow it.
 func (a *app) ownerVerbs() []*cli.Command {
-	return []*cli.Command{
+	verbs := []*cli.Command{
 		a.installCmd(),
 		a.uninstallCmd(),
 		a.trustCmd(),
@@ -26,4 +26,8 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.diagnosticsCmd(),
 		a.versionCmd(),
 	}
+	for _, v := range verbs {
+		v.Category = "owner verbs"
+	}
+	return verbs
 }
