@@ -127,6 +127,9 @@ func runFake(args []string) int {
 		fmt.Println("to stdout")
 		fmt.Fprintln(os.Stderr, "to stderr")
 		report("succeeded", text(strings.Join(args[1:], " ")), "")
+	case "plain": // a result-less command (v1): output on stdout only
+		fmt.Println(strings.Join(args[1:], " "))
+		report("succeeded", nil, "")
 	case "fail":
 		report("command_failed", nil, "the thing was not there")
 		return 1

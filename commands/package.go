@@ -51,12 +51,16 @@ func (a *app) packageCmd() *cli.Command {
 				Name:      "pack",
 				Usage:     "write a package directory as a reproducible .tar.gz",
 				ArgsUsage: "DIR OUT.tar.gz",
+				Flags:     []cli.Flag{jsonFlag()},
 				Action: func(ctx context.Context, c *cli.Command) error {
 					if c.Args().Len() != 2 {
 						return usageErr("package pack takes DIR and OUT.tar.gz")
 					}
 					if err := extpkg.Pack(c.Args().Get(0), c.Args().Get(1)); err != nil {
 						return err
+					}
+					if c.Bool("json") {
+						return printJSON(a.stdout, map[string]string{"package": c.Args().Get(0), "archive": c.Args().Get(1)})
 					}
 					fmt.Fprintf(a.stdout, "wrote %s\n", c.Args().Get(1))
 					return nil
