@@ -28,12 +28,11 @@ show() {
 	"$@"
 }
 pretty() {
-	if command -v jq >/dev/null 2>&1; then
+	# python3 keeps big integers exact; jq 1.6 rounds them through doubles
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -m json.tool --no-ensure-ascii
+	elif command -v jq >/dev/null 2>&1; then
 		jq .
-	elif command -v python3 >/dev/null 2>&1; then
-		while IFS= read -r line; do
-			printf '%s\n' "$line" | python3 -m json.tool --no-ensure-ascii
-		done
 	else
 		cat
 	fi
@@ -124,11 +123,25 @@ cat >mcp-in.jsonl <<EOF
 {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"$show_tool","arguments":{"id":42},$meta}}
 {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"$add_tool","arguments":{"title":"too urgent","priority":9},$meta}}
 EOF
-echo "client → server (one JSON-RPC message per line):"
-sed 's/^/  /' mcp-in.jsonl
-echo
-echo "server → client:"
-rukh serve-mcp <mcp-in.jsonl | pretty
+# Like a real client, wait for each answer before the next request, and close
+# stdin only at the end: rukh stops running invocations when its client goes
+# away, so piping the whole file in would cancel the calls.
+coproc MCP { rukh serve-mcp 2>mcp-stderr.log; }
+while IFS= read -r request; do
+	printf '\n\033[1m-> client\033[0m\n'
+	printf '%s\n' "$request" | pretty
+	printf '%s\n' "$request" >&"${MCP[1]}"
+	IFS= read -r -t 20 response <&"${MCP[0]}" || {
+		echo "no answer from serve-mcp" >&2
+		cat mcp-stderr.log >&2
+		exit 1
+	}
+	printf '\033[1m<- server\033[0m\n'
+	printf '%s\n' "$response" | pretty
+done <mcp-in.jsonl
+mcp_pid=$MCP_PID
+exec {MCP[1]}>&-
+wait "$mcp_pid"
 
 step "the note the agent added is there for the person too"
 show rukh notes list --tag agent
