@@ -135,7 +135,7 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 		Type *string `json:"type"`
 	}
 	if err := json.Unmarshal(line, &head); err != nil {
-		return bad("invalid channel message: %v", jsonError(err))
+		return bad("invalid channel message: %v", JSONError(err))
 	}
 	if head.Type == nil {
 		return bad("channel message without \"type\"")
@@ -144,7 +144,7 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 	case msgProgress:
 		var m progressMessage
 		if err := json.Unmarshal(line, &m, strictUnmarshal); err != nil {
-			return bad("invalid progress message: %v", jsonError(err))
+			return bad("invalid progress message: %v", JSONError(err))
 		}
 		if len(m.Message) > MaxReasonBytes {
 			return bad("progress message is %d bytes, over the limit of %d", len(m.Message), MaxReasonBytes)
@@ -153,7 +153,7 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 	case msgReport:
 		var m reportMessage
 		if err := json.Unmarshal(line, &m, strictUnmarshal); err != nil {
-			return bad("invalid report: %v", jsonError(err))
+			return bad("invalid report: %v", JSONError(err))
 		}
 		if m.InvocationID == nil {
 			return bad("report without invocationId")
@@ -233,7 +233,7 @@ func (rc *resultChecker) check(raw jsontext.Value) (jsontext.Value, error) {
 		Data jsontext.Value `json:"data,omitzero"`
 	}
 	if err := json.Unmarshal(raw, &cr, strictUnmarshal); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	if cr.Kind == nil {
 		return nil, errors.New("missing \"kind\"")
@@ -265,7 +265,7 @@ func (rc *resultChecker) check(raw jsontext.Value) (jsontext.Value, error) {
 	}
 	v := append(jsontext.Value(nil), raw...)
 	if err := v.Compact(); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	return v, nil
 }

@@ -440,13 +440,13 @@ func (lr *listRules) fromJSON(v jsontext.Value, at string) ([]any, *Error) {
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(v))
 	if _, err := d.ReadToken(); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	out := []any{}
 	for d.PeekKind() != ']' {
 		item, err := d.ReadValue()
 		if err != nil {
-			return nil, jsonError(err)
+			return nil, JSONError(err)
 		}
 		if len(out) == lr.maxCount() {
 			return nil, &Error{Code: CodeInvalid, Path: at, Message: lr.checkCount(len(out) + 1)}
@@ -555,12 +555,12 @@ func RequestFromJSON(c *Command, args jsontext.Value) (Request, error) {
 		}
 		d := jsontext.NewDecoder(bytes.NewReader(args))
 		if _, err := d.ReadToken(); err != nil {
-			return Request{}, jsonError(err)
+			return Request{}, JSONError(err)
 		}
 		for d.PeekKind() != '}' {
 			tok, err := d.ReadToken()
 			if err != nil {
-				return Request{}, jsonError(err)
+				return Request{}, JSONError(err)
 			}
 			name := tok.String()
 			i := specIndex(ss, name)
@@ -569,7 +569,7 @@ func RequestFromJSON(c *Command, args jsontext.Value) (Request, error) {
 			}
 			v, err := d.ReadValue()
 			if err != nil {
-				return Request{}, jsonError(err)
+				return Request{}, JSONError(err)
 			}
 			x, e := ss[i].fromJSON(v, "/"+escapeToken(name))
 			if e != nil {

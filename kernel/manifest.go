@@ -62,7 +62,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		APIVersion jsontext.Value `json:"apiVersion"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	var api string
 	switch {
@@ -72,7 +72,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		return nil, &Error{Code: CodeInvalid, Path: "/apiVersion", Message: "apiVersion must be a string"}
 	}
 	if err := json.Unmarshal(head.APIVersion, &api); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	if api != APIVersion1 && api != APIVersion2 {
 		return nil, &Error{Code: CodeUnsupported, Path: "/apiVersion", Message: "unsupported apiVersion " + strconv.Quote(api),
@@ -83,7 +83,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m, json.RejectUnknownMembers(true)); err != nil {
-		return nil, jsonError(err)
+		return nil, JSONError(err)
 	}
 	if err := validateManifest(&m); err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 	for {
 		tok, err := d.ReadToken()
 		if err != nil {
-			return jsonError(err)
+			return JSONError(err)
 		}
 		k := tok.Kind()
 		if k == '}' || k == ']' {
@@ -65,16 +65,17 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 	}
 	if _, err := d.ReadToken(); err != io.EOF {
 		if err != nil {
-			return jsonError(err)
+			return JSONError(err)
 		}
 		return &Error{Code: CodeInvalid, Message: "several top-level JSON values"}
 	}
 	return nil
 }
 
-// jsonError turns a jsontext or json error into a CodeInvalid *Error located
-// at the JSON pointer the library reported.
-func jsonError(err error) *Error {
+// JSONError turns a jsontext or json error into a CodeInvalid *Error located
+// at the JSON pointer the library reported, so every strict reader words
+// its errors the same way.
+func JSONError(err error) *Error {
 	var ke *Error
 	if errors.As(err, &ke) {
 		return ke

@@ -473,42 +473,10 @@ func rejectNull(data []byte) error {
 
 func profileJSONError(err error) error {
 	var se *json.SemanticError
-	if errors.As(err, &se) {
-		switch {
-		case se.JSONKind == '0' && se.GoType != nil && se.GoType.Kind() != reflect.String:
-			return invalidAt(string(se.JSONPointer), fmt.Sprintf("%s is not an integer in range", se.JSONValue))
-		case errors.Is(se.Err, json.ErrUnknownName):
-			return invalidAt(string(se.JSONPointer), fmt.Sprintf("unknown member %q", se.JSONPointer.LastToken()))
-		case se.Err != nil:
-			return invalidAt(string(se.JSONPointer), strings.TrimPrefix(se.Err.Error(), "json: "))
-		case se.JSONKind != 0:
-			return invalidAt(string(se.JSONPointer), fmt.Sprintf("cannot use JSON %s here", kindWord(se.JSONKind)))
-		}
-		return invalidAt(string(se.JSONPointer), "invalid value")
+	if errors.As(err, &se) && se.JSONKind == '0' && se.GoType != nil && se.GoType.Kind() != reflect.String {
+		return invalidAt(string(se.JSONPointer), fmt.Sprintf("%s is not an integer in range", se.JSONValue))
 	}
-	var xe *jsontext.SyntacticError
-	if errors.As(err, &xe) {
-		return invalidAt(string(xe.JSONPointer), strings.TrimPrefix(xe.Err.Error(), "jsontext: "))
-	}
-	return &kernel.Error{Code: kernel.CodeInvalid, Message: strings.TrimPrefix(err.Error(), "json: ")}
-}
-
-func kindWord(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 'f', 't':
-		return "boolean"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	}
-	return "value"
+	return kernel.JSONError(err)
 }
 
 func invalidAt(path, msg string) *kernel.Error {
