@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/big"
 	"slices"
@@ -283,25 +284,13 @@ func compareValues(a, b any) int {
 		if !ok {
 			return 2
 		}
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, y)
 	case float64:
 		y, ok := b.(float64)
 		if !ok {
 			return 2
 		}
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x, y)
 	case Decimal:
 		y, ok := b.(Decimal)
 		if !ok {

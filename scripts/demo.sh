@@ -140,7 +140,7 @@ while IFS= read -r request; do
 	printf '%s\n' "$response" | pretty
 done <mcp-in.jsonl
 mcp_pid=$MCP_PID
-exec {MCP[1]}>&-
+eval "exec ${MCP[1]}>&-"
 wait "$mcp_pid"
 
 step "the note the agent added is there for the person too"
