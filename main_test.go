@@ -15,14 +15,16 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rukh-dev/rukh/examples/notes/notes"
 )
 
 var update = flag.Bool("update", false, "rewrite testscript files with actual output where cmp fails")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"rukh":          main,
-		"rukh-fake-ext": fakeExtension,
+		"rukh":               main,
+		"rukh-fake-ext":      fakeExtension,
+		"rukh-example-notes": notes.Main,
 	})
 }
 
@@ -42,6 +44,9 @@ func TestScript(t *testing.T) {
 			"noorphans": cmdNoOrphans,
 			"mkhostile": cmdMkHostile,
 			"exitcode":  cmdExitCode,
+			// main_mcp_test.go
+			"mcpsession":   cmdMCPSession,
+			"jsonrpclines": cmdJSONRPCLines,
 		},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -226,7 +227,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 	if err != nil {
 		var ke *kernel.Error
 		if errors.As(err, &ke) && ke.Code == kernel.CodeInvalid {
-			ke = ke.WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
+			ke = ke.AtPath(cliName(decl, ke.Path)).WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
 			return &exitError{code: ExitUsage, err: ke}
 		}
 		return &exitError{code: ExitUsage, err: err}
@@ -326,4 +327,25 @@ func templateLimits(t policy.Template) kernel.Limits {
 		ResultBytes:      t.ResultBytes,
 		DiagnosticsBytes: t.DiagnosticsBytes,
 	}
+}
+
+// cliName renames an input error's JSON pointer (/priority, /tags/2) to
+// what a person typed: --priority, item 3 of --tag, or the argument ID.
+func cliName(decl *kernel.Command, path string) string {
+	id, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	for i := range decl.Params {
+		p := &decl.Params[i]
+		if p.ID != id {
+			continue
+		}
+		name := strings.ToUpper(p.ID)
+		if p.Flag != "" {
+			name = "--" + p.Flag
+		}
+		if n, err := strconv.Atoi(rest); err == nil {
+			return fmt.Sprintf("%s (item %d)", name, n+1)
+		}
+		return name
+	}
+	return path
 }

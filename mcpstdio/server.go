@@ -206,6 +206,11 @@ func (s *server) fail(err error) {
 // shutdown stops every invocation without answering it and waits for them.
 func (s *server) shutdown(cancel context.CancelFunc) {
 	s.mu.Lock()
+	if n := s.running; n > 0 {
+		// Say why a piped client got no answer: the stdio spec ends a
+		// session at end of input, running calls included.
+		s.logf("input closed: stopping %d running call(s); they get no response", n)
+	}
 	for _, c := range s.calls {
 		c.dropped.Store(true)
 		c.cancel()

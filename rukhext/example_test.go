@@ -17,10 +17,11 @@ func Example() {
 			return rukhext.Result{}, fmt.Errorf("title is empty") // command_failed
 		}
 		call.Progress("saving", 1, 2)
-		return rukhext.Structured(map[string]any{"id": 7, "title": title}), nil
+		// the result must match the declared schema: {"id": integer}
+		return rukhext.Structured(map[string]any{"id": 7}), nil
 	})
 	ext.Handle("notes.show", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
-		return rukhext.Text("note " + call.String("id")), nil
+		return rukhext.Text(fmt.Sprintf("note %d", call.Int("id"))), nil
 	})
 	_ = ext.Main // in main: ext.Main()
 }

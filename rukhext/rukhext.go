@@ -7,7 +7,7 @@
 //	func main() {
 //		ext := rukhext.New()
 //		ext.Handle("notes.add", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
-//			return rukhext.Structured(map[string]any{"id": 7, "title": call.String("title")}), nil
+//			return rukhext.Structured(map[string]any{"id": 7}), nil // matches the declared result schema
 //		})
 //		ext.Main()
 //	}

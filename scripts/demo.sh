@@ -9,22 +9,21 @@
 # package directory). Needs Go; python3 or jq pretty-prints MCP responses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-demo.XXXXXX")
+# releases are installed read-only: make them writable so rm can remove them
 trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
-# A fresh home for rukh and a fresh HOME for the notes file: the demo never
-# touches the user's own rukh home or notes.
-export RUKH_HOME="$tmp/rukh-home"
-export HOME="$tmp/home"
-export LANG=C.UTF-8
-mkdir -p "$HOME"
-
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-# show runs a command after printing it, as a reader would type it.
+bold='' plain=''
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+# show prints a command as a reader would type it, then runs it.
 show() {
-	printf '$ %s\n' "$*"
+	local out='$' a
+	for a in "$@"; do
+		if [[ $a =~ ^[A-Za-z0-9_./=:@+-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
+	done
+	printf '%s\n' "$out"
 	"$@"
 }
 pretty() {
@@ -39,15 +38,25 @@ pretty() {
 }
 
 step "build rukh (static) and the notes example"
+# Built before HOME changes below, so Go keeps using its own caches.
 mkdir -p "$tmp/bin"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/bin/rukh" .
 cp -R examples/notes/package "$tmp/notes-pkg"
 rm -rf "$tmp/notes-pkg/bin" "$tmp/notes-pkg/rukh-extension.sig"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/notes-pkg/bin/notes" ./examples/notes
+
+# A fresh rukh home, and a fresh HOME for the notes file: the demo never
+# touches the user's own rukh home or notes.
+export RUKH_HOME="$tmp/rukh-home"
+export HOME="$tmp/home"
+export LANG=C.UTF-8
 export PATH="$tmp/bin:$PATH"
+mkdir -p "$HOME"
 cd "$tmp"
+echo "RUKH_HOME=$RUKH_HOME"
+echo "HOME=$HOME (the notes file goes to \$HOME/.rukh-notes/notes.json)"
 show rukh --version
-ls -l notes-pkg notes-pkg/bin | sed 's/^/  /'
+show ls -l notes-pkg notes-pkg/bin
 
 step "author: make a test publisher key, sign the package and pack it"
 show rukh keygen --out keys/rukh-examples
@@ -108,9 +117,7 @@ show rukh mcp-config --client claude
 step "an agent: a scripted MCP exchange with 'rukh serve-mcp' (protocol 2026-07-28)"
 # Tool names are fingerprinted per namespace and revision: look them up in
 # the published projection, as a client would from tools/list.
-tool() { rukh tools --json | python3 -c 'import json,sys
-for t in json.load(sys.stdin)["tools"]:
-    if t["name"].startswith(sys.argv[1] + "__"): print(t["name"])' "$1"; }
+tool() { rukh tools --json | grep -o "\"$1__[0-9a-f]*\"" | tr -d '"'; }
 list_tool=$(tool notes_list)
 add_tool=$(tool notes_add)
 show_tool=$(tool notes_show)
@@ -126,22 +133,25 @@ EOF
 # Like a real client, wait for each answer before the next request, and close
 # stdin only at the end: rukh stops running invocations when its client goes
 # away, so piping the whole file in would cancel the calls.
-coproc MCP { rukh serve-mcp 2>mcp-stderr.log; }
+# (Plain FIFOs rather than coproc, so that macOS's bash 3.2 runs this too.)
+mkfifo mcp-in mcp-out
+rukh serve-mcp <mcp-in >mcp-out 2>mcp-stderr.log &
+mcp_pid=$!
+exec 3>mcp-in 4<mcp-out
 while IFS= read -r request; do
-	printf '\n\033[1m-> client\033[0m\n'
-	printf '%s\n' "$request" | pretty
-	printf '%s\n' "$request" >&"${MCP[1]}"
-	IFS= read -r -t 20 response <&"${MCP[0]}" || {
+	printf '\n%s-> client%s\n%s\n' "$bold" "$plain" "$request"
+	printf '%s\n' "$request" >&3
+	IFS= read -r -t 20 response <&4 || {
 		echo "no answer from serve-mcp" >&2
 		cat mcp-stderr.log >&2
 		exit 1
 	}
-	printf '\033[1m<- server\033[0m\n'
+	printf '%s<- server%s\n' "$bold" "$plain"
 	printf '%s\n' "$response" | pretty
 done <mcp-in.jsonl
-mcp_pid=$MCP_PID
-eval "exec ${MCP[1]}>&-"
+exec 3>&- # end of input: serve-mcp exits
 wait "$mcp_pid"
+exec 4<&-
 
 step "the note the agent added is there for the person too"
 show rukh notes list --tag agent

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/rukhext"
 )
 
@@ -87,11 +88,28 @@ func (h *handlers) list(ctx context.Context, call *rukhext.Call) (rukhext.Result
 		return rukhext.Result{}, failure("cannot read the notes", err)
 	}
 	res := listResult{Notes: make([]listItem, 0, len(notes)), Total: total}
+	members, size := 2, 64
 	for _, n := range notes {
-		res.Notes = append(res.Notes, listItem{ID: n.ID, Title: n.Title, Priority: n.Priority, Tags: n.Tags})
+		it := listItem{ID: n.ID, Title: n.Title, Priority: n.Priority, Tags: n.Tags}
+		// rukh refuses, never truncates, a result over its limits: stop
+		// early instead, and let total say how many there are.
+		b, _ := json.Marshal(it)
+		members += 1 + 4 + len(it.Tags)
+		size += len(b) + 1
+		if members > listMaxMembers || size > listMaxBytes {
+			break
+		}
+		res.Notes = append(res.Notes, it)
 	}
 	return rukhext.Structured(res), nil
 }
+
+// Result limits of rukh (SPEC §2.2: 2,048 members plus elements and
+// 128 KiB per commandResult), with room for the envelope.
+const (
+	listMaxMembers = 2000
+	listMaxBytes   = 120 << 10
+)
 
 func (h *handlers) show(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 	s, err := h.open()
