@@ -64,6 +64,9 @@ func TestInterop(t *testing.T) {
 		})
 	}
 	t.Run("raw-wire", func(t *testing.T) { rawWire(t, bin, home, want) })
+	for _, client := range []string{"claude", "cursor", "vscode"} {
+		t.Run("mcp-config/"+client, func(t *testing.T) { mcpConfigWorks(t, bin, home, client, len(want)) })
+	}
 
 	t.Run("equivalence", func(t *testing.T) {
 		equivalence(t, bin, newInteropHome(t, bin, "testdata/interop/echo", "interop.echo"))
@@ -810,6 +813,53 @@ func rawWire(t *testing.T, bin, home string, want map[string]wantTool) {
 	}
 	if err := s.cmd.Wait(); err != nil {
 		t.Errorf("serve-mcp after stdin EOF: %v", err)
+	}
+}
+
+// mcpConfigWorks starts the server exactly as the printed snippet says
+// (command, args, env) and lists its tools through go-sdk.
+func mcpConfigWorks(t *testing.T, bin, home, client string, tools int) {
+	var cfg map[string]map[string]struct {
+		Type    string            `json:"type"`
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+	}
+	if err := stdjson.Unmarshal([]byte(mustRukh(t, bin, home, "mcp-config", "--client", client)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	key := "mcpServers"
+	if client == "vscode" {
+		key = "servers"
+	}
+	srv, ok := cfg[key]["rukh-local"]
+	if !ok || len(cfg) != 1 {
+		t.Fatalf("no %s.rukh-local in %v", key, cfg)
+	}
+	if client == "vscode" && srv.Type != "stdio" {
+		t.Errorf("vscode type %q, want stdio", srv.Type)
+	}
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range srv.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	n := 0
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != tools {
+		t.Errorf("the configured server lists %d tools, want %d", n, tools)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // Only what is published is live: the draft never reaches the CLI. A store
 // that cannot be read leaves the built-in verbs working.
 func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args []string) {
-	if len(args) > 1 && isBuiltin(args[1]) {
+	if len(args) > 1 && (isBuiltin(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return // owner verbs never need the revision
 	}
 	b, _, err := a.activeBinding()

@@ -10,10 +10,6 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// maxCachedRevisions bounds the decoded-binding cache: the active revision,
-// the one before it and a little slack for a publish racing a rollback.
-const maxCachedRevisions = 4
-
 // revision is one decoded binding prepared for the launch endpoint: listing
 // is a slice of pre-encoded tool objects, calling a map lookup.
 type revision struct {
@@ -98,26 +94,28 @@ func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, e
 	return r, nil
 }
 
-// revisionCache holds the most recently used decoded revisions.
+// revisionCache holds the decoded active revision, and only that one:
+// revision numbers only grow (a rollback is a new revision) and cursors from
+// other revisions are refused, so an older binding is never asked for again
+// (calls in flight keep their own pointer). Dropping it before decoding the
+// next one keeps memory at one binding, however often the owner publishes.
 type revisionCache struct {
 	load     func(uint64) (*policy.Binding, error)
 	endpoint string
 
-	mu      sync.Mutex
-	entries []*revision // most recently used first
+	mu  sync.Mutex
+	cur *revision
 }
 
 func (c *revisionCache) get(n uint64) (*revision, error) {
 	c.mu.Lock()
-	for i, r := range c.entries {
-		if r.n == n {
-			if i != 0 {
-				copy(c.entries[1:i+1], c.entries[:i])
-				c.entries[0] = r
-			}
-			c.mu.Unlock()
-			return r, nil
-		}
+	if c.cur != nil && c.cur.n == n {
+		r := c.cur
+		c.mu.Unlock()
+		return r, nil
+	}
+	if c.cur != nil && c.cur.n < n {
+		c.cur = nil
 	}
 	c.mu.Unlock()
 
@@ -135,15 +133,11 @@ func (c *revisionCache) get(n uint64) (*revision, error) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, have := range c.entries {
-		if have.n == n { // another request loaded it meanwhile
-			return have, nil
-		}
-	}
-	c.entries = append([]*revision{r}, c.entries...)
-	if len(c.entries) > maxCachedRevisions {
-		c.entries[maxCachedRevisions] = nil
-		c.entries = c.entries[:maxCachedRevisions]
+	switch {
+	case c.cur == nil || c.cur.n < n:
+		c.cur = r
+	case c.cur.n == n: // another request loaded it meanwhile
+		return c.cur, nil
 	}
 	return r, nil
 }

@@ -247,25 +247,26 @@ func TestStoreErrors(t *testing.T) {
 	}
 }
 
-func TestRevisionCacheIsBounded(t *testing.T) {
+func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 	loads := map[uint64]int{}
 	c := &revisionCache{endpoint: "local", load: func(n uint64) (*policy.Binding, error) {
 		loads[n]++
 		return testBinding(n, 0, testTemplate), nil
 	}}
-	for _, n := range []uint64{1, 1, 2, 3, 1, 4, 5, 1, 2} {
+	for _, n := range []uint64{1, 1, 2, 2, 3, 1, 3} {
 		r, err := c.get(n)
 		if err != nil || r.n != n {
 			t.Fatalf("get(%d) = %v, %v", n, r, err)
 		}
 	}
-	// 1 stays hot; 2 is evicted by 4 and 5 (LRU of 4) and loaded again.
-	want := map[uint64]int{1: 1, 2: 2, 3: 1, 4: 1, 5: 1}
+	// 1 and 2 are dropped once a newer revision is active; an old number
+	// (a stale request racing a publish) is served but never cached.
+	want := map[uint64]int{1: 2, 2: 1, 3: 1}
 	if fmt.Sprint(loads) != fmt.Sprint(want) {
 		t.Errorf("loads = %v, want %v", loads, want)
 	}
-	if len(c.entries) != maxCachedRevisions {
-		t.Errorf("%d cached revisions, want %d", len(c.entries), maxCachedRevisions)
+	if c.cur == nil || c.cur.n != 3 {
+		t.Errorf("cached revision = %v, want 3", c.cur)
 	}
 }
 

@@ -177,10 +177,10 @@ func benchPublish(c config, h *largeHome) ([]row, []string, error) {
 }
 
 // benchList: target 2 and target 5 on one warm serve-mcp of the large home.
-func benchList(c config, h *largeHome) ([]row, []string, error) {
+func benchList(c config, h *largeHome) (list, mem []row, notes []string, err error) {
 	s, err := h.start()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer s.close()
 	var first []time.Duration
@@ -188,15 +188,15 @@ func benchList(c config, h *largeHome) ([]row, []string, error) {
 	for i := range c.warm + c.lists {
 		line, d, err := s.roundTrip(s.list(""))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if i == 0 {
 			r, err := decode(line)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if len(r.Result.Tools) == 0 || r.Result.NextCursor == "" {
-				return nil, nil, fmt.Errorf("first page has %d tools and no cursor", len(r.Result.Tools))
+				return nil, nil, nil, fmt.Errorf("first page has %d tools and no cursor", len(r.Result.Tools))
 			}
 			pageBytes = len(line)
 		}
@@ -212,11 +212,11 @@ func benchList(c config, h *largeHome) ([]row, []string, error) {
 	for {
 		line, d, err := s.roundTrip(s.list(cursor))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		r, err := decode(line)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		pages = append(pages, d)
 		tools += len(r.Result.Tools)
@@ -232,19 +232,19 @@ func benchList(c config, h *largeHome) ([]row, []string, error) {
 	}
 	full := time.Since(t)
 	if tools != c.packages*c.commands {
-		return nil, nil, fmt.Errorf("full listing has %d tools, want %d", tools, c.packages*c.commands)
+		return nil, nil, nil, fmt.Errorf("full listing has %d tools, want %d", tools, c.packages*c.commands)
 	}
 	if callName == "" {
-		return nil, nil, fmt.Errorf("no p0000_c00 tool listed")
+		return nil, nil, nil, fmt.Errorf("no p0000_c00 tool listed")
 	}
 	var calls []time.Duration
 	for range 10 {
 		line, d, err := s.roundTrip(s.call(callName, `{"title":"x","tags":["a","b"]}`))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if err := checkCall(line); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		calls = append(calls, d)
 	}
@@ -253,34 +253,35 @@ func benchList(c config, h *largeHome) ([]row, []string, error) {
 	for range 100 {
 		_, d, err := s.roundTrip(s.discover())
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		disc = append(disc, d)
 	}
 	pid := s.cmd.Process.Pid
 	hwm, err := procStatus(pid, "VmHWM")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rss, _ := procStatus(pid, "VmRSS")
+	anon, _ := procStatus(pid, "RssAnon")
+	file, _ := procStatus(pid, "RssFile")
 
 	const limit = 40 << 20
 	peak := int64(hwm) << 10
-	mem := row{name: fmt.Sprintf("5. serve-mcp peak RSS (VmHWM), %d tools", tools), n: 1,
+	memRow := row{name: fmt.Sprintf("5. serve-mcp peak RSS (VmHWM), %d tools", tools), n: 1,
 		median: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)), target: "≤ 40 MiB",
 		ratio: fmt.Sprintf("%.2f×", float64(peak)/limit), verdict: verdict(peak <= limit)}
-	rows := []row{
+	list = []row{
 		timeRow(fmt.Sprintf("2. tools/list first page, %d tools", tools), newStats(first), 350*time.Microsecond),
 		timeRow("   tools/list any page (full listing)", newStats(pages), 0),
 		timeRow("   server/discover (warm)", newStats(disc), 0),
-		timeRow("   tools/call trivial, 10k-tool revision", newStats(calls), 0),
-		mem,
+		timeRow(fmt.Sprintf("   tools/call trivial, %d-tool revision", tools), newStats(calls), 0),
 	}
-	notes := []string{
+	notes = []string{
 		fmt.Sprintf("first page: %d bytes; full listing of %d tools: %d pages in %s", pageBytes, tools, len(pages), ms(full)),
-		fmt.Sprintf("serve-mcp after %d first-page lists, a full listing, 10 calls and 100 discovers: VmHWM %d kB, VmRSS %d kB", c.warm+c.lists, hwm, rss),
+		fmt.Sprintf("serve-mcp after %d first-page lists, a full listing, 10 calls and 100 discovers: VmHWM %d kB, VmRSS %d kB (RssAnon %d kB, RssFile %d kB)", c.warm+c.lists, hwm, rss, anon, file),
 	}
-	return rows, notes, nil
+	return list, []row{memRow}, notes, nil
 }
 
 // coldStart spawns serve-mcp, writes server/discover at once and times the
@@ -330,7 +331,7 @@ func benchCold(c config, large *largeHome, small *smallHome) ([]row, []string, e
 		ex = append(ex, d)
 	}
 	rows := []row{
-		timeRow("3. serve-mcp cold start → discover, 10k tools", newStats(l), 15*time.Millisecond),
+		timeRow(fmt.Sprintf("3. serve-mcp cold start → discover, %d tools", c.packages*c.commands), newStats(l), 15*time.Millisecond),
 		timeRow("   same, 1-tool home", newStats(sm), 15*time.Millisecond),
 	}
 	return rows, nil, nil

@@ -66,37 +66,50 @@ func run(c config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("small home: %w", err)
 	}
-	r, n, err := benchCall(c, small)
+	callRows, n, err := benchCall(c, small)
 	if err != nil {
 		return fmt.Errorf("tools/call: %w", err)
 	}
-	rows, notes = append(rows, r...), append(notes, n...)
+	notes = append(notes, n...)
 
-	logf("large home: %d packages x %d commands", c.packages, c.commands)
+	logf("large home: %d packages x %d commands (setup)", c.packages, c.commands)
 	large, setupNotes, err := setupLarge(c)
 	if err != nil {
 		return fmt.Errorf("large home: %w", err)
 	}
 	notes = append(notes, setupNotes...)
 
-	r, n, err = benchPublish(c, large)
+	logf("publish")
+	pubRows, n, err := benchPublish(c, large)
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	rows, notes = append(rows, r...), append(notes, n...)
+	notes = append(notes, n...)
 
-	r, n, err = benchList(c, large)
+	logf("tools/list and memory")
+	listRows, memRows, n, err := benchList(c, large)
 	if err != nil {
 		return fmt.Errorf("tools/list: %w", err)
 	}
-	rows, notes = append(rows, r...), append(notes, n...)
+	notes = append(notes, n...)
 
-	r, n, err = benchCold(c, large, small)
+	logf("cold starts")
+	coldRows, n, err := benchCold(c, large, small)
 	if err != nil {
 		return fmt.Errorf("cold start: %w", err)
 	}
-	rows, notes = append(rows, r...), append(notes, n...)
+	notes = append(notes, n...)
 
+	logf("context")
+	ctxRows, n, err := benchContext(c, large)
+	if err != nil {
+		return fmt.Errorf("context: %w", err)
+	}
+	notes = append(notes, n...)
+
+	for _, rs := range [][]row{callRows, listRows, coldRows, pubRows, memRows, ctxRows} {
+		rows = append(rows, rs...)
+	}
 	printTable(out, rows)
 	fmt.Fprintln(out)
 	for _, n := range notes {

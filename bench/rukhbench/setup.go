@@ -138,11 +138,15 @@ func writePackage(dir, name string, cmds []command, program string) error {
 }
 
 // setPolicy publishes the named packages on endpoint local.
-func (h *home) setPolicy(packages []string) error {
+func (h *home) setPolicy(packages []string) error { return h.setPolicyNS("bench", packages) }
+
+// setPolicyNS is setPolicy with another endpoint namespace (which renames
+// every tool: a new revision with a new projection).
+func (h *home) setPolicyNS(namespace string, packages []string) error {
 	p := map[string]any{
 		"endpoints": map[string]any{
 			"local": map[string]any{
-				"namespace":  "bench",
+				"namespace":  namespace,
 				"transports": []string{"stdio"},
 				"subject":    "owner",
 				"template":   "default",
@@ -256,6 +260,9 @@ func setupLarge(c config) (*largeHome, []string, error) {
 		return nil, nil, err
 	}
 	oneActivate := time.Since(t)
+	// Activations name the version: `activate NAME` alone reads every
+	// release (benchContext times both forms), which is what made this setup
+	// step take minutes.
 
 	var retries atomic.Int64
 	t = time.Now()
@@ -267,7 +274,7 @@ func setupLarge(c config) (*largeHome, []string, error) {
 	installs := time.Since(t)
 	t = time.Now()
 	if err := parallel(c.jobs, len(dirs)-1, func(i int) error {
-		return h.rukhRetry(&retries, "activate", l.names[i+1])
+		return h.rukhRetry(&retries, "activate", l.names[i+1]+"@1.0.0")
 	}); err != nil {
 		return nil, nil, err
 	}
@@ -281,7 +288,7 @@ func setupLarge(c config) (*largeHome, []string, error) {
 	n := len(dirs) - 1
 	notes := []string{
 		fmt.Sprintf("large-home setup (untimed for the targets): generate %d packages %s; one install alone %s, one activate alone %s; "+
-			"%d more installs with %d jobs %s (%.0f/s), %d activations %s (%.0f/s), %d busy-store retries; policy set %s",
+			"%d more installs with %d jobs %s (%.0f/s), %d activations (NAME@VERSION) %s (%.0f/s), %d busy-store retries; policy set %s",
 			len(dirs), gen.Round(time.Millisecond), ms(oneInstall), ms(oneActivate),
 			n, c.jobs, installs.Round(time.Millisecond), float64(n)/installs.Seconds(),
 			n, activations.Round(time.Millisecond), float64(n)/activations.Seconds(), retries.Load(), ms(policy)),

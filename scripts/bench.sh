@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The SPEC §9 performance report (not a test; not part of scripts/test.sh).
+# Builds rukh and the bench helpers statically into a temp dir, runs
+# bench/rukhbench against fresh RUKH_HOMEs there, prints one table with
+# medians, p90, target and verdict (MISSED when a target is missed), then
+# explains the published revision with bench/bindingprobe. Exits 0 even when
+# a target is missed; non-zero only when something could not be measured.
+# Takes about one minute on 2 CPUs, most of it installing and activating
+# 1,000 packages (10,000 commands).
+#
+# Environment: BENCH_ARGS adds rukhbench flags (e.g. "-packages 100 -calls 50"
+# for a quick run); BENCH_KEEP=1 keeps the temp dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-bench.XXXXXX")
+if [ "${BENCH_KEEP:-}" != 1 ]; then
+  trap 'rm -rf "$tmp"' EXIT
+else
+  echo "bench: keeping $tmp" >&2
+fi
+
+echo "== build (CGO_ENABLED=0, -trimpath) into $tmp/bin" >&2
+t0=$(date +%s)
+export CGO_ENABLED=0
+go build -trimpath -o "$tmp/bin/rukh" .
+go build -trimpath -o "$tmp/bin/" ./bench/trivial ./bench/trivialsdk ./bench/rukhbench ./bench/bindingprobe
+for b in rukh trivial trivialsdk; do
+  if ldd "$tmp/bin/$b" >/dev/null 2>&1; then echo "bench: $b is not static" >&2; exit 1; fi
+done
+echo "== binaries: rukh $(du -h "$tmp/bin/rukh" | cut -f1), trivial $(du -h "$tmp/bin/trivial" | cut -f1), trivialsdk $(du -h "$tmp/bin/trivialsdk" | cut -f1)" >&2
+
+echo "== rukhbench" >&2
+# shellcheck disable=SC2086
+"$tmp/bin/rukhbench" -rukh "$tmp/bin/rukh" -trivial "$tmp/bin/trivial" \
+  -trivialsdk "$tmp/bin/trivialsdk" -dir "$tmp/work" ${BENCH_ARGS:-}
+
+echo
+echo "== the published revision of the large home (bench/bindingprobe)"
+"$tmp/bin/bindingprobe" "$tmp/work/large/home"
+echo
+echo "bench.sh: done in $(( $(date +%s) - t0 )) s"

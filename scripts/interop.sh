@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Real MCP clients nobody here wrote, from npm, against the real rukh binary:
+#   @modelcontextprotocol/client 2.4.0  pinned to 2026-07-28, and legacy
+#   @modelcontextprotocol/sdk 1.32.2    legacy initialize
+#   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
+# It builds rukh, installs and publishes testdata/interop/pkg (40 commands in
+# POSIX sh) in a fresh home, installs the locked npm tree in scripts/interop/,
+# then runs each client script: it walks every tools/list page and calls the
+# tools (succeeding, failing, rejected and, except the inspector, cancelled),
+# printing each check. The last line is "N passed, M failed" (clients).
+# Needs Go, Node >= 20, npm (and the npm registry) and pgrep.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+
+for tool in go node npm pgrep; do
+  command -v "$tool" >/dev/null || { echo "interop: $tool is required" >&2; exit 1; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-interop.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== build"
+CGO_ENABLED=0 go build -trimpath -o "$tmp/rukh" .
+export RUKH_BIN=$tmp/rukh RUKH_HOME=$tmp/home LANG=C.UTF-8 MCP_INSPECTOR_SECRET_STORE=memory
+
+echo "== install and publish testdata/interop/pkg in $RUKH_HOME"
+cp -R testdata/interop/pkg "$tmp/pkg"
+chmod +x "$tmp/pkg/bin/ext"
+printf '%s\n' '{"endpoints":{"local":{"namespace":"interop","publish":{"packages":["interop.fake"]}}}}' >"$tmp/profile.json"
+"$RUKH_BIN" install --allow-unsigned "$tmp/pkg" >/dev/null
+"$RUKH_BIN" activate interop.fake >/dev/null
+"$RUKH_BIN" policy set "$tmp/profile.json" >/dev/null
+"$RUKH_BIN" publish >"$tmp/publish.txt"
+"$RUKH_BIN" tools >"$tmp/tools.txt"
+head -n 1 "$tmp/publish.txt" "$tmp/tools.txt" | grep -v '^==>\|^$'
+
+echo "== npm install from package-lock.json (scripts/interop)"
+# Not `npm ci`: it refuses this lock because vite (under the inspector) names
+# an optional dependency that is not on the registry. `npm install --no-save`
+# still installs exactly the locked tree; the versions are checked below.
+(cd scripts/interop &&
+  npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error &&
+  node -e '
+    const want = {"@modelcontextprotocol/client": "2.4.0", "@modelcontextprotocol/sdk": "1.32.2", "@modelcontextprotocol/inspector": "2.12.0"};
+    const fs = require("fs");
+    for (const [p, v] of Object.entries(want)) {
+      const got = JSON.parse(fs.readFileSync(`node_modules/${p}/package.json`)).version;
+      if (got !== v) { console.error(`${p} is ${got}, want ${v}`); process.exit(1); }
+      console.log(`${p}@${got}`);
+    }')
+
+passed=0 failed=0 failures=()
+run() { # NAME ENV... -- SCRIPT
+  local name=$1; shift
+  local t0=$(date +%s)
+  if (cd scripts/interop && env "$@"); then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); failures+=("$name")
+  fi
+  echo "   ($name: $(( $(date +%s) - t0 ))s)"
+}
+run "client 2.4.0 pin 2026-07-28" MODE=pin node client-v2.mjs
+run "client 2.4.0 legacy" MODE=legacy node client-v2.mjs
+run "sdk 1.32.2 legacy" node client-v1.mjs
+run "inspector 2.12.0 --cli modern" ERA=modern node inspector.mjs
+run "inspector 2.12.0 --cli legacy" ERA=legacy node inspector.mjs
+
+if pgrep -f rukh-interop-hang-marker >/dev/null; then
+  echo "interop: a hanging extension process outlived its session" >&2
+  failed=$((failed + 1)); failures+=("no orphans")
+fi
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "interop took $(( $(date +%s) - start ))s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
