@@ -917,6 +917,9 @@ func equivalence(t *testing.T, bin, home string) {
 		{"integer-forms", []string{"--s", "x", "--n", "3"}, []string{`{"s":"x","n":3}`, `{"s":"x","n":3.0}`, `{"s":"x","n":3e0}`}},
 		{"decimal-01.50", []string{"--s", "x", "--d", "01.50"}, []string{`{"s":"x","d":"01.50"}`, `{"s":"x","d":1.50}`, `{"s":"x","d":"1.5"}`}},
 		{"decimal-minus-zero", []string{"--s", "x", "--d", "-0"}, []string{`{"s":"x","d":"-0"}`, `{"s":"x","d":-0}`, `{"s":"x","d":"0"}`}},
+		{"decimal-exponent", []string{"--s", "x", "--d", "1E-2"}, []string{`{"s":"x","d":"1E-2"}`, `{"s":"x","d":1E-2}`, `{"s":"x","d":0.010}`}},
+		{"integer-minus-zero", []string{"--s", "x", "--n", "-0"}, []string{`{"s":"x","n":-0}`, `{"s":"x","n":0}`}},
+		{"number", []string{"--s", "x", "--x", "-1.25e-3"}, []string{`{"s":"x","x":-1.25e-3}`, `{"s":"x","x":-0.00125}`}},
 		{"empty-string", []string{"--s", ""}, []string{`{"s":""}`}},
 		{"dash-positional", []string{"--s", "x", "--", "--not-a-flag"}, []string{`{"s":"x","rest":"--not-a-flag"}`}},
 	}
