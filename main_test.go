@@ -44,6 +44,7 @@ func TestScript(t *testing.T) {
 			"noorphans": cmdNoOrphans,
 			"mkhostile": cmdMkHostile,
 			"exitcode":  cmdExitCode,
+			"waitfile":  cmdWaitFile,
 			// main_mcp_test.go
 			"mcpsession":   cmdMCPSession,
 			"jsonrpclines": cmdJSONRPCLines,
@@ -155,6 +156,7 @@ func runFake(args []string) int {
 		time.Sleep(time.Hour)
 	case "ignore-cancel":
 		ignoreTerm()
+		os.WriteFile("started", nil, 0o644) // readiness, in the caller's directory
 		time.Sleep(time.Hour)
 	case "grandchild":
 		exec.Command("sh", "-c", "exec sleep 300 # rukh-orphan-marker").Start()
@@ -218,4 +220,18 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir()
+}
+
+// waitfile waits up to 10 s for a file to appear (a readiness signal from
+// a background process), instead of a sleep that races it.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile NAME")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 10s", args[0])
 }

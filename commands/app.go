@@ -73,6 +73,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return a.fail(err)
 	}
 	a.store = store.New(home)
+	if len(args) > 1 && args[1] == "help" {
+		// "rukh help [COMMAND...]" is "rukh [COMMAND...] --help"
+		args = append(append([]string{args[0]}, args[2:]...), "--help")
+	}
 	root := a.root(ctx, args)
 	if err := unknownCommand(root, args); err != nil {
 		return a.fail(err)
@@ -194,15 +198,37 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
 }
 
-// unknownCommand reports a first word that names no command before
-// urfave/cli would complain about the flags that follow it.
+// unknownCommand reports a word that names no command (at the top or
+// inside a group) before urfave/cli would complain about the flags that
+// follow it, or answer "No help topic".
 func unknownCommand(root *cli.Command, args []string) error {
-	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-		return nil
+	cur, path := root, "rukh"
+	for _, w := range args[1:] {
+		if strings.HasPrefix(w, "-") || len(cur.Commands) == 0 {
+			return nil
+		}
+		if w == "help" || w == "h" || (cur == root && w == "completion") {
+			return nil
+		}
+		next := cur.Command(w)
+		if next == nil {
+			where, hint := "", "run 'rukh --help' for the built-in verbs and 'rukh list' for installed commands; only published commands run"
+			if cur != root {
+				where = fmt.Sprintf(" in %q", path)
+				hint = fmt.Sprintf("run '%s --help' to see its commands", path)
+			}
+			return kernel.Errorf(kernel.CodeUsage, "unknown command %q%s", w, where).WithHint(hint)
+		}
+		cur, path = next, path+" "+w
 	}
-	if root.Command(args[1]) != nil || args[1] == "help" || args[1] == "h" || args[1] == "completion" {
-		return nil
+	return nil
+}
+
+// noArgs refuses stray arguments to verbs that take none.
+func noArgs(c *cli.Command) error {
+	if c.Args().Len() > 0 {
+		return kernel.Errorf(kernel.CodeUsage, "%s takes no arguments, got %q", c.Name, c.Args().First()).
+			WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", c.Name))
 	}
-	return kernel.Errorf(kernel.CodeUsage, "unknown command %q", args[1]).
-		WithHint("run 'rukh --help' for the built-in verbs and 'rukh list' for installed commands; only published commands run")
+	return nil
 }

@@ -166,7 +166,7 @@ func cliUsage(c *kernel.Command) string {
 			pos = append(pos, w)
 			continue
 		}
-		w := "--" + p.Flag
+		w := flagName(p.Flag)
 		if p.Type != kernel.TypeBoolean {
 			t := p.Type
 			if p.Type == kernel.TypeList && p.Items != nil {
@@ -234,7 +234,7 @@ func paramSummary(p *kernel.Param) string {
 	var b strings.Builder
 	b.WriteString(paramType(p))
 	if p.Flag != "" {
-		fmt.Fprintf(&b, ", --%s", p.Flag)
+		fmt.Fprintf(&b, ", %s", flagName(p.Flag))
 		if p.Short != "" {
 			fmt.Fprintf(&b, "/-%s", p.Short)
 		}
@@ -328,4 +328,12 @@ func hintWords(h *kernel.Hints) string {
 		words = append([]string{fmt.Sprintf("title %q", h.Title)}, words...)
 	}
 	return strings.Join(words, ", ")
+}
+
+// flagName spells a flag as urfave/cli parses it: -n, --name.
+func flagName(flag string) string {
+	if len(flag) == 1 {
+		return "-" + flag
+	}
+	return "--" + flag
 }

@@ -33,22 +33,25 @@ func (a *app) diagDir() string { return filepath.Join(a.store.Home(), "diagnosti
 // the owner; agents never see them. Failures only cost the diagnostics.
 func (a *app) saveDiagnostics(id, command string, stdout, stderr *kernel.Diagnostics) {
 	rec := diagnosticRecord{InvocationID: id, Command: command, At: time.Now().UTC(),
-		Stdout: string(stdout.Bytes()), StdoutDropped: stdout.Dropped(),
-		Stderr: string(stderr.Bytes()), StderrDropped: stderr.Dropped()}
+		Stdout: text(stdout.Bytes()), StdoutDropped: stdout.Dropped(),
+		Stderr: text(stderr.Bytes()), StderrDropped: stderr.Dropped()}
 	if rec.Stdout == "" && rec.Stderr == "" && rec.StdoutDropped == 0 && rec.StderrDropped == 0 {
 		return
 	}
 	dir := a.diagDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return
-	}
 	data, err := json.Marshal(rec)
-	if err != nil {
-		return
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
 	}
 	tmp := filepath.Join(dir, "."+id+".tmp")
-	if os.WriteFile(tmp, data, 0o600) != nil || os.Rename(tmp, filepath.Join(dir, id+".json")) != nil {
+	if err == nil {
+		if err = os.WriteFile(tmp, data, 0o600); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, id+".json"))
+		}
+	}
+	if err != nil {
 		os.Remove(tmp)
+		fmt.Fprintf(a.stderr, "rukh: serve-mcp: diagnostics of %s were lost: %v\n", id, err)
 		return
 	}
 	pruneDiagnostics(dir)
@@ -108,6 +111,9 @@ func (a *app) diagnosticsCmd() *cli.Command {
 		ArgsUsage: "[INVOCATION]",
 		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Len() > 1 {
+				return usageErr("diagnostics takes at most one INVOCATION")
+			}
 			recs, err := a.loadDiagnostics()
 			if err != nil {
 				return err
@@ -151,4 +157,10 @@ func withNewline(s string) string {
 		return s
 	}
 	return s + "\n"
+}
+
+// text makes captured bytes storable as JSON: the kept head may end inside
+// a character, and programs may write binary.
+func text(b []byte) string {
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

@@ -25,6 +25,9 @@ func (a *app) listCmd() *cli.Command {
 		Usage: "list installed releases, whether the draft activates them and whether they are published",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			rels, err := a.store.Releases()
 			if err != nil {
 				return err
@@ -34,6 +37,10 @@ func (a *app) listCmd() *cli.Command {
 				return err
 			}
 			b, _, err := a.activeBinding()
+			if err != nil {
+				return err
+			}
+			trusted, err := a.trustedKeys()
 			if err != nil {
 				return err
 			}
@@ -47,7 +54,7 @@ func (a *app) listCmd() *cli.Command {
 			for _, r := range rels {
 				entries = append(entries, listEntry{
 					Name: r.Name, Version: r.Version, Digest: r.Digest,
-					Trust: trustBasis(r.Signer, r.AllowUnsigned), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
+					Trust: currentTrust(r, trusted), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
 					Draft: d.Active[r.Name] == r.Version, Published: published[r.Digest],
 				})
 			}

@@ -15,6 +15,7 @@ func (a *app) mcpConfigCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Value: "claude", Usage: "claude, cursor or vscode"},
 			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the endpoint to serve"},
+			&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry: the snippet is always JSON"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			exe, err := os.Executable()
@@ -25,6 +26,9 @@ func (a *app) mcpConfigCmd() *cli.Command {
 				exe = abs
 			}
 			ep := c.String("endpoint")
+			if err := a.checkEndpoint(ep); err != nil {
+				return err
+			}
 			server := map[string]any{
 				"command": exe,
 				"args":    []string{"serve-mcp", "--endpoint", ep},

@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -20,10 +22,14 @@ func (a *app) publishCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "validate and show what would change; commit nothing"},
 			&cli.StringFlag{Name: "note", Usage: "a note recorded on the revision"},
+			&cli.BoolFlag{Name: "force", Usage: "publish even if nothing changed (every tool gets a new name)"},
 			jsonFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return a.publish(c.Bool("dry-run"), c.String("note"), c.Bool("json"), nil)
+			if c.Args().Len() > 0 {
+				return usageErr("publish takes no arguments")
+			}
+			return a.publish(publishOptions{dryRun: c.Bool("dry-run"), force: c.Bool("force"), note: c.String("note"), json: c.Bool("json")})
 		},
 	}
 }
@@ -33,7 +39,11 @@ func (a *app) rollbackCmd() *cli.Command {
 		Name:      "rollback",
 		Usage:     "publish a new revision with the binding of an older one",
 		ArgsUsage: "REV",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "dry-run", Usage: "show what would change; commit nothing"}, jsonFlag()},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Usage: "show what would change; commit nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "publish even if the active revision already has that binding"},
+			jsonFlag(),
+		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.Args().Len() != 1 {
 				return usageErr("rollback takes exactly one REV")
@@ -46,7 +56,7 @@ func (a *app) rollbackCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return a.publish(c.Bool("dry-run"), "rollback to "+rev.ID, c.Bool("json"), &rev)
+			return a.publish(publishOptions{dryRun: c.Bool("dry-run"), force: c.Bool("force"), note: "rollback to " + rev.ID, json: c.Bool("json"), from: &rev})
 		},
 	}
 }
@@ -67,16 +77,27 @@ type ineligible struct {
 	Reason  string `json:"reason"`
 }
 
+type publishOptions struct {
+	dryRun, force, json bool
+	note                string
+	from                *store.Revision // rollback: publish this revision's binding
+}
+
+// errUnchanged stops a publish whose candidate binds exactly what the
+// active revision binds: a new revision would only rename every tool.
+var errUnchanged = errors.New("unchanged")
+
 // publish validates a candidate (the draft, or an older revision for
-// rollback) and commits it as one new revision unless dryRun.
-func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revision) error {
+// rollback) and commits it as one new revision unless it is a dry run.
+func (a *app) publish(o publishOptions) error {
+	dryRun, note, asJSON, from := o.dryRun, o.note, o.json, o.from
 	old, oldRev, err := a.activeBinding()
 	if err != nil {
 		return err
 	}
 	candidate := func(id string) (policy.Input, error) {
 		if from != nil {
-			fb, err := decodeBinding(*from)
+			fb, err := a.decodeBinding(*from)
 			if err != nil {
 				return policy.Input{}, err
 			}
@@ -94,6 +115,9 @@ func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revisio
 			return err
 		}
 		built, warns, err = policy.Build(in)
+		if err == nil && !o.force && sameBinding(old, built) {
+			return errUnchanged
+		}
 		return err
 	}
 
@@ -105,7 +129,7 @@ func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revisio
 		}
 		newID = store.RevisionID(uint64(len(revs)) + 1)
 		if err := build(newID); err != nil {
-			return err
+			return a.unchanged(err, oldRev, asJSON)
 		}
 	} else {
 		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string) (store.Revision, error) {
@@ -126,7 +150,7 @@ func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revisio
 			return r, nil
 		})
 		if err != nil {
-			return err
+			return a.unchanged(err, oldRev, asJSON)
 		}
 		newID = rev.ID
 	}
@@ -153,7 +177,7 @@ func (a *app) publish(dryRun bool, note string, asJSON bool, from *store.Revisio
 func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
 	switch {
 	case rep.DryRun:
-		fmt.Fprintf(w, "dry run: would publish %s (nothing was changed)\n", rep.Revision)
+		fmt.Fprintf(w, "dry run: would publish %s (the store is unchanged)\n", rep.Revision)
 	case rep.RollbackOf != "":
 		fmt.Fprintf(w, "published %s (rollback to %s)\n", rep.Revision, rep.RollbackOf)
 	default:
@@ -212,4 +236,31 @@ func printChanges(w io.Writer, c policy.Changes) {
 	for _, t := range c.Renamed {
 		fmt.Fprintf(w, "  ~ tool %s [%s] renamed %s -> %s\n", t.Command, t.Endpoint, t.OldName, t.NewName)
 	}
+}
+
+// sameBinding reports whether a candidate binds the same profile and
+// releases as the active revision; everything else follows from those.
+func sameBinding(old, built *policy.Binding) bool {
+	if old == nil || !bytes.Equal(old.Profile, built.Profile) || len(old.Releases) != len(built.Releases) {
+		return false
+	}
+	for i := range old.Releases {
+		if old.Releases[i].Digest != built.Releases[i].Digest {
+			return false
+		}
+	}
+	return true
+}
+
+// unchanged reports a publish that had nothing to do; other errors pass.
+func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
+	if !errors.Is(err, errUnchanged) {
+		return err
+	}
+	if asJSON {
+		return printJSON(a.stdout, map[string]any{"revision": active.ID, "unchanged": true})
+	}
+	fmt.Fprintf(a.stdout, "nothing to publish: the active revision %s already binds this profile and these releases\n", active.ID)
+	fmt.Fprintln(a.stdout, "(use --force to publish a new revision anyway; every tool gets a new name)")
+	return nil
 }

@@ -26,6 +26,9 @@ func (a *app) revisionsCmd() *cli.Command {
 		Usage: "list published revisions, newest first",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			revs, err := a.store.Revisions()
 			if err != nil {
 				return err

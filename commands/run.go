@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,13 +171,13 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 		c.Flags = append(c.Flags, &cli.GenericFlag{Name: p.Flag, Aliases: aliases, Usage: usage,
 			Value: &recordValue{rec: rec, param: p.ID}})
 	}
-	c.Flags = append(c.Flags, &cli.StringFlag{Name: "output", Value: "text", Usage: "text: the result as is (structured data as JSON); json: the whole outcome envelope"})
+	c.Flags = append(c.Flags, &cli.StringFlag{Name: outputFlag(decl), Value: "text", Usage: "`FORMAT`: text prints the result as is (structured data as JSON); json prints the whole outcome envelope"})
 	c.Action = func(ctx context.Context, cmd *cli.Command) error {
 		values, err := cliValues(cmd, decl, rec)
 		if err != nil {
 			return err
 		}
-		out := cmd.String("output")
+		out := cmd.String(outputFlag(decl))
 		if out != "text" && out != "json" {
 			return usageErr("--output must be text or json, got %q", out)
 		}
@@ -230,18 +232,22 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 			ke = ke.AtPath(cliName(decl, ke.Path)).WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
 			return &exitError{code: ExitUsage, err: ke}
 		}
-		return &exitError{code: ExitUsage, err: err}
+		return err
 	}
-	dir := releaseDir(b, bc)
+	dir, err := releaseDir(b, bc)
+	if err != nil {
+		return err
+	}
 	res := a.runner.Invoke(ctx, &kernel.Invocation{
-		ID:      kernel.NewInvocationID(),
-		Command: decl,
-		Dir:     dir,
-		Request: req,
-		Limits:  cliLimits(b),
-		Stdin:   a.stdin,
-		Stdout:  a.stdout,
-		Stderr:  a.stderr,
+		ID:         kernel.NewInvocationID(),
+		Command:    decl,
+		Dir:        dir,
+		Request:    req,
+		Limits:     cliLimits(b),
+		Stdin:      managedStdin(a.stdin),
+		Stdout:     a.stdout,
+		Stderr:     a.stderr,
+		OnProgress: a.progressPrinter(),
 	})
 	if output == "json" {
 		if err := printJSON(a.stdout, res); err != nil {
@@ -258,7 +264,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 	case kernel.Rejected:
 		return &exitError{code: ExitUsage, err: fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)}
 	case kernel.Cancelled:
-		return &exitError{code: ExitCancelled, err: fmt.Errorf("%s was cancelled: %s", decl.ID, res.Reason)}
+		return &exitError{code: ExitCancelled, err: fmt.Errorf("%s was cancelled: %s", decl.ID, strings.TrimPrefix(res.Reason, "cancelled: "))}
 	default:
 		return &exitError{code: ExitExecution, err: fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)}
 	}
@@ -284,7 +290,11 @@ func (a *app) printResult(cr jsontext.Value) {
 }
 
 func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, args []string) error {
-	code, err := kernel.RunPassthrough(ctx, releaseDir(b, bc), &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
+	dir, err := releaseDir(b, bc)
+	if err != nil {
+		return err
+	}
+	code, err := kernel.RunPassthrough(ctx, dir, &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
 	if err != nil {
 		return &exitError{code: ExitExecution, err: err}
 	}
@@ -294,13 +304,52 @@ func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.
 	return nil
 }
 
-func releaseDir(b *policy.Binding, bc *policy.BoundCommand) string {
+func releaseDir(b *policy.Binding, bc *policy.BoundCommand) (string, error) {
 	for _, r := range b.Releases {
-		if r.Digest == bc.Digest {
-			return r.Dir
+		if r.Digest == bc.Digest && r.Dir != "" {
+			return r.Dir, nil
 		}
 	}
-	return ""
+	return "", kernel.Errorf(kernel.CodeInternal, "the active revision binds no release directory for %s (%s)", bc.Declaration.ID, bc.Release)
+}
+
+// managedStdin keeps the terminal away from managed children: they run in
+// their own process group, where reading the terminal would stop them, and
+// they take input from the channel. Piped input still reaches them.
+func managedStdin(in io.Reader) io.Reader {
+	if isTerminal(in) {
+		return nil
+	}
+	return in
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter shows a command's progress messages on a terminal.
+func (a *app) progressPrinter() func(kernel.Progress) {
+	if !isTerminal(a.stderr) {
+		return nil
+	}
+	return func(p kernel.Progress) {
+		line := "rukh: progress:"
+		if p.Message != "" {
+			line += " " + p.Message
+		}
+		switch {
+		case p.Progress != nil && p.Total != nil:
+			line += fmt.Sprintf(" (%g/%g)", *p.Progress, *p.Total)
+		case p.Progress != nil:
+			line += fmt.Sprintf(" (%g)", *p.Progress)
+		}
+		fmt.Fprintln(a.stderr, line)
+	}
 }
 
 func orDefault(s, d string) string {
@@ -340,7 +389,7 @@ func cliName(decl *kernel.Command, path string) string {
 		}
 		name := strings.ToUpper(p.ID)
 		if p.Flag != "" {
-			name = "--" + p.Flag
+			name = flagName(p.Flag)
 		}
 		if n, err := strconv.Atoi(rest); err == nil {
 			return fmt.Sprintf("%s (item %d)", name, n+1)
@@ -348,4 +397,16 @@ func cliName(decl *kernel.Command, path string) string {
 		return name
 	}
 	return path
+}
+
+// outputFlag is "output" unless a release published before that name was
+// reserved declares it itself; then the result format moves aside rather
+// than breaking every command.
+func outputFlag(decl *kernel.Command) string {
+	for _, p := range decl.Params {
+		if p.Flag == "output" {
+			return "rukh-output"
+		}
+	}
+	return "output"
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
@@ -20,6 +22,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
 				return usageErr("serve-mcp takes no arguments")
+			}
+			if err := a.checkEndpoint(c.String("endpoint")); err != nil {
+				return err
 			}
 			secret, err := a.store.Secret()
 			if err != nil {
@@ -45,7 +50,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 					if err != nil {
 						return nil, err
 					}
-					return decodeBinding(rev)
+					return a.decodeBinding(rev)
 				},
 				Secret:      secret,
 				Invoker:     a.runner,
@@ -57,4 +62,23 @@ func (a *app) serveMCPCmd() *cli.Command {
 			return mcpstdio.Serve(ctx, a.stdin, out, cfg)
 		},
 	}
+}
+
+// checkEndpoint refuses an endpoint the published profile does not name, so
+// a typo is an error rather than an agent silently seeing no tools. With
+// nothing published yet any well-formed name is accepted.
+func (a *app) checkEndpoint(name string) error {
+	b, _, err := a.activeBinding()
+	if err != nil || b == nil {
+		return err
+	}
+	var names []string
+	for _, p := range b.Endpoints {
+		if p.Endpoint == name {
+			return nil
+		}
+		names = append(names, p.Endpoint)
+	}
+	return kernel.Errorf(kernel.CodeNotFound, "the published profile has no endpoint %q", name).
+		WithHint("published endpoints: " + strings.Join(names, ", ") + "; 'rukh policy show --published' shows them")
 }

@@ -26,6 +26,9 @@ func (a *app) statusCmd() *cli.Command {
 		Usage: "show the active revision and what publishing the draft would change",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			rep, err := a.status()
 			if err != nil {
 				return err

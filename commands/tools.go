@@ -21,6 +21,9 @@ func (a *app) toolsCmd() *cli.Command {
 			jsonFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			b, rev, err := a.activeBinding()
 			if err != nil {
 				return err

@@ -13,6 +13,9 @@ func (a *app) versionCmd() *cli.Command {
 		Usage: "print rukh's version",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			if c.Bool("json") {
 				return printJSON(a.stdout, map[string]string{"version": version()})
 			}

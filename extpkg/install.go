@@ -29,11 +29,14 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 		return "", false, err
 	}
 	dir = filepath.Join(releasesDir, name)
+	damaged := false
 	if _, err := os.Lstat(dir); err == nil {
-		if err := CheckInstalled(dir, p.Digest); err != nil {
-			return "", false, err
+		if CheckInstalled(dir, p.Digest) == nil {
+			return dir, true, nil
 		}
-		return dir, true, nil
+		// Installing the same verified package again repairs a copy that
+		// was changed or partly deleted behind rukh's back.
+		damaged = true
 	}
 	if err := os.MkdirAll(releasesDir, 0o755); err != nil {
 		return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot create releases directory", Err: err}
@@ -66,6 +69,11 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 	}
 	if err := makeReadOnly(tmp); err != nil {
 		return "", false, err
+	}
+	if damaged {
+		if err := removeTree(dir); err != nil {
+			return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot replace the damaged release copy", Err: err}
+		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another install of the same digest may have won the race.

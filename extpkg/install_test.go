@@ -98,7 +98,7 @@ func TestInstall(t *testing.T) {
 	wantErr(t, CheckInstalled(dir, p.Digest), kernel.CodeNotFound, "", "is not installed")
 }
 
-func TestInstallDetectsTampering(t *testing.T) {
+func TestInstallRepairsTampering(t *testing.T) {
 	p := loadDir(t, makeDir(t, base()))
 	releases := t.TempDir()
 	dir, _, err := Install(p, releases)
@@ -112,8 +112,14 @@ func TestInstallDetectsTampering(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr(t, CheckInstalled(dir, p.Digest), kernel.CodeConflict, "", "has digest")
-	_, _, err = Install(p, releases)
-	wantErr(t, err, kernel.CodeConflict, "", "has digest")
+	// installing the verified package again repairs the copy in place
+	again, existed, err := Install(p, releases)
+	if err != nil || existed || again != dir {
+		t.Fatalf("reinstall = %q, %v, %v; want a fresh copy at %q", again, existed, err, dir)
+	}
+	if err := CheckInstalled(dir, p.Digest); err != nil {
+		t.Fatalf("after repair: %v", err)
+	}
 	if err := Remove(releases, p.Digest); err != nil {
 		t.Fatal(err)
 	}

@@ -155,6 +155,10 @@ func programPath(dir, program string) (string, error) {
 	if program == "" {
 		return "", Errorf(CodeInvalid, "command declares no program")
 	}
+	if !filepath.IsAbs(dir) {
+		// never resolve a program against the working directory
+		return "", Errorf(CodeInternal, "release directory %q is not absolute", dir)
+	}
 	rel := filepath.FromSlash(program)
 	if !filepath.IsLocal(rel) {
 		return "", Errorf(CodeInvalid, "program %q is not inside the release directory", program)
@@ -501,6 +505,8 @@ func (s *session) decide(ps *os.ProcessState, waitErr error, report *checkedRepo
 		return ExecutionFailed, fmt.Sprintf("report says succeeded but the program exited with status %d", code), nil
 	case report.outcome == Succeeded:
 		return Succeeded, "", report.result
+	case code == 0:
+		return ExecutionFailed, "report says command_failed but the program exited with status 0", nil
 	}
 	reason := report.reason
 	if reason == "" {

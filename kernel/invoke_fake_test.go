@@ -119,8 +119,11 @@ func runFake(behaviour string) int {
 	case "fail":
 		c.send(map[string]any{"type": "report", "invocationId": c.msg.InvocationID, "outcome": "command_failed", "reason": "no such note"})
 		return 1
-	case "fail-result-exit0":
+	case "fail-result-exit0", "fail-result":
 		c.send(map[string]any{"type": "report", "invocationId": c.msg.InvocationID, "outcome": "command_failed", "reason": "partly done", "commandResult": text("3 of 5")})
+		if behaviour == "fail-result" {
+			return 1
+		}
 		return 0
 	case "fail-bad-result":
 		c.send(map[string]any{"type": "report", "invocationId": c.msg.InvocationID, "outcome": "command_failed", "commandResult": map[string]any{"kind": "text"}})

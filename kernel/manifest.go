@@ -20,7 +20,7 @@ var ManifestLimits = JSONLimits{MaxBytes: 4 << 20, MaxDepth: 64, MaxMembers: 1 <
 // completion at every level and a hidden shell-completion flag.
 var (
 	reservedWords  = []string{"help", "h", "completion"}
-	reservedFlags  = []string{"help", "h", "generate-shell-completion"}
+	reservedFlags  = []string{"help", "h", "generate-shell-completion", "output"} // --output is the CLI's result format
 	reservedShorts = []string{"h"}
 )
 
@@ -400,6 +400,9 @@ func validateParams(ps []Param, at string) error {
 			if j, dup := flags[p.Flag]; dup {
 				return invalidf(pat+"/flag", "flag %q is already declared by %s/%d", p.Flag, at, j)
 			}
+			if j, dup := shorts[p.Flag]; dup && len(p.Flag) == 1 {
+				return invalidf(pat+"/flag", "flag %q is already the short of %s/%d", p.Flag, at, j)
+			}
 			flags[p.Flag] = i
 			if p.Short != "" {
 				if !shortRE.MatchString(p.Short) {
@@ -410,6 +413,9 @@ func validateParams(ps []Param, at string) error {
 				}
 				if j, dup := shorts[p.Short]; dup {
 					return invalidf(pat+"/short", "short %q is already declared by %s/%d", p.Short, at, j)
+				}
+				if j, dup := flags[p.Short]; dup {
+					return invalidf(pat+"/short", "short %q is already the flag of %s/%d", p.Short, at, j)
 				}
 				shorts[p.Short] = i
 			}

@@ -223,6 +223,8 @@ func TestParseManifestRules(t *testing.T) {
 		{"flag duplicate", map[string]any{p + "/1/flag": "title"}, p + "/1/flag", "already declared"},
 		{"flag syntax", map[string]any{p + "/1/flag": "Tag"}, p + "/1/flag", "must match"},
 		{"flag help", map[string]any{p + "/1/flag": "help"}, p + "/1/flag", "reserved"},
+		{"flag output", map[string]any{p + "/1/flag": "output"}, p + "/1/flag", "reserved"},
+		{"flag equals a short", map[string]any{p + "/1/flag": "t"}, p + "/1/flag", "already the short of"},
 		{"flag h", map[string]any{p + "/1/flag": "h"}, p + "/1/flag", "reserved"},
 		{"short syntax", map[string]any{p + "/0/short": "tt"}, p + "/0/short", "one ASCII letter"},
 		{"short h", map[string]any{p + "/0/short": "h"}, p + "/0/short", "reserved"},

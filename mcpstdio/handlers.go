@@ -265,7 +265,9 @@ func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e e
 	s.running--
 	s.mu.Unlock()
 	if s.cfg.Diagnostics != nil {
-		s.cfg.Diagnostics(inv.ID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics), inv.Stderr.(*kernel.Diagnostics))
+		// Saved after the response is queued: owner bookkeeping never adds
+		// to a call's latency. wg (held until we return) keeps it in shutdown.
+		defer s.cfg.Diagnostics(inv.ID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics), inv.Stderr.(*kernel.Diagnostics))
 	}
 	release := func() {
 		s.mu.Lock()

@@ -26,10 +26,10 @@ type Release struct {
 
 // Key is a trusted publisher key.
 type Key struct {
-	Name    string
-	Public  string // "rukh-ed25519-pub:..." text
-	KeyID   string
-	AddedAt time.Time
+	Name    string    `json:"name"`
+	Public  string    `json:"public"` // "rukh-ed25519-pub:..." text
+	KeyID   string    `json:"keyId"`
+	AddedAt time.Time `json:"addedAt"`
 }
 
 // Draft is the owner's unpublished state: activations and the profile.
