@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,85 +21,42 @@ import (
 // Only what is published is live: the draft never reaches the CLI. A store
 // that cannot be read leaves the built-in verbs working.
 func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args []string) {
-	if len(args) > 1 && (isBuiltin(args[1]) || args[1] == "--version" || args[1] == "-v") {
+	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return // owner verbs never need the revision
 	}
 	b, _, err := a.activeBinding()
 	if err != nil || b == nil {
 		return
 	}
-	tree := &routeNode{children: map[string]*routeNode{}}
-	for i := range b.Routes {
-		tree.add(&b.Routes[i])
-	}
-	for _, name := range tree.sortedChildren() {
-		c := a.routeCommand(b, name, tree.children[name])
+	for _, r := range b.Children(nil) {
+		c := a.routeCommand(b, r)
 		c.Category = "published commands"
 		root.Commands = append(root.Commands, c)
 	}
 }
 
-func isBuiltin(word string) bool {
-	for _, v := range kernel.BuiltinVerbs {
-		if v == word {
-			return true
-		}
-	}
-	return false
-}
-
-type routeNode struct {
-	route    *policy.Route
-	children map[string]*routeNode
-}
-
-func (n *routeNode) add(r *policy.Route) {
-	cur := n
-	for _, w := range r.Words {
-		next, ok := cur.children[w]
-		if !ok {
-			next = &routeNode{children: map[string]*routeNode{}}
-			cur.children[w] = next
-		}
-		cur = next
-	}
-	cur.route = r
-}
-
-func (n *routeNode) sortedChildren() []string {
-	names := make([]string, 0, len(n.children))
-	for k := range n.children {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func (a *app) routeCommand(b *policy.Binding, name string, n *routeNode) *cli.Command {
-	if n.route != nil && n.route.Kind != policy.RouteGroup {
-		if bc, ok := b.Command(n.route.Command); ok {
+// routeCommand builds the urfave command for one route: a command, an
+// alias of one, or a group holding the routes one word below it.
+func (a *app) routeCommand(b *policy.Binding, r policy.Route) *cli.Command {
+	name := r.Words[len(r.Words)-1]
+	if r.Kind != policy.RouteGroup {
+		if bc, ok := b.Command(r.Command); ok {
 			c := a.extensionCommand(b, bc, name)
-			if n.route.Kind == policy.RouteAlias {
+			if r.Kind == policy.RouteAlias {
 				c.Usage += " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
 			}
 			return c
 		}
 	}
-	g := &cli.Command{Name: name, Usage: "group"}
-	for _, child := range n.sortedChildren() {
-		g.Commands = append(g.Commands, a.routeCommand(b, child, n.children[child]))
-	}
-	names := make([]string, len(g.Commands))
-	for i, c := range g.Commands {
-		names[i] = c.Name
+	g := &cli.Command{Name: name}
+	var names []string
+	for _, child := range b.Children(r.Words) {
+		g.Commands = append(g.Commands, a.routeCommand(b, child))
+		names = append(names, child.Words[len(child.Words)-1])
 	}
 	g.Usage = "commands: " + strings.Join(names, ", ")
 	g.Action = func(ctx context.Context, c *cli.Command) error {
-		if c.Args().Len() > 0 {
-			return kernel.Errorf(kernel.CodeUsage, "unknown command %q in group %q", c.Args().First(), c.FullName()).
-				WithHint(fmt.Sprintf("run '%s --help' to see its commands", c.FullName()))
-		}
-		return cli.ShowSubcommandHelp(c)
+		return cli.ShowSubcommandHelp(c) // unknown words were refused before parsing
 	}
 	return g
 }
@@ -364,18 +320,10 @@ func orDefault(s, d string) string {
 func cliLimits(b *policy.Binding) kernel.Limits {
 	for _, p := range b.Endpoints {
 		if p.Endpoint == policy.DefaultEndpoint {
-			return templateLimits(p.Template)
+			return p.Template.Limits()
 		}
 	}
 	return kernel.Limits{}
-}
-
-func templateLimits(t policy.Template) kernel.Limits {
-	return kernel.Limits{
-		Timeout:          time.Duration(t.TimeoutMs) * time.Millisecond,
-		ResultBytes:      t.ResultBytes,
-		DiagnosticsBytes: t.DiagnosticsBytes,
-	}
 }
 
 // cliName renames an input error's JSON pointer (/priority, /tags/2) to

@@ -1,6 +1,10 @@
 package kernel
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // Manifest API versions the reader understands.
 const (
@@ -156,3 +160,6 @@ var BuiltinVerbs = []string{
 	"keygen", "package", "serve-mcp", "mcp-config", "diagnostics", "version",
 	"rukh",
 }
+
+// IsBuiltinVerb reports whether word is reserved for the core.
+func IsBuiltinVerb(word string) bool { return slices.Contains(BuiltinVerbs, word) }

@@ -214,7 +214,7 @@ func checkWords(at string, words []string) error {
 		if slices.Contains(reservedWords, w) {
 			return invalidf(wat, "%q is reserved", w)
 		}
-		if i == 0 && slices.Contains(BuiltinVerbs, w) {
+		if i == 0 && IsBuiltinVerb(w) {
 			return invalidf(wat, "%q is a built-in rukh command", w)
 		}
 	}

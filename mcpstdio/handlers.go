@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
@@ -212,13 +211,9 @@ func (s *server) callTool(req *request, e era) {
 		Dir:         bc.release.Dir,
 		Request:     kreq,
 		Interactive: false,
-		Limits: kernel.Limits{
-			Timeout:          time.Duration(bc.template.TimeoutMs) * time.Millisecond,
-			ResultBytes:      bc.template.ResultBytes,
-			DiagnosticsBytes: bc.template.DiagnosticsBytes,
-		},
-		Stdout: kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
-		Stderr: kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
+		Limits:      bc.template.Limits(),
+		Stdout:      kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
+		Stderr:      kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
 	}
 	var ps *progressSink
 	if token != nil {
@@ -233,10 +228,10 @@ func (s *server) callTool(req *request, e era) {
 func limits(t policy.Template) (maxConc, maxHeld int) {
 	maxConc, maxHeld = t.MaxConcurrent, t.MaxHeld
 	if maxConc <= 0 {
-		maxConc = 4
+		maxConc = policy.DefaultMaxConcurrent
 	}
 	if maxHeld <= 0 {
-		maxHeld = 16
+		maxHeld = policy.DefaultMaxHeld
 	}
 	return maxConc, max(maxHeld, maxConc)
 }

@@ -7,6 +7,8 @@
 package policy
 
 import (
+	"time"
+
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -85,4 +87,14 @@ type Tool struct {
 	Command string         `json:"command"` // command identity
 	Release string         `json:"release"` // name@version
 	Wire    jsontext.Value `json:"wire"`
+}
+
+// Limits turns the template into the kernel's per-invocation limits; the
+// CLI (local endpoint) and serve-mcp both run commands under it.
+func (t Template) Limits() kernel.Limits {
+	return kernel.Limits{
+		Timeout:          time.Duration(t.TimeoutMs) * time.Millisecond,
+		ResultBytes:      t.ResultBytes,
+		DiagnosticsBytes: t.DiagnosticsBytes,
+	}
 }

@@ -235,10 +235,6 @@ func boundReleases(in []ReleaseInput) ([]ReleaseInput, error) {
 // every group prefix of them. It is linear in the number of words: all
 // checks are map lookups.
 func buildRoutes(cmds []BoundCommand) ([]Route, error) {
-	builtin := make(map[string]bool, len(kernel.BuiltinVerbs))
-	for _, v := range kernel.BuiltinVerbs {
-		builtin[v] = true
-	}
 	type terminal struct {
 		words []string
 		side  routeSide
@@ -250,7 +246,7 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 		if len(words) == 0 {
 			return &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("%s has an empty path", side)}
 		}
-		if builtin[words[0]] {
+		if kernel.IsBuiltinVerb(words[0]) {
 			return &kernel.Error{Code: kernel.CodeConflict, Message: fmt.Sprintf("route %q: %s collides with built-in verb %q", key, side, words[0])}
 		}
 		if prev, dup := terms[key]; dup {
