@@ -94,15 +94,19 @@ func (r *rules) mustBe() string {
 	return s
 }
 
+// notA is the message for text that is not of the type at all, as opposed
+// to a value of the type outside its bounds (mustBe); the wording matches
+// a JSON value of the wrong kind, so CLI and MCP say the same.
+func (r *rules) notA() string {
+	return "must be " + typeNoun(r.typ)
+}
+
 // typeError is the message for a value of the wrong JSON kind.
 func (r *rules) typeError(k jsontext.Kind) string {
 	if k == 'n' {
 		return "null is not allowed"
 	}
-	if r.typ == TypeInteger {
-		return "must be an integer"
-	}
-	return "must be " + typeNoun(r.typ)
+	return r.notA()
 }
 
 // fromJSON reads one scalar JSON value as r.typ. Numbers are read from their
@@ -170,11 +174,11 @@ func (r *rules) fromCLI(s string) (any, string) {
 		return r.integerText(s, false)
 	case TypeNumber:
 		if strings.ContainsAny(s, "_") {
-			return nil, r.mustBe()
+			return nil, r.notA()
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, r.mustBe()
+			return nil, r.notA()
 		}
 		return normZero(f), ""
 	case TypeDecimal:
@@ -196,15 +200,15 @@ func (r *rules) integerText(s string, json bool) (any, string) {
 	if !json {
 		body := strings.TrimLeft(s, "+-")
 		if len(s)-len(body) > 1 || body == "" || strings.Trim(body, "0123456789") != "" {
-			return nil, r.mustBe()
+			return nil, r.notA()
 		}
 	} else {
 		d, ok := parseDecimal(s)
 		if !ok {
-			return nil, r.mustBe()
+			return nil, r.notA()
 		}
 		if strings.Contains(string(d), ".") {
-			return nil, r.mustBe()
+			return nil, r.notA()
 		}
 		s = string(d)
 	}
@@ -218,7 +222,7 @@ func (r *rules) integerText(s string, json bool) (any, string) {
 func (r *rules) numberText(s string) (any, string) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, r.mustBe()
+		return nil, r.notA()
 	}
 	return normZero(f), ""
 }
@@ -226,7 +230,7 @@ func (r *rules) numberText(s string) (any, string) {
 func (r *rules) decimalText(s string) (any, string) {
 	d, ok := parseDecimal(s)
 	if !ok {
-		return nil, r.mustBe()
+		return nil, r.notA()
 	}
 	return d, ""
 }
