@@ -89,19 +89,13 @@ func (a *app) resolveRelease(ref string) (store.Release, error) {
 	if hasVer {
 		return a.store.Release(name, ver)
 	}
-	rels, err := a.store.Releases()
+	rels, err := a.store.ReleasesOf(name)
 	if err != nil {
 		return store.Release{}, err
 	}
-	var found *store.Release
-	for i := range rels {
-		if rels[i].Name == name {
-			found = &rels[i] // sorted by version: the last one is the highest
-		}
-	}
-	if found == nil {
+	if len(rels) == 0 {
 		return store.Release{}, kernel.Errorf(kernel.CodeNotFound, "no release of %s is installed", name).
 			WithHint("install it first with 'rukh install PATH'")
 	}
-	return *found, nil
+	return rels[len(rels)-1], nil // sorted by version: the last is the highest
 }

@@ -3,7 +3,9 @@ package commands
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/extpkg"
@@ -70,12 +72,53 @@ func (a *app) draftInput(revID string) (policy.Input, error) {
 	if err != nil {
 		return policy.Input{}, err
 	}
+	rels := make([]store.Release, 0, len(names))
 	for _, n := range names {
 		r, err := a.store.Release(n, d.Active[n])
 		if err != nil {
 			return policy.Input{}, err
 		}
-		ri, err := a.releaseInput(r, trusted)
+		rels = append(rels, r)
+	}
+	return a.candidateInput(in, rels, trusted)
+}
+
+// candidateInput checks trust and the installed copies of rels and adds
+// them to in. Copies are hashed in parallel: a publish re-reads them all.
+func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[string]store.Key) (policy.Input, error) {
+	for _, r := range rels {
+		if err := checkTrusted(r, trusted); err != nil {
+			return policy.Input{}, err
+		}
+	}
+	errs := make([]error, len(rels))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rels)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := rels[i]
+				if err := extpkg.CheckInstalled(a.releaseDir(r.Digest), r.Digest); err != nil {
+					errs[i] = kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
+						WithHint("install the original package again ('rukh install PATH') to repair it")
+				}
+			}
+		}()
+	}
+	for i := range rels {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return policy.Input{}, err // the first, in name order
+		}
+	}
+	for _, r := range rels {
+		ri, err := a.releaseInput(r)
 		if err != nil {
 			return policy.Input{}, err
 		}
@@ -84,17 +127,9 @@ func (a *app) draftInput(revID string) (policy.Input, error) {
 	return in, nil
 }
 
-// releaseInput prepares one release for publication. A release is only
-// published while it is still trusted and its installed copy is intact.
-func (a *app) releaseInput(r store.Release, trusted map[string]store.Key) (policy.ReleaseInput, error) {
-	if err := checkTrusted(r, trusted); err != nil {
-		return policy.ReleaseInput{}, err
-	}
+// releaseInput prepares one checked release for publication.
+func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 	dir := a.releaseDir(r.Digest)
-	if err := extpkg.CheckInstalled(dir, r.Digest); err != nil {
-		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
-			WithHint("install the original package again ('rukh install PATH') to repair it")
-	}
 	m, err := kernel.ParseManifest(r.Manifest)
 	if err != nil {
 		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeInternal, "stored manifest of %s@%s no longer parses", r.Name, r.Version).Wrap(err)
@@ -119,19 +154,16 @@ func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error
 	if err != nil {
 		return policy.Input{}, err
 	}
+	var rels []store.Release
 	for _, br := range b.Releases {
 		r, err := a.store.Release(br.Name, br.Version)
 		if err != nil || r.Digest != br.Digest {
 			return policy.Input{}, kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
 				WithHint("reinstall that exact package to roll back to this revision")
 		}
-		ri, err := a.releaseInput(r, trusted)
-		if err != nil {
-			return policy.Input{}, err
-		}
-		in.Releases = append(in.Releases, ri)
+		rels = append(rels, r)
 	}
-	return in, nil
+	return a.candidateInput(in, rels, trusted)
 }
 
 // trustedKeys maps key ids to the currently trusted keys.
@@ -168,4 +200,38 @@ func currentTrust(r store.Release, trusted map[string]store.Key) string {
 		}
 	}
 	return trustBasis(r.Signer, r.AllowUnsigned)
+}
+
+// cliBinding reads what running a command on the CLI needs from the active
+// revision: releases, declarations, routes and the endpoint templates. It
+// skips the MCP tool objects, half of a large revision.
+func (a *app) cliBinding() (*policy.Binding, error) {
+	rev, err := a.store.ActiveRevision()
+	if err != nil {
+		if kernel.ErrorCode(err) == kernel.CodeNotFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var light struct {
+		Revision  string                `json:"revision"`
+		Releases  []policy.BoundRelease `json:"releases"`
+		Commands  []policy.BoundCommand `json:"commands"`
+		Routes    []policy.Route        `json:"routes"`
+		Endpoints []struct {
+			Endpoint string          `json:"endpoint"`
+			Template policy.Template `json:"template"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(rev.Binding, &light); err != nil {
+		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", rev.ID).Wrap(err)
+	}
+	b := &policy.Binding{Revision: light.Revision, Releases: light.Releases, Commands: light.Commands, Routes: light.Routes}
+	for _, e := range light.Endpoints {
+		b.Endpoints = append(b.Endpoints, policy.Projection{Endpoint: e.Endpoint, Template: e.Template})
+	}
+	for i := range b.Releases {
+		b.Releases[i].Dir = a.releaseDir(b.Releases[i].Digest)
+	}
+	return b, nil
 }

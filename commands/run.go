@@ -24,7 +24,7 @@ func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args 
 	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return // owner verbs never need the revision
 	}
-	b, _, err := a.activeBinding()
+	b, err := a.cliBinding()
 	if err != nil || b == nil {
 		return
 	}

@@ -23,9 +23,6 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if c.Args().Len() > 0 {
 				return usageErr("serve-mcp takes no arguments")
 			}
-			if err := a.checkEndpoint(c.String("endpoint")); err != nil {
-				return err
-			}
 			secret, err := a.store.Secret()
 			if err != nil {
 				return err
@@ -66,7 +63,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 
 // checkEndpoint refuses an endpoint the published profile does not name, so
 // a typo is an error rather than an agent silently seeing no tools. With
-// nothing published yet any well-formed name is accepted.
+// nothing published yet any well-formed name is accepted. serve-mcp does
+// not call it: decoding a large revision would delay its start, so the
+// server says the same on stderr when it first loads the revision.
 func (a *app) checkEndpoint(name string) error {
 	b, _, err := a.activeBinding()
 	if err != nil || b == nil {

@@ -3,6 +3,7 @@ package mcpstdio
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -102,6 +103,7 @@ func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, e
 type revisionCache struct {
 	load     func(uint64) (*policy.Binding, error)
 	endpoint string
+	logf     func(format string, args ...any) // may be nil
 
 	mu  sync.Mutex
 	cur *revision
@@ -129,6 +131,14 @@ func (c *revisionCache) get(n uint64) (*revision, error) {
 	r, err := prepareRevision(n, b, c.endpoint)
 	if err != nil {
 		return nil, err
+	}
+	if r.proj == nil && c.logf != nil {
+		// Most likely a typo in --endpoint: say so once per revision.
+		var names []string
+		for _, p := range b.Endpoints {
+			names = append(names, p.Endpoint)
+		}
+		c.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", c.endpoint, b.Revision, strings.Join(names, ", "))
 	}
 
 	c.mu.Lock()

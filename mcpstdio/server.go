@@ -166,7 +166,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 func newServer(cfg Config) *server {
 	s := &server{
 		cfg:   cfg,
-		cache: &revisionCache{load: cfg.Load, endpoint: cfg.Endpoint},
+		cache: &revisionCache{load: cfg.Load, endpoint: cfg.Endpoint, logf: cfg.Logf},
 		logf:  cfg.Logf,
 		newID: cfg.newID,
 		fatal: make(chan error, 1),

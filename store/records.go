@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -184,17 +185,35 @@ func (s *Store) ReleaseByDigest(digest string) (Release, error) {
 }
 
 // Releases lists every release, by name, then by semantic version.
-func (s *Store) Releases() ([]Release, error) {
+func (s *Store) Releases() ([]Release, error) { return s.releases("") }
+
+// ReleasesOf lists the installed versions of one package name, oldest
+// first, reading only that name's records.
+func (s *Store) ReleasesOf(name string) ([]Release, error) {
+	if name == "" {
+		return nil, nil
+	}
+	return s.releases(name)
+}
+
+// releases reads the records whose key starts with name+"@" (all when name
+// is empty): keys are name@version and a name never contains "@".
+func (s *Store) releases(name string) ([]Release, error) {
 	var out []Release
+	prefix := []byte(name)
+	if name != "" {
+		prefix = append(prefix, '@')
+	}
 	_, err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		c := tx.Bucket(bucketReleases).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec releaseRec
 			if err := s.decode("release "+string(k), v, &rec); err != nil {
 				return err
 			}
 			out = append(out, fromReleaseRec(rec))
-			return nil
-		})
+		}
+		return nil
 	})
 	slices.SortFunc(out, func(a, b Release) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {

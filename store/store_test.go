@@ -807,3 +807,34 @@ func TestEmptyBinding(t *testing.T) {
 		t.Fatalf("ActiveRevision = %+v, %v", got, err)
 	}
 }
+
+func TestReleasesOf(t *testing.T) {
+	s := mustStore(t)
+	mustPut(t, s, rel("a", "1.10.0"), rel("a", "1.9.0"), rel("ab", "1.0.0"), rel("a.b", "2.0.0"), rel("b", "0.1.0"))
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"a", []string{"1.9.0", "1.10.0"}}, // not ab@ or a.b@: the prefix is "a@"
+		{"ab", []string{"1.0.0"}},
+		{"a.b", []string{"2.0.0"}},
+		{"c", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		got, err := s.ReleasesOf(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var versions []string
+		for _, r := range got {
+			if r.Name != tt.name {
+				t.Errorf("ReleasesOf(%q) returned %s@%s", tt.name, r.Name, r.Version)
+			}
+			versions = append(versions, r.Version)
+		}
+		if fmt.Sprint(versions) != fmt.Sprint(tt.want) {
+			t.Errorf("ReleasesOf(%q) = %v, want %v", tt.name, versions, tt.want)
+		}
+	}
+}
