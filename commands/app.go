@@ -190,7 +190,11 @@ func prepare(c *cli.Command) {
 }
 
 func onUsageError(_ context.Context, c *cli.Command, err error, _ bool) error {
-	return kernel.Errorf(kernel.CodeUsage, "%s", err.Error()).
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + flagName(name) // urfave/cli prints one dash whatever was typed
+	}
+	return kernel.Errorf(kernel.CodeUsage, "%s", msg).
 		WithHint(fmt.Sprintf("run '%s --help' for usage", c.FullName()))
 }
 
