@@ -24,16 +24,16 @@ func (a *app) activeBinding() (*policy.Binding, store.Revision, error) {
 		}
 		return nil, store.Revision{}, err
 	}
-	b, err := a.decodeBinding(rev)
+	b, err := a.decodeBinding(rev.ID, rev.Binding)
 	return b, rev, err
 }
 
 // decodeBinding reads a stored revision. Release directories are resolved
 // under this home, so a copied or moved home runs its own copies.
-func (a *app) decodeBinding(rev store.Revision) (*policy.Binding, error) {
+func (a *app) decodeBinding(id string, data []byte) (*policy.Binding, error) {
 	var b policy.Binding
-	if err := json.Unmarshal(rev.Binding, &b); err != nil {
-		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", rev.ID).Wrap(err)
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", id).Wrap(err)
 	}
 	for i := range b.Releases {
 		b.Releases[i].Dir = a.releaseDir(b.Releases[i].Digest)

@@ -97,7 +97,7 @@ func (a *app) publish(o publishOptions) error {
 	}
 	candidate := func(id string) (policy.Input, error) {
 		if from != nil {
-			fb, err := a.decodeBinding(*from)
+			fb, err := a.decodeBinding(from.ID, from.Binding)
 			if err != nil {
 				return policy.Input{}, err
 			}

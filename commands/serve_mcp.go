@@ -9,6 +9,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -42,12 +43,14 @@ func (a *app) serveMCPCmd() *cli.Command {
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
-				Load: func(n uint64) (*policy.Binding, error) {
-					rev, err := a.store.Revision(n)
-					if err != nil {
-						return nil, err
-					}
-					return a.decodeBinding(rev)
+				Load: func(n uint64) (b *policy.Binding, err error) {
+					// decoded straight from the store's pages: a large
+					// revision is never held twice
+					err = a.store.ReadBinding(n, func(data []byte) (err error) {
+						b, err = a.decodeBinding(store.RevisionID(n), data)
+						return err
+					})
+					return b, err
 				},
 				Secret:      secret,
 				Invoker:     a.runner,

@@ -189,6 +189,25 @@ func (s *Store) Revision(n uint64) (Revision, error) {
 	return rev, err
 }
 
+// ReadBinding calls fn with revision n's binding as bbolt holds it, inside
+// the read transaction: nothing is copied, so decoding a large revision
+// does not need a second copy of it in memory. The bytes are valid only
+// during fn, which must not call the store.
+func (s *Store) ReadBinding(n uint64, fn func(binding []byte) error) error {
+	found := false
+	_, err := s.view(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketRevisions).Get(itob(n)) == nil {
+			return nil
+		}
+		found = true
+		return fn(tx.Bucket(bucketBindings).Get(itob(n)))
+	})
+	if err == nil && !found {
+		err = revisionNotFound(n)
+	}
+	return err
+}
+
 // Revisions lists every revision's metadata, oldest first, without bindings.
 func (s *Store) Revisions() ([]Revision, error) {
 	var out []Revision

@@ -838,3 +838,23 @@ func TestReleasesOf(t *testing.T) {
 		}
 	}
 }
+
+func TestReadBinding(t *testing.T) {
+	s := mustStore(t)
+	mustPut(t, s, rel("a", "1.0.0"))
+	rev := publish(t, s, "payload", "h1:a@1.0.0")
+	var got string
+	if err := s.ReadBinding(rev.Number, func(b []byte) error { got = string(b); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got != "payload "+rev.ID {
+		t.Errorf("binding = %q", got)
+	}
+	if err := s.ReadBinding(rev.Number+1, func([]byte) error { t.Error("fn called"); return nil }); kernel.ErrorCode(err) != kernel.CodeNotFound {
+		t.Errorf("missing revision: %v", err)
+	}
+	boom := errors.New("boom")
+	if err := s.ReadBinding(rev.Number, func([]byte) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("fn error = %v", err)
+	}
+}
