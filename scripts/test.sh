@@ -14,6 +14,9 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== go.mod is tidy"
+go mod tidy -diff
+
 echo "== static build"
 mkdir -p bin
 CGO_ENABLED=0 go build -trimpath -o bin/rukh .
