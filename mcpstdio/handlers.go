@@ -189,9 +189,16 @@ func (s *server) callTool(req *request, e era) {
 		return
 	}
 
-	maxConc, maxHeld := limits(bc.template)
 	c := &call{}
 	s.mu.Lock()
+	if s.launch == nil {
+		// The launch binding's template is fixed for the life of the
+		// process (SPEC §6): later publishes change tools, not limits.
+		t := bc.template
+		s.launch = &t
+	}
+	tmpl := *s.launch
+	maxConc, maxHeld := limits(tmpl)
 	if s.running >= maxConc || s.held >= maxHeld {
 		s.mu.Unlock()
 		s.reply(req.id, e, s.rejected(invID, reasonOverload))
@@ -211,9 +218,9 @@ func (s *server) callTool(req *request, e era) {
 		Dir:         bc.release.Dir,
 		Request:     kreq,
 		Interactive: false,
-		Limits:      bc.template.Limits(),
-		Stdout:      kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
-		Stderr:      kernel.NewDiagnostics(bc.template.DiagnosticsBytes),
+		Limits:      tmpl.Limits(),
+		Stdout:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
+		Stderr:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
 	}
 	var ps *progressSink
 	if token != nil {

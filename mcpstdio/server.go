@@ -81,6 +81,7 @@ type server struct {
 	running int
 	held    int
 	wg      sync.WaitGroup
+	launch  *policy.Template // the endpoint's template, fixed at the first call
 }
 
 // Serve speaks MCP over one stdio pair until in ends (nil), ctx ends

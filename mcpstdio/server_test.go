@@ -321,3 +321,28 @@ func TestListPageByteBound(t *testing.T) {
 		t.Errorf("page sizes = %v, want [2 2 1] (two 400 KiB tools per 1 MiB page)", sizes)
 	}
 }
+
+func TestTemplateIsFixedAtLaunch(t *testing.T) {
+	other := testTemplate
+	other.TimeoutMs, other.DiagnosticsBytes = 5000, 128
+	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, other)
+	_, _, inv := session(t, func(c *Config) {
+		c.Load = func(n uint64) (*policy.Binding, error) {
+			if n == 1 {
+				return b1, nil
+			}
+			return b2, nil
+		}
+	}, func(h *harness) {
+		h.send(t, callLine(1, "echo__r1", `{"title":"a"}`), "#active 2", callLine(2, "echo__r2", `{"title":"b"}`))
+	})
+	seen := inv.invocations()
+	if len(seen) != 2 {
+		t.Fatalf("%d invocations, want 2", len(seen))
+	}
+	for _, s := range seen {
+		if s.inv.Limits.Timeout != time.Second || s.inv.Limits.DiagnosticsBytes != 64 {
+			t.Errorf("%s ran under %+v, want the launch template", s.inv.Request.Input["title"], s.inv.Limits)
+		}
+	}
+}
