@@ -31,12 +31,12 @@ func (a *app) diagDir() string { return filepath.Join(a.store.Home(), "diagnosti
 
 // saveDiagnostics keeps a served invocation's bounded stdout and stderr for
 // the owner; agents never see them. Failures only cost the diagnostics.
-func (a *app) saveDiagnostics(id, command string, stdout, stderr *kernel.Diagnostics) {
+func (a *app) saveDiagnostics(id, command string, stdout, stderr *kernel.Diagnostics) error {
 	rec := diagnosticRecord{InvocationID: id, Command: command, At: time.Now().UTC(),
 		Stdout: text(stdout.Bytes()), StdoutDropped: stdout.Dropped(),
 		Stderr: text(stderr.Bytes()), StderrDropped: stderr.Dropped()}
 	if rec.Stdout == "" && rec.Stderr == "" && rec.StdoutDropped == 0 && rec.StderrDropped == 0 {
-		return
+		return nil
 	}
 	dir := a.diagDir()
 	data, err := json.Marshal(rec)
@@ -51,10 +51,10 @@ func (a *app) saveDiagnostics(id, command string, stdout, stderr *kernel.Diagnos
 	}
 	if err != nil {
 		os.Remove(tmp)
-		fmt.Fprintf(a.stderr, "rukh: serve-mcp: diagnostics of %s were lost: %v\n", id, err)
-		return
+		return err
 	}
 	pruneDiagnostics(dir)
+	return nil
 }
 
 func pruneDiagnostics(dir string) {

@@ -3,8 +3,13 @@ package commands
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpstdio"
@@ -24,6 +29,14 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if c.Args().Len() > 0 {
 				return usageErr("serve-mcp takes no arguments")
 			}
+			// A client that closes our stderr must not kill the server with
+			// SIGPIPE before it stops its children: handled (not ignored, so
+			// children still get the default), writes just fail.
+			sigpipe := make(chan os.Signal, 1)
+			signal.Notify(sigpipe, syscall.SIGPIPE)
+			defer signal.Stop(sigpipe)
+			log := newStderrLog(a.stderr)
+			defer log.close()
 			secret, err := a.store.Secret()
 			if err != nil {
 				return err
@@ -52,14 +65,26 @@ func (a *app) serveMCPCmd() *cli.Command {
 					})
 					return b, err
 				},
-				Secret:      secret,
-				Invoker:     a.runner,
-				Diagnostics: a.saveDiagnostics,
-				Logf: func(format string, args ...any) {
-					fmt.Fprintf(a.stderr, "rukh: serve-mcp: "+format+"\n", args...)
+				Secret:  secret,
+				Invoker: a.runner,
+				Diagnostics: func(id, command string, stdout, stderr *kernel.Diagnostics) {
+					if err := a.saveDiagnostics(id, command, stdout, stderr); err != nil {
+						log.Logf("diagnostics of %s were lost: %v", id, err)
+					}
 				},
+				Logf: log.Logf,
 			}
-			return mcpstdio.Serve(ctx, a.stdin, out, cfg)
+			err = mcpstdio.Serve(ctx, a.stdin, out, cfg)
+			switch {
+			case err == nil:
+				return nil
+			case ctx.Err() != nil:
+				return &exitError{code: ExitCancelled}
+			}
+			// Reported through the log: a stderr nobody reads must not
+			// keep the process from exiting.
+			log.Logf("%v", err)
+			return &exitError{code: exitCode(err)}
 		},
 	}
 }
@@ -83,4 +108,45 @@ func (a *app) checkEndpoint(name string) error {
 	}
 	return kernel.Errorf(kernel.CodeNotFound, "the published profile has no endpoint %q", name).
 		WithHint("published endpoints: " + strings.Join(names, ", ") + "; 'rukh policy show --published' shows them")
+}
+
+// stderrLog writes serve-mcp's log lines without ever blocking the server:
+// a client that does not read our stderr must not stall deadlines,
+// cancellation or shutdown. Lines that do not fit are counted and dropped.
+type stderrLog struct {
+	lines   chan string
+	dropped atomic.Int64
+	done    chan struct{}
+}
+
+func newStderrLog(w io.Writer) *stderrLog {
+	l := &stderrLog{lines: make(chan string, 256), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for line := range l.lines {
+			if n := l.dropped.Swap(0); n > 0 {
+				fmt.Fprintf(w, "rukh: serve-mcp: %d log line(s) dropped: stderr is not being read\n", n)
+			}
+			io.WriteString(w, line)
+		}
+	}()
+	return l
+}
+
+func (l *stderrLog) Logf(format string, args ...any) {
+	select {
+	case l.lines <- fmt.Sprintf("rukh: serve-mcp: "+format+"\n", args...):
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// close flushes what is queued, waiting at most a moment: a stuck stderr
+// must not keep the process from exiting.
+func (l *stderrLog) close() {
+	close(l.lines)
+	select {
+	case <-l.done:
+	case <-time.After(200 * time.Millisecond):
+	}
 }

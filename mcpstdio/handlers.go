@@ -362,10 +362,11 @@ type progressSink struct {
 	token jsontext.Value
 	c     *call
 
-	mu     sync.Mutex
-	last   float64
-	sent   bool
-	closed bool
+	mu      sync.Mutex
+	last    float64
+	sent    bool
+	closed  bool
+	dropped int // notifications the full queue refused, logged once at close
 }
 
 func (p *progressSink) send(pr kernel.Progress) {
@@ -396,14 +397,18 @@ func (p *progressSink) send(pr kernel.Progress) {
 		return
 	}
 	if err := p.s.out.push(outMsg{data: msg, drop: &p.c.dropped}, true, 0); err == errQueueFull {
-		p.s.logf("mcp: progress notification dropped: outgoing queue full")
+		p.dropped++
 	}
 }
 
 func (p *progressSink) close() {
 	p.mu.Lock()
 	p.closed = true
+	dropped := p.dropped
 	p.mu.Unlock()
+	if dropped > 0 {
+		p.s.logf("mcp: %d progress notification(s) dropped: outgoing queue full", dropped)
+	}
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

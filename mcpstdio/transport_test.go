@@ -182,3 +182,43 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	c.data = c.data[k:]
 	return k, nil
 }
+
+// slowWriter takes at most n bytes per Write and needs d for each.
+type slowWriter struct {
+	n int
+	d time.Duration
+	b bytes.Buffer
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		k := min(len(p), w.n)
+		time.Sleep(w.d)
+		w.b.Write(p[:k])
+		p, written = p[k:], written+k
+	}
+	return written, nil
+}
+
+// The write timeout bounds a write that makes no progress, not a large
+// response to a slow but steady reader.
+func TestSlowSteadyReaderIsServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &slowWriter{n: 4 << 10, d: 400 * time.Millisecond} // 10 KiB/s
+		var failed atomic.Value
+		q := newOutQueue(w, 2*time.Second, func(err error) { failed.Store(err) })
+		msg := bytes.Repeat([]byte("y"), 200<<10) // 20 s to write at that pace
+		if err := q.push(outMsg{data: msg}, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		q.close()
+		<-q.done
+		if err := failed.Load(); err != nil {
+			t.Fatalf("transport failed: %v", err)
+		}
+		if !bytes.Equal(w.b.Bytes(), msg) {
+			t.Fatalf("wrote %d bytes, want %d", w.b.Len(), len(msg))
+		}
+	})
+}
