@@ -130,9 +130,9 @@ func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[
 // releaseInput prepares one checked release for publication.
 func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 	dir := a.releaseDir(r.Digest)
-	m, err := kernel.ParseManifest(r.Manifest)
+	m, err := kernel.DecodeInstalled(r.Manifest)
 	if err != nil {
-		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeInternal, "stored manifest of %s@%s no longer parses", r.Name, r.Version).Wrap(err)
+		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeInternal, "stored manifest of %s@%s is unreadable", r.Name, r.Version).Wrap(err)
 	}
 	return policy.ReleaseInput{
 		BoundRelease: policy.BoundRelease{

@@ -34,7 +34,10 @@ func (a *app) installCmd() *cli.Command {
 				return printJSON(a.stdout, res)
 			}
 			verb := "installed"
-			if res.Existed {
+			switch {
+			case res.Repaired:
+				verb = "repaired the installed copy of"
+			case res.Existed:
 				verb = "already installed"
 			}
 			fmt.Fprintf(a.stdout, "%s %s@%s %s\n", verb, res.Name, res.Version, res.Digest)
@@ -55,6 +58,7 @@ type installResult struct {
 	KeyID         string `json:"keyId,omitempty"`
 	AllowUnsigned bool   `json:"allowUnsigned"`
 	Existed       bool   `json:"existed"`
+	Repaired      bool   `json:"repaired,omitempty"`
 	Commands      int    `json:"commands"`
 }
 
@@ -104,7 +108,7 @@ func (a *app) install(src string, allowUnsigned bool) (*installResult, error) {
 			WithHint("trust the publisher's key with 'rukh trust add NAME KEYFILE', or install with --allow-unsigned")
 	}
 
-	dir, _, err := extpkg.Install(p, a.store.ReleasesDir())
+	dir, copyExisted, err := extpkg.Install(p, a.store.ReleasesDir())
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +122,7 @@ func (a *app) install(src string, allowUnsigned bool) (*installResult, error) {
 	return &installResult{
 		Name: m.Name, Version: m.Version, Digest: p.Digest, Signer: signer, KeyID: keyID,
 		AllowUnsigned: signer == "", Existed: existed, Commands: len(m.Commands),
+		Repaired: existed && !copyExisted, // the record was there, the copy had to be made again
 	}, nil
 }
 

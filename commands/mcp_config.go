@@ -26,7 +26,7 @@ func (a *app) mcpConfigCmd() *cli.Command {
 				exe = abs
 			}
 			ep := c.String("endpoint")
-			if err := a.checkEndpoint(ep); err != nil {
+			if _, err := a.launch(ep); err != nil {
 				return err
 			}
 			server := map[string]any{

@@ -110,14 +110,23 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 		c.Description = strings.TrimSpace(c.Description + "\n\nARGUMENTS:\n" + strings.Join(args, "\n"))
 	}
 	rec := &recorder{}
+	taken := map[string]bool{"help": true, "h": true, outputFlag(decl): true}
+	for _, p := range decl.Params {
+		if p.Flag != "" {
+			taken[p.Flag] = true
+		}
+	}
 	for i := range decl.Params {
 		p := &decl.Params[i]
 		if p.Flag == "" {
 			continue
 		}
 		var aliases []string
-		if p.Short != "" {
+		if p.Short != "" && !taken[p.Short] {
+			// a short that clashes with a name (allowed by an older rukh)
+			// is dropped rather than breaking every command
 			aliases = []string{p.Short}
+			taken[p.Short] = true
 		}
 		usage := flagUsage(p)
 		if p.Type == kernel.TypeBoolean {

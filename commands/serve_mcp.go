@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -37,6 +36,10 @@ func (a *app) serveMCPCmd() *cli.Command {
 			defer signal.Stop(sigpipe)
 			log := newStderrLog(a.stderr)
 			defer log.close()
+			launch, err := a.launch(c.String("endpoint"))
+			if err != nil {
+				return err
+			}
 			secret, err := a.store.Secret()
 			if err != nil {
 				return err
@@ -53,6 +56,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 			}
 			cfg := mcpstdio.Config{
 				Endpoint:      c.String("endpoint"),
+				Launch:        launch,
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
@@ -89,25 +93,20 @@ func (a *app) serveMCPCmd() *cli.Command {
 	}
 }
 
-// checkEndpoint refuses an endpoint the published profile does not name, so
-// a typo is an error rather than an agent silently seeing no tools. With
-// nothing published yet any well-formed name is accepted. serve-mcp does
-// not call it: decoding a large revision would delay its start, so the
-// server says the same on stderr when it first loads the revision.
-func (a *app) checkEndpoint(name string) error {
-	b, _, err := a.activeBinding()
-	if err != nil || b == nil {
+// launch fixes serve-mcp's launch binding from the active revision without
+// decoding it, refusing an endpoint the published profile does not name (a
+// typo would otherwise serve an agent no tools). Nothing published: nil.
+func (a *app) launch(endpoint string) (*policy.Launch, error) {
+	n, err := a.store.Active()
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	var l *policy.Launch
+	err = a.store.ReadBinding(n, func(data []byte) (err error) {
+		l, err = policy.LaunchFrom(data, endpoint)
 		return err
-	}
-	var names []string
-	for _, p := range b.Endpoints {
-		if p.Endpoint == name {
-			return nil
-		}
-		names = append(names, p.Endpoint)
-	}
-	return kernel.Errorf(kernel.CodeNotFound, "the published profile has no endpoint %q", name).
-		WithHint("published endpoints: " + strings.Join(names, ", ") + "; 'rukh policy show --published' shows them")
+	})
+	return l, err
 }
 
 // stderrLog writes serve-mcp's log lines without ever blocking the server:

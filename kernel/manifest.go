@@ -91,6 +91,30 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// DecodeInstalled reads a manifest that ParseManifest accepted when its
+// release was installed. It does not apply the rules again: a release stays
+// publishable when a later rukh adds a rule (a newly reserved flag, say);
+// the CLI copes with such declarations where they matter.
+func DecodeInstalled(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, JSONError(err)
+	}
+	for i := range m.Commands {
+		c := &m.Commands[i]
+		if c.Execute.Mode == "" {
+			c.Execute.Mode = ModeManaged
+		}
+		if c.Execute.Lifetime == "" {
+			c.Execute.Lifetime = LifetimeForeground
+		}
+		if c.Machine != nil && c.Machine.Interaction == "" {
+			c.Machine.Interaction = InteractionNone
+		}
+	}
+	return &m, nil
+}
+
 // rejectNulls refuses null anywhere but inside a result schema: json.Unmarshal
 // would quietly read null as "absent", and null never means absent here.
 func rejectNulls(data []byte) error {

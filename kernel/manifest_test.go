@@ -340,3 +340,25 @@ func TestParseManifestKeepsBytes(t *testing.T) {
 		t.Fatal("ParseManifest result aliases or modified the input bytes")
 	}
 }
+
+// A manifest accepted at install stays readable when a later rule would
+// refuse it, and gets the same defaults ParseManifest fills in.
+func TestDecodeInstalled(t *testing.T) {
+	data := []byte(`{"apiVersion":"rukh.extension/2","name":"a","version":"1.0.0","commands":[
+	 {"id":"a.b","path":["a"],"params":[{"id":"o","type":"string","flag":"output"}],
+	  "execute":{"program":"bin/x"},"machine":{"eligible":true}}]}`)
+	if _, err := ParseManifest(data); err == nil {
+		t.Fatal("ParseManifest accepted a reserved flag")
+	}
+	m, err := DecodeInstalled(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Commands[0]
+	if c.Execute.Mode != ModeManaged || c.Execute.Lifetime != LifetimeForeground || c.Machine.Interaction != InteractionNone {
+		t.Errorf("defaults not applied: %+v %+v", c.Execute, c.Machine)
+	}
+	if _, err := DecodeInstalled([]byte(`{"commands":`)); err == nil {
+		t.Error("truncated JSON accepted")
+	}
+}

@@ -39,6 +39,10 @@ type Config struct {
 	// Diagnostics, when set, receives each invocation's bounded stdout and
 	// stderr after it ends (owner diagnostics; never sent to the client).
 	Diagnostics func(invocationID string, command string, stdout, stderr *kernel.Diagnostics)
+	// Launch is the endpoint's launch binding read at start; its template
+	// bounds every call for the life of the process. Nil (nothing was
+	// published at start) fixes the template at the first call.
+	Launch *policy.Launch
 	// Logf writes a line for the owner (stderr); nil discards.
 	Logf func(format string, args ...any)
 	// ReadTimeout bounds the time from a message's first byte to its
@@ -178,6 +182,10 @@ func newServer(cfg Config) *server {
 	}
 	if s.newID == nil {
 		s.newID = kernel.NewInvocationID
+	}
+	if cfg.Launch != nil {
+		t := cfg.Launch.Template
+		s.launch = &t
 	}
 	secret := cfg.Secret
 	if len(secret) == 0 {

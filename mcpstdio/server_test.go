@@ -346,3 +346,21 @@ func TestTemplateIsFixedAtLaunch(t *testing.T) {
 		}
 	}
 }
+
+// With a launch binding read at start, even the first call after a publish
+// runs under the template the server started with.
+func TestLaunchTemplateFromStart(t *testing.T) {
+	other := testTemplate
+	other.TimeoutMs = 5000
+	b2 := testBinding(2, 0, other)
+	_, _, inv := session(t, func(c *Config) {
+		c.Launch = &policy.Launch{Endpoint: "local", Template: testTemplate}
+		c.Load = func(n uint64) (*policy.Binding, error) { return b2, nil }
+	}, func(h *harness) {
+		h.send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))
+	})
+	seen := inv.invocations()
+	if len(seen) != 1 || seen[0].inv.Limits.Timeout != time.Second {
+		t.Fatalf("invocations = %+v, want one under the launch template", seen)
+	}
+}

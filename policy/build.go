@@ -121,14 +121,8 @@ func Build(in Input) (*Binding, []string, error) {
 			Namespace: ep.Namespace,
 			ToolNames: ep.ToolNames,
 			Subject:   ep.Subject,
-			Template: Template{
-				TimeoutMs:        tmpl.TimeoutMs,
-				MaxConcurrent:    tmpl.MaxConcurrent,
-				MaxHeld:          tmpl.MaxHeld,
-				DiagnosticsBytes: tmpl.DiagnosticsBytes,
-				ResultBytes:      tmpl.ResultBytes,
-			},
-			Tools: []Tool{},
+			Template:  tmpl.template(),
+			Tools:     []Tool{},
 		}
 		selected := map[int]bool{}
 		for _, id := range ep.Publish.Commands {

@@ -512,3 +512,14 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// template is the spec as bound into a projection.
+func (t TemplateSpec) template() Template {
+	return Template{
+		TimeoutMs:        t.TimeoutMs,
+		MaxConcurrent:    t.MaxConcurrent,
+		MaxHeld:          t.MaxHeld,
+		DiagnosticsBytes: t.DiagnosticsBytes,
+		ResultBytes:      t.ResultBytes,
+	}
+}

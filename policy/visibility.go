@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 )
 
@@ -108,4 +110,52 @@ func (b *Binding) findRoute(words []string) (int, bool) {
 
 func hasPrefix(words, prefix []string) bool {
 	return len(words) >= len(prefix) && slices.Equal(words[:len(prefix)], prefix)
+}
+
+// Launch is what serve-mcp fixes for its life when it starts: the endpoint,
+// its namespace, subject and template (SPEC §6).
+type Launch struct {
+	Endpoint  string
+	Namespace string
+	Subject   string
+	Template  Template
+}
+
+// LaunchFrom reads an endpoint's launch binding from a stored revision
+// without decoding the revision: the profile is one of its first members,
+// so only a few kilobytes of a large revision are read.
+func LaunchFrom(binding []byte, endpoint string) (*Launch, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(binding))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, kernel.Errorf(kernel.CodeInternal, "the revision is not a JSON object")
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return nil, kernel.JSONError(err)
+		}
+		if name.String() != "profile" {
+			if err := d.SkipValue(); err != nil {
+				return nil, kernel.JSONError(err)
+			}
+			continue
+		}
+		raw, err := d.ReadValue()
+		if err != nil {
+			return nil, kernel.JSONError(err)
+		}
+		p, err := ParseProfile(raw)
+		if err != nil {
+			return nil, err
+		}
+		ep, ok := p.Endpoints[endpoint]
+		if !ok {
+			names := sortedKeys(p.Endpoints)
+			return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
+				Hint: "published endpoints: " + strings.Join(names, ", ")}
+		}
+		spec, _ := p.template(ep.Template)
+		return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template()}, nil
+	}
+	return nil, kernel.Errorf(kernel.CodeInternal, "the revision has no profile")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 )
@@ -235,4 +236,40 @@ func TestDiff(t *testing.T) {
 			t.Errorf("updated %+v renamed %+v", c.Updated, c.Renamed)
 		}
 	})
+}
+
+func TestLaunchFrom(t *testing.T) {
+	a := parseManifest(t, manifestJSON("acme.notes", "1.2.0", cmdSpec{id: "notes.add", path: `["notes","add"]`}))
+	b, _, err := policy.Build(policy.Input{Revision: "r1", Releases: []policy.ReleaseInput{release(a)},
+		Profile: profile(t, `{"endpoints":{"local":{"namespace":"lap","subject":"me","template":"quick","publish":{"packages":["acme.notes"]}},"ci":{"namespace":"ci"}},
+		 "templates":{"quick":{"timeoutMs":1500,"maxConcurrent":1}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(b, json.Deterministic(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := policy.LaunchFrom(data, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var local policy.Projection
+	for _, p := range b.Endpoints {
+		if p.Endpoint == "local" {
+			local = p
+		}
+	}
+	want := policy.Launch{Endpoint: "local", Namespace: "lap", Subject: "me", Template: local.Template}
+	if *l != want || l.Template.TimeoutMs != 1500 || l.Template.MaxConcurrent != 1 {
+		t.Errorf("launch = %+v, want %+v", *l, want)
+	}
+	if _, err := policy.LaunchFrom(data, "nope"); kernel.ErrorCode(err) != kernel.CodeNotFound || !strings.Contains(kernel.ErrorHint(err), "ci, local") {
+		t.Errorf("unknown endpoint: %v (hint %q)", err, kernel.ErrorHint(err))
+	}
+	for _, bad := range []string{`[]`, `{"revision":"r1"}`, `{"profile":{"endpoints":`} {
+		if _, err := policy.LaunchFrom([]byte(bad), "local"); err == nil {
+			t.Errorf("LaunchFrom(%s) succeeded", bad)
+		}
+	}
 }
