@@ -27,15 +27,6 @@ func Visible(b *Binding, endpoint string) (*Projection, error) {
 		Hint: "add it to the profile with `rukh policy set` and publish"}
 }
 
-// Tool finds a tool by its exact name (tools are sorted by name).
-func (p *Projection) Tool(name string) (*Tool, bool) {
-	i, ok := slices.BinarySearchFunc(p.Tools, name, func(t Tool, n string) int { return strings.Compare(t.Name, n) })
-	if !ok {
-		return nil, false
-	}
-	return &p.Tools[i], true
-}
-
 // Command finds a bound command by identity (commands are sorted by id).
 func (b *Binding) Command(id string) (*BoundCommand, bool) {
 	i, ok := slices.BinarySearchFunc(b.Commands, id, func(c BoundCommand, id string) int { return strings.Compare(c.Declaration.ID, id) })
@@ -43,42 +34,6 @@ func (b *Binding) Command(id string) (*BoundCommand, bool) {
 		return nil, false
 	}
 	return &b.Commands[i], true
-}
-
-// RouteMatch is the result of matching argv words onto the routes.
-type RouteMatch struct {
-	Route    Route         // the longest matching route
-	Command  *BoundCommand // the command for a command or alias route; nil for a group
-	Children []Route       // for a group: the routes one word deeper, sorted
-	Rest     []string      // the arguments after the matched words
-}
-
-// Route matches the longest prefix of args onto a route. ok is false when
-// not even the first word names a route.
-func (b *Binding) Route(args []string) (m RouteMatch, ok bool) {
-	n := 0
-	at := -1
-	for n < len(args) {
-		i, found := b.findRoute(args[:n+1])
-		if !found {
-			break
-		}
-		n, at = n+1, i
-		if b.Routes[i].Kind != RouteGroup {
-			break // a command's words are never a group prefix
-		}
-	}
-	if at < 0 {
-		return RouteMatch{}, false
-	}
-	r := b.Routes[at]
-	m = RouteMatch{Route: r, Rest: args[n:]}
-	if r.Kind == RouteGroup {
-		m.Children = b.Children(r.Words)
-	} else if c, found := b.Command(r.Command); found {
-		m.Command = c
-	}
-	return m, true
 }
 
 // Children returns the routes exactly one word below prefix, sorted; with
