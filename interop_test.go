@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -76,9 +75,11 @@ func TestInterop(t *testing.T) {
 // buildRukh builds the real binary the way a user does.
 func buildRukh(t *testing.T) string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
+	gobin := "go"
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		if p := filepath.Join(strings.TrimSpace(string(out)), "bin", "go"); fileExists(p) {
+			gobin = p
+		}
 	}
 	bin := filepath.Join(t.TempDir(), "rukh")
 	cmd := exec.Command(gobin, "build", "-trimpath", "-o", bin, ".")

@@ -29,10 +29,6 @@ func callLine(id int, name, args string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,%s}}`, id, p, modernMeta)
 }
 
-func cancelLine(id int) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id)
-}
-
 // session runs Serve in a synctest bubble with a scripted client and returns
 // the raw output and Serve's error.
 func session(t *testing.T, cfgEdit func(*Config), script func(h *harness)) (string, error, *fakeInvoker) {

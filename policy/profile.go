@@ -514,12 +514,4 @@ func deref(s *string) string {
 }
 
 // template is the spec as bound into a projection.
-func (t TemplateSpec) template() Template {
-	return Template{
-		TimeoutMs:        t.TimeoutMs,
-		MaxConcurrent:    t.MaxConcurrent,
-		MaxHeld:          t.MaxHeld,
-		DiagnosticsBytes: t.DiagnosticsBytes,
-		ResultBytes:      t.ResultBytes,
-	}
-}
+func (t TemplateSpec) template() Template { return Template(t) }

@@ -28,14 +28,6 @@ func routeBinding(t *testing.T) *policy.Binding {
 	return bd
 }
 
-func words(routes []policy.Route) []string {
-	var out []string
-	for _, r := range routes {
-		out = append(out, strings.Join(r.Words, " ")+"="+r.Kind)
-	}
-	return out
-}
-
 func TestCommandLookup(t *testing.T) {
 	b := routeBinding(t)
 	for _, id := range []string{"notes.add", "notes.list", "notes.tag.rm", "zeta"} {

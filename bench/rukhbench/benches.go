@@ -322,14 +322,6 @@ func benchCold(c config, large *largeHome, small *smallHome) ([]row, []string, e
 			l, sm = append(l, d1), append(sm, d2)
 		}
 	}
-	var ex []time.Duration
-	for range c.cold {
-		d, err := plainExec(c.trivial)
-		if err != nil {
-			return nil, nil, err
-		}
-		ex = append(ex, d)
-	}
 	rows := []row{
 		timeRow(fmt.Sprintf("3. serve-mcp cold start → discover, %d tools", c.packages*c.commands), newStats(l), 15*time.Millisecond),
 		timeRow("   same, 1-tool home", newStats(sm), 15*time.Millisecond),

@@ -29,7 +29,6 @@ type config struct {
 	cold                      int
 	packages, commands        int
 	jobs                      int
-	cpuProfile                string
 }
 
 func main() {
