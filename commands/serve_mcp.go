@@ -36,7 +36,8 @@ func (a *app) serveMCPCmd() *cli.Command {
 			defer signal.Stop(sigpipe)
 			log := newStderrLog(a.stderr)
 			defer log.close()
-			launch, err := a.launch(c.String("endpoint"))
+			endpoint := c.String("endpoint")
+			launch, err := a.launch(endpoint)
 			if err != nil {
 				return err
 			}
@@ -55,19 +56,25 @@ func (a *app) serveMCPCmd() *cli.Command {
 				out = f
 			}
 			cfg := mcpstdio.Config{
-				Endpoint:      c.String("endpoint"),
+				Endpoint:      endpoint,
 				Launch:        launch,
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
-				Load: func(n uint64) (b *policy.Binding, err error) {
-					// decoded straight from the store's pages: a large
-					// revision is never held twice
+				Load: func(n uint64) (v *policy.ServeView, err error) {
+					// streamed straight from the store's pages into the
+					// serve view: a large revision is never held whole
 					err = a.store.ReadBinding(n, func(data []byte) (err error) {
-						b, err = a.decodeBinding(store.RevisionID(n), data)
+						v, err = policy.DecodeServeView(data, endpoint)
 						return err
 					})
-					return b, err
+					if err != nil {
+						return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
+					}
+					for i := range v.Releases {
+						v.Releases[i].Dir = a.releaseDir(v.Releases[i].Digest)
+					}
+					return v, nil
 				},
 				Secret:  secret,
 				Invoker: a.runner,

@@ -39,7 +39,7 @@ func BenchmarkList10k(b *testing.B) {
 	active.Store(1)
 	s := newServer(Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 		Active: func() (uint64, error) { return active.Load(), nil },
-		Load:   func(uint64) (*policy.Binding, error) { return bind, nil }})
+		Load:   bindings(func(uint64) (*policy.Binding, error) { return bind, nil })})
 	s.out = newOutQueue(io.Discard, time.Second, func(err error) { b.Fatal(err) })
 	s.handleLine(listLine) // warm the revision cache
 	b.ReportAllocs()
@@ -63,7 +63,7 @@ func BenchmarkListRoundTrip10k(b *testing.B) {
 	go func() {
 		done <- Serve(context.Background(), cr, sw, Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 			Active:  func() (uint64, error) { return active.Load(), nil },
-			Load:    func(uint64) (*policy.Binding, error) { return bind, nil },
+			Load:    bindings(func(uint64) (*policy.Binding, error) { return bind, nil }),
 			Invoker: &fakeInvoker{}})
 	}()
 	rd := bufio.NewReaderSize(sr, 1<<20)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -181,4 +182,29 @@ func (f *fakeInvoker) behave(ctx context.Context, inv *kernel.Invocation) kernel
 		r.Outcome, r.CommandResult = kernel.Succeeded, text(inv.Command.ID)
 	}
 	return r
+}
+
+// bindings adapts a loader of whole bindings to the serve view serve-mcp
+// reads, through the same encoding the store keeps.
+func bindings(load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
+	return bindingsFor("local", load)
+}
+
+func bindingsFor(endpoint string, load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
+	return func(n uint64) (*policy.ServeView, error) {
+		b, err := load(n)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		return b.ServeView(endpoint)
+	}
+}
+
+func view(t testing.TB, b *policy.Binding) *policy.ServeView {
+	t.Helper()
+	v, err := b.ServeView("local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

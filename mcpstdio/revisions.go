@@ -11,17 +11,30 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// revision is one decoded binding prepared for the launch endpoint: listing
-// is a slice of pre-encoded tool objects, calling a map lookup.
+// revision is one revision's serve view prepared for the launch endpoint:
+// listing is a slice of pre-encoded tool objects, calling a map lookup and,
+// the first time a command is called, decoding its declaration.
 type revision struct {
-	n       uint64
-	binding *policy.Binding
-	proj    *policy.Projection // nil when the endpoint is not in this revision
-	wire    []jsontext.Value   // compact tool objects, in projection order
-	byName  map[string]int     // tool name -> index in proj.Tools
+	n      uint64
+	proj   *policy.Projection // nil when the endpoint is not in this revision
+	wire   []jsontext.Value   // compact tool objects, in projection order
+	byName map[string]int     // tool name -> index in proj.Tools
 
-	commands map[string]*kernel.Command      // release + "\x00" + command identity
+	commands map[string]*lazyCommand         // release + "\x00" + command identity
 	releases map[string]*policy.BoundRelease // name@version
+}
+
+// lazyCommand decodes a declaration once, on its first call.
+type lazyCommand struct {
+	once sync.Once
+	raw  *policy.ServeCommand
+	cmd  *kernel.Command
+	err  error
+}
+
+func (l *lazyCommand) get() (*kernel.Command, error) {
+	l.once.Do(func() { l.cmd, l.err = l.raw.Decode() })
+	return l.cmd, l.err
 }
 
 // boundCall is everything a tools/call pins for its whole run.
@@ -42,22 +55,21 @@ func (r *revision) resolve(name string) (*boundCall, error) {
 	}
 	t := &r.proj.Tools[i]
 	bc := &boundCall{tool: t, template: r.proj.Template}
-	bc.command = r.commands[t.Release+"\x00"+t.Command]
+	lc := r.commands[t.Release+"\x00"+t.Command]
 	bc.release = r.releases[t.Release]
-	if bc.command == nil || bc.release == nil {
+	if lc == nil || bc.release == nil {
 		return nil, fmt.Errorf("revision %d: tool %q names a command or release the revision does not bind", r.n, name)
 	}
+	cmd, err := lc.get()
+	if err != nil {
+		return nil, fmt.Errorf("revision %d: tool %q: declaration: %v", r.n, name, err)
+	}
+	bc.command = cmd
 	return bc, nil
 }
 
-func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, error) {
-	r := &revision{n: n, binding: b}
-	for i := range b.Endpoints {
-		if b.Endpoints[i].Endpoint == endpoint {
-			r.proj = &b.Endpoints[i]
-			break
-		}
-	}
+func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
+	r := &revision{n: n, proj: b.Projection}
 	if r.proj == nil {
 		return r, nil
 	}
@@ -82,10 +94,10 @@ func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, e
 		}
 		r.byName[t.Name] = i
 	}
-	r.commands = make(map[string]*kernel.Command, len(b.Commands))
+	r.commands = make(map[string]*lazyCommand, len(b.Commands))
 	for i := range b.Commands {
 		c := &b.Commands[i]
-		r.commands[c.Release+"\x00"+c.Declaration.ID] = &c.Declaration
+		r.commands[c.Release+"\x00"+c.ID] = &lazyCommand{raw: c}
 	}
 	r.releases = make(map[string]*policy.BoundRelease, len(b.Releases))
 	for i := range b.Releases {
@@ -101,7 +113,7 @@ func prepareRevision(n uint64, b *policy.Binding, endpoint string) (*revision, e
 // (calls in flight keep their own pointer). Dropping it before decoding the
 // next one keeps memory at one binding, however often the owner publishes.
 type revisionCache struct {
-	load     func(uint64) (*policy.Binding, error)
+	load     func(uint64) (*policy.ServeView, error)
 	endpoint string
 	logf     func(format string, args ...any) // may be nil
 
@@ -128,17 +140,13 @@ func (c *revisionCache) get(n uint64) (*revision, error) {
 	if b == nil {
 		return nil, fmt.Errorf("revision %d: no binding", n)
 	}
-	r, err := prepareRevision(n, b, c.endpoint)
+	r, err := prepareRevision(n, b)
 	if err != nil {
 		return nil, err
 	}
 	if r.proj == nil && c.logf != nil {
 		// Most likely a typo in --endpoint: say so once per revision.
-		var names []string
-		for _, p := range b.Endpoints {
-			names = append(names, p.Endpoint)
-		}
-		c.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", c.endpoint, b.Revision, strings.Join(names, ", "))
+		c.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", c.endpoint, b.Revision, strings.Join(b.Endpoints, ", "))
 	}
 
 	c.mu.Lock()

@@ -32,7 +32,7 @@ type Config struct {
 	// is called on every discover, list and call, so it must be cheap.
 	Active func() (uint64, error)
 	// Load returns the binding of revision n; results are cached by n.
-	Load func(n uint64) (*policy.Binding, error)
+	Load func(n uint64) (*policy.ServeView, error)
 	// Secret keys the list cursors; empty means a random per-process key.
 	Secret  []byte
 	Invoker kernel.Invoker

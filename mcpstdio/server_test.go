@@ -63,7 +63,7 @@ func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
 	cfg := Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return h.active.Load(), nil },
-		Load:    func(uint64) (*policy.Binding, error) { return b, nil },
+		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
 		Invoker: h.invoker, Logf: t.Logf, newID: counterIDs(),
 	}
 	if edit != nil {
@@ -185,13 +185,14 @@ func TestDiagnosticsNeverReachTheWire(t *testing.T) {
 
 func TestPublishDuringCallChangesNothing(t *testing.T) {
 	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, testTemplate)
+	b2.Commands[9].Declaration.Summary = "changed in r2"
 	out, _, inv := session(t, func(c *Config) {
-		c.Load = func(n uint64) (*policy.Binding, error) {
+		c.Load = bindings(func(n uint64) (*policy.Binding, error) {
 			if n == 1 {
 				return b1, nil
 			}
 			return b2, nil
-		}
+		})
 	}, func(h *harness) {
 		h.send(t, callLine(1, "slow__r1", ""), "#active 2", "#sleep 1500ms")
 	})
@@ -199,9 +200,11 @@ func TestPublishDuringCallChangesNothing(t *testing.T) {
 	if !bytes.Contains(r["1"]["result"], []byte(`"reason":"deadline exceeded"`)) {
 		t.Errorf("call 1 = %s", r["1"]["result"])
 	}
+	// Revision 2's declaration differs; the call keeps the one it was
+	// resolved with.
 	seen := inv.invocations()
-	if len(seen) != 1 || seen[0].inv.Command != &b1.Commands[9].Declaration {
-		t.Errorf("the call was not pinned to revision 1's declaration")
+	if len(seen) != 1 || seen[0].inv.Command.ID != b1.Commands[9].Declaration.ID || seen[0].inv.Command.Summary != b1.Commands[9].Declaration.Summary {
+		t.Errorf("the call was not pinned to revision 1's declaration: %+v", seen)
 	}
 }
 
@@ -209,19 +212,19 @@ func TestStoreErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		active func() (uint64, error)
-		load   func(uint64) (*policy.Binding, error)
+		load   func(uint64) (*policy.ServeView, error)
 		want   string
 	}{
 		{"active unavailable", func() (uint64, error) { return 0, errors.New("bolt: timeout") }, nil,
 			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
 		{"nothing published", func() (uint64, error) { return 0, kernel.Errorf(kernel.CodeNotFound, "no revision") }, nil,
 			`"result":{"tools":[],`},
-		{"load fails", nil, func(uint64) (*policy.Binding, error) { return nil, errors.New("corrupt") },
+		{"load fails", nil, bindings(func(uint64) (*policy.Binding, error) { return nil, errors.New("corrupt") }),
 			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
-		{"broken wire", nil, func(uint64) (*policy.Binding, error) {
-			b := testBinding(1, 0, testTemplate)
-			b.Endpoints[0].Tools[0].Wire = jsontext.Value(`{"name":`)
-			return b, nil
+		{"broken wire", nil, func(uint64) (*policy.ServeView, error) {
+			v := view(t, testBinding(1, 0, testTemplate))
+			v.Projection.Tools[0].Wire = jsontext.Value(`{"name":`)
+			return v, nil
 		}, `"error":{"code":-32603,"message":"the active revision is unavailable"}`},
 	}
 	for _, tt := range tests {
@@ -245,10 +248,10 @@ func TestStoreErrors(t *testing.T) {
 
 func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 	loads := map[uint64]int{}
-	c := &revisionCache{endpoint: "local", load: func(n uint64) (*policy.Binding, error) {
+	c := &revisionCache{endpoint: "local", load: bindings(func(n uint64) (*policy.Binding, error) {
 		loads[n]++
 		return testBinding(n, 0, testTemplate), nil
-	}}
+	})}
 	for _, n := range []uint64{1, 1, 2, 2, 3, 1, 3} {
 		r, err := c.get(n)
 		if err != nil || r.n != n {
@@ -269,7 +272,7 @@ func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 func TestWireIsCompactedForFraming(t *testing.T) {
 	b := testBinding(1, 0, testTemplate)
 	b.Endpoints[0].Tools[0].Wire = jsontext.Value("{\n  \"name\": \"big__r1\",\n  \"inputSchema\": {\"type\": \"object\"}\n}")
-	r, err := prepareRevision(1, b, "local")
+	r, err := prepareRevision(1, view(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +292,7 @@ func TestListPageByteBound(t *testing.T) {
 		many.Tools[i].Wire = jsontext.Value(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object"}}`, many.Tools[i].Name, pad))
 	}
 	s := newServer(Config{Endpoint: "many", Active: func() (uint64, error) { return 1, nil },
-		Load: func(uint64) (*policy.Binding, error) { return b, nil }})
+		Load: bindingsFor("many", func(uint64) (*policy.Binding, error) { return b, nil })})
 	var sizes []int
 	var cursor jsontext.Value
 	for {
@@ -323,12 +326,12 @@ func TestTemplateIsFixedAtLaunch(t *testing.T) {
 	other.TimeoutMs, other.DiagnosticsBytes = 5000, 128
 	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, other)
 	_, _, inv := session(t, func(c *Config) {
-		c.Load = func(n uint64) (*policy.Binding, error) {
+		c.Load = bindings(func(n uint64) (*policy.Binding, error) {
 			if n == 1 {
 				return b1, nil
 			}
 			return b2, nil
-		}
+		})
 	}, func(h *harness) {
 		h.send(t, callLine(1, "echo__r1", `{"title":"a"}`), "#active 2", callLine(2, "echo__r2", `{"title":"b"}`))
 	})
@@ -351,7 +354,7 @@ func TestLaunchTemplateFromStart(t *testing.T) {
 	b2 := testBinding(2, 0, other)
 	_, _, inv := session(t, func(c *Config) {
 		c.Launch = &policy.Launch{Endpoint: "local", Template: testTemplate}
-		c.Load = func(n uint64) (*policy.Binding, error) { return b2, nil }
+		c.Load = bindings(func(n uint64) (*policy.Binding, error) { return b2, nil })
 	}, func(h *harness) {
 		h.send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))
 	})

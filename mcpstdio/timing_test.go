@@ -268,7 +268,7 @@ func testConfig(t *testing.T) Config {
 	return Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return 1, nil },
-		Load:    func(uint64) (*policy.Binding, error) { return b, nil },
+		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
 		Invoker: &fakeInvoker{}, Logf: t.Logf,
 	}
 }

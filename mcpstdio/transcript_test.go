@@ -148,20 +148,20 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 		invoker: &fakeInvoker{}, loads: new(atomic.Int64)}
 	h.active.Store(active)
 	h.cr, h.cw = io.Pipe()
-	bindings := map[uint64]*policy.Binding{}
+	revs := map[uint64]*policy.Binding{}
 	for rev := uint64(1); rev <= 3; rev++ {
-		bindings[rev] = testBinding(rev, fillers, testTemplate)
+		revs[rev] = testBinding(rev, fillers, testTemplate)
 	}
 	cfg := Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
 		Active: func() (uint64, error) { return h.active.Load(), nil },
-		Load: func(n uint64) (*policy.Binding, error) {
+		Load: bindingsFor(endpoint, func(n uint64) (*policy.Binding, error) {
 			h.loads.Add(1)
-			if b, ok := bindings[n]; ok {
+			if b, ok := revs[n]; ok {
 				return b, nil
 			}
 			return nil, fmt.Errorf("no revision %d", n)
-		},
+		}),
 		Secret:  []byte("test secret"),
 		Invoker: h.invoker,
 		Logf:    t.Logf,

@@ -211,3 +211,48 @@ func TestLaunchFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestServeView(t *testing.T) {
+	b := routeBinding(t)
+	v, err := b.ServeView("local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Revision != b.Revision || !slices.Equal(v.Endpoints, []string{"ci", "local"}) || len(v.Releases) != len(b.Releases) {
+		t.Errorf("view = %+v", v)
+	}
+	var local policy.Projection
+	for _, p := range b.Endpoints {
+		if p.Endpoint == "local" {
+			local = p
+		}
+	}
+	if v.Projection == nil || v.Projection.Namespace != local.Namespace || len(v.Projection.Tools) != len(local.Tools) {
+		t.Fatalf("projection = %+v, want %+v", v.Projection, local)
+	}
+	for i, tool := range local.Tools {
+		if got := v.Projection.Tools[i]; got.Name != tool.Name || string(got.Wire) != string(tool.Wire) {
+			t.Errorf("tool %d = %+v, want %+v", i, got, tool)
+		}
+	}
+	if len(v.Commands) != len(b.Commands) {
+		t.Fatalf("%d commands, want %d", len(v.Commands), len(b.Commands))
+	}
+	for i := range v.Commands {
+		c, err := v.Commands[i].Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := b.Commands[i]
+		if v.Commands[i].ID != want.Declaration.ID || v.Commands[i].Release != want.Release || c.ID != want.Declaration.ID || !slices.Equal(c.Path, want.Declaration.Path) {
+			t.Errorf("command %d = %+v / %+v, want %+v", i, v.Commands[i], c, want)
+		}
+	}
+	none, err := b.ServeView("nowhere")
+	if err != nil || none.Projection != nil {
+		t.Errorf("unknown endpoint: %+v, %v", none, err)
+	}
+	if _, err := policy.DecodeServeView([]byte(`{"commands":{}}`), "local"); err == nil {
+		t.Error("commands that are not an array were accepted")
+	}
+}
