@@ -3,6 +3,7 @@ package extpkg
 import (
 	"archive/tar"
 	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path"
@@ -37,7 +38,9 @@ func Pack(dir, out string) error {
 	}
 	f, err := os.CreateTemp(filepath.Dir(absOut), "."+filepath.Base(absOut)+"-")
 	if err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: err}
+		// name the directory the user gave, not our temporary file
+		return kernel.Errorf(kernel.CodeInvalid, "cannot write %s: %v", out, errors.Unwrap(err)).
+			WithHint("check that " + filepath.Dir(out) + " exists and is writable")
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after the rename
