@@ -152,6 +152,9 @@ func (s *Store) openError(err error) error {
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return (&kernel.Error{Code: kernel.CodeInternal, Message: "the store file is damaged or is not a bbolt file", Path: s.path, Err: err}).
 			WithHint("move the file aside (or restore a backup) and run the command again")
+	case errors.Is(err, fs.ErrPermission):
+		return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot open the store: permission denied", Path: s.path, Err: err}).
+			WithHint("check who owns the rukh home and its rukh.db, or point RUKH_HOME at a home you can write")
 	}
 	return s.internal("cannot open the store", err)
 }
