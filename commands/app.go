@@ -77,8 +77,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// "rukh help [COMMAND...]" is "rukh [COMMAND...] --help"
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
-	root := a.root(ctx, args)
+	root, loadErr := a.root(args)
 	if err := unknownCommand(root, args); err != nil {
+		if loadErr != nil && kernel.ErrorCode(err) == kernel.CodeUsage {
+			// the word may be a published command we could not read
+			return a.fail(loadErr)
+		}
 		return a.fail(err)
 	}
 	err = root.Run(ctx, args)
@@ -148,7 +152,7 @@ func usageErr(format string, args ...any) error {
 
 // root builds a fresh command tree for one run: urfave/cli trees are
 // stateful, and the extension commands come from the active revision.
-func (a *app) root(ctx context.Context, args []string) *cli.Command {
+func (a *app) root(args []string) (*cli.Command, error) {
 	root := &cli.Command{
 		Name:                      "rukh",
 		Usage:                     "run trusted extension commands for people (CLI) and agents (MCP)",
@@ -173,9 +177,9 @@ func (a *app) root(ctx context.Context, args []string) *cli.Command {
 		},
 		Commands: a.ownerVerbs(),
 	}
-	a.addExtensionCommands(ctx, root, args)
+	err := a.addExtensionCommands(root, args)
 	prepare(root)
-	return root
+	return root, err
 }
 
 // prepare applies the settings urfave/cli does not inherit to every command.

@@ -19,20 +19,22 @@ import (
 
 // addExtensionCommands grafts the active revision's CLI routes onto root.
 // Only what is published is live: the draft never reaches the CLI. A store
-// that cannot be read leaves the built-in verbs working.
-func (a *app) addExtensionCommands(ctx context.Context, root *cli.Command, args []string) {
+// that cannot be read leaves the built-in verbs working, and the error is
+// returned for when the command turns out not to be one of them.
+func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
-		return // owner verbs never need the revision
+		return nil // owner verbs never need the revision
 	}
 	b, err := a.cliBinding()
 	if err != nil || b == nil {
-		return
+		return err
 	}
 	for _, r := range b.Children(nil) {
 		c := a.routeCommand(b, r)
 		c.Category = "published commands"
 		root.Commands = append(root.Commands, c)
 	}
+	return nil
 }
 
 // routeCommand builds the urfave command for one route: a command, an
