@@ -41,7 +41,7 @@ const (
 	interopNamespace = "interop"
 	hangMarker       = "rukh-interop-hang-marker" // in the hang command's argv
 	fillerCount      = 36
-	interopToolCount = 4 + fillerCount
+	interopToolCount = 5 + fillerCount
 	pageSize         = 32
 )
 
@@ -185,8 +185,9 @@ func expectedTools(t *testing.T, bin, home string) map[string]wantTool {
 			"title": "Greet", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}},
 		name("interop.echo"): {id: "interop.echo", title: "Echo", annotations: map[string]any{
 			"title": "Echo", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}},
-		name("interop.fail"): {id: "interop.fail", title: "Always fails", annotations: map[string]any{}},
-		name("interop.hang"): {id: "interop.hang", title: "Runs until cancelled", annotations: map[string]any{}},
+		name("interop.fail"):     {id: "interop.fail", title: "Always fails", annotations: map[string]any{}},
+		name("interop.hang"):     {id: "interop.hang", title: "Runs until cancelled", annotations: map[string]any{}},
+		name("interop.progress"): {id: "interop.progress", title: "Reports progress three times", annotations: map[string]any{}},
 	}
 	for i := 1; i <= fillerCount; i++ {
 		id := fmt.Sprintf("interop.filler-%02d", i)

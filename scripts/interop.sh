@@ -3,7 +3,7 @@
 #   @modelcontextprotocol/client 2.4.0  pinned to 2026-07-28, and legacy
 #   @modelcontextprotocol/sdk 1.32.2    legacy initialize
 #   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
-# It builds rukh, installs and publishes testdata/interop/pkg (40 commands in
+# It builds rukh, installs and publishes testdata/interop/pkg (41 commands in
 # POSIX sh) in a fresh home, installs the locked npm tree in scripts/interop/,
 # then runs each client script: it walks every tools/list page and calls the
 # tools (succeeding, failing, rejected and, except the inspector, cancelled),

@@ -14,7 +14,7 @@ export const serverParams = {
   env: { RUKH_HOME: env.home, PATH: process.env.PATH, LANG: "C.UTF-8" },
   stderr: "inherit",
 };
-export const TOOL_COUNT = 40; // testdata/interop/pkg: 4 commands + 36 fillers
+export const TOOL_COUNT = 41; // testdata/interop/pkg: 5 commands + 36 fillers
 export const PAGE_SIZE = 32;
 const HANG_MARKER = "rukh-interop-hang-marker";
 const NAME_RE = /^[a-z0-9_-]{1,48}__[0-9a-f]{64}$/;
