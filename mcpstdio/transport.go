@@ -248,10 +248,13 @@ func (q *outQueue) run() {
 		}
 		// One deadline for the whole message: SPEC §6 lets no progress,
 		// partial writes included, extend it.
+		// finish (which frees a call's held slot) runs before the bytes go
+		// out: a client that has read a response may send its next call at
+		// once, and must find the slot free.
+		m.finish()
 		watchdog := time.AfterFunc(q.writeTimeout, func() { q.fail(errWriteTimeout) })
 		_, err := q.out.Write(m.data)
 		watchdog.Stop()
-		m.finish()
 		if err != nil {
 			q.broken.Store(true)
 			q.fail(err)
