@@ -13,7 +13,7 @@ import (
 func (a *app) activateCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "activate",
-		Usage:     "make a release the draft's active release of its name (live after 'rukh publish')",
+		Usage:     "make a release the draft's active release of its name (live after 'rukh publish'); without @VERSION, the highest installed version that is not a pre-release",
 		ArgsUsage: "NAME[@VERSION]",
 		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -97,5 +97,12 @@ func (a *app) resolveRelease(ref string) (store.Release, error) {
 		return store.Release{}, kernel.Errorf(kernel.CodeNotFound, "no release of %s is installed", name).
 			WithHint("install it first with 'rukh install PATH'")
 	}
-	return rels[len(rels)-1], nil // sorted by version: the last is the highest
+	// Sorted by version: the highest release wins, but a pre-release only
+	// when nothing else is installed (as with Go modules' "latest").
+	for i := len(rels) - 1; i >= 0; i-- {
+		if !strings.Contains(strings.SplitN(rels[i].Version, "+", 2)[0], "-") {
+			return rels[i], nil
+		}
+	}
+	return rels[len(rels)-1], nil
 }

@@ -33,6 +33,9 @@ func (a *app) describeCmd() *cli.Command {
 			if c.Args().Len() == 0 {
 				return usageErr("describe needs a COMMAND")
 			}
+			if done, err := a.describeOther(c.Args().Slice(), c.Bool("json")); done || err != nil {
+				return err
+			}
 			rep, err := a.describe(c.Args().Slice())
 			if err != nil {
 				return err
@@ -212,7 +215,7 @@ func printDescribe(w io.Writer, r *describeReport) {
 	if c.Execute.Result != nil {
 		res = c.Execute.Result.Kind
 	}
-	fmt.Fprintf(w, "execute: %s %s (mode %s, result %s)\n", c.Execute.Program, strings.Join(c.Execute.Args, " "), mode, res)
+	fmt.Fprintf(w, "execute: %s (mode %s, result %s)\n", strings.Join(append([]string{c.Execute.Program}, c.Execute.Args...), " "), mode, res)
 	if h := hintWords(c.Hints); h != "" {
 		fmt.Fprintf(w, "hints: %s\n", h)
 	}
@@ -336,4 +339,42 @@ func flagName(flag string) string {
 		return "-" + flag
 	}
 	return "--" + flag
+}
+
+// describeOther answers for words that are not a command: a built-in verb,
+// or a published group (whose commands it lists).
+func (a *app) describeOther(args []string, asJSON bool) (bool, error) {
+	if len(args) == 1 && kernel.IsBuiltinVerb(args[0]) {
+		if asJSON {
+			return true, printJSON(a.stdout, map[string]string{"builtin": args[0]})
+		}
+		fmt.Fprintf(a.stdout, "%s is a built-in owner verb, never a tool: run 'rukh %s --help'\n", args[0], args[0])
+		return true, nil
+	}
+	b, _, err := a.activeBinding()
+	if err != nil || b == nil {
+		return false, err
+	}
+	words := args
+	if len(args) == 1 {
+		words = strings.Fields(args[0])
+	}
+	for _, r := range b.Routes {
+		if r.Kind != policy.RouteGroup || !equalWords(r.Words, words) {
+			continue
+		}
+		var children []string
+		for _, ch := range b.Children(r.Words) {
+			children = append(children, strings.Join(ch.Words, " "))
+		}
+		if asJSON {
+			return true, printJSON(a.stdout, map[string]any{"group": strings.Join(words, " "), "commands": children})
+		}
+		fmt.Fprintf(a.stdout, "%s is a group of published commands:\n", strings.Join(words, " "))
+		for _, ch := range children {
+			fmt.Fprintf(a.stdout, "  rukh %s\n", ch)
+		}
+		return true, nil
+	}
+	return false, nil
 }

@@ -69,6 +69,7 @@ type publishReport struct {
 	Warnings   []string       `json:"warnings,omitempty"`
 	Ineligible []ineligible   `json:"ineligible,omitempty"`
 	Tools      map[string]int `json:"tools"` // per endpoint
+	DraftReset bool           `json:"draftReset,omitempty"`
 }
 
 type ineligible struct {
@@ -160,12 +161,20 @@ func (a *app) publish(o publishOptions) error {
 		rep.RollbackOf = from.ID
 	}
 	for _, bc := range built.Commands {
-		if !bc.Eligible {
-			rep.Ineligible = append(rep.Ineligible, ineligible{Command: bc.Declaration.ID, Release: bc.Release, Reason: bc.Reason})
+		if ok, why := bc.Publishable(); !ok {
+			rep.Ineligible = append(rep.Ineligible, ineligible{Command: bc.Declaration.ID, Release: bc.Release, Reason: why})
 		}
 	}
 	for _, p := range built.Endpoints {
 		rep.Tools[p.Endpoint] = len(p.Tools)
+	}
+	if from != nil && !dryRun {
+		// The draft follows a rollback: otherwise the next publish, for any
+		// reason, would quietly bring back what was rolled back.
+		if err := a.resetDraft(built); err != nil {
+			return err
+		}
+		rep.DraftReset = true
 	}
 	if asJSON {
 		return printJSON(a.stdout, rep)
@@ -192,6 +201,9 @@ func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
 	}
 	for _, wr := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", wr)
+	}
+	if rep.DraftReset {
+		fmt.Fprintf(w, "the draft now matches %s (its releases and profile)\n", rep.Revision)
 	}
 }
 
@@ -263,4 +275,16 @@ func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
 	fmt.Fprintf(a.stdout, "nothing to publish: the active revision %s already binds this profile and these releases\n", active.ID)
 	fmt.Fprintln(a.stdout, "(use --force to publish a new revision anyway; every tool gets a new name)")
 	return nil
+}
+
+// resetDraft makes the draft activate exactly b's releases under b's profile.
+func (a *app) resetDraft(b *policy.Binding) error {
+	return a.store.UpdateDraft(func(d *store.Draft) error {
+		d.Active = make(map[string]string, len(b.Releases))
+		for _, r := range b.Releases {
+			d.Active[r.Name] = r.Version
+		}
+		d.Profile = append([]byte(nil), b.Profile...)
+		return nil
+	})
 }

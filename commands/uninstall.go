@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rukh-dev/rukh/extpkg"
@@ -12,7 +13,7 @@ import (
 func (a *app) uninstallCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "uninstall",
-		Usage:     "remove an installed release that no published revision or draft uses",
+		Usage:     "remove an installed release that neither the active revision nor the draft uses",
 		ArgsUsage: "NAME@VERSION",
 		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -33,10 +34,21 @@ func (a *app) uninstallCmd() *cli.Command {
 			if err := extpkg.Remove(a.store.ReleasesDir(), r.Digest); err != nil {
 				return err
 			}
+			var older []string
+			if revs, err := a.store.Revisions(); err == nil {
+				for _, rev := range revs {
+					if slices.Contains(rev.Releases, r.Digest) {
+						older = append(older, rev.ID)
+					}
+				}
+			}
 			if c.Bool("json") {
-				return printJSON(a.stdout, map[string]string{"name": name, "version": ver, "digest": r.Digest})
+				return printJSON(a.stdout, map[string]any{"name": name, "version": ver, "digest": r.Digest, "boundByOlderRevisions": older})
 			}
 			fmt.Fprintf(a.stdout, "uninstalled %s@%s\n", name, ver)
+			if len(older) > 0 {
+				fmt.Fprintf(a.stdout, "note: %s bound it; rolling back to them needs this exact package installed again\n", strings.Join(older, ", "))
+			}
 			return nil
 		},
 	}

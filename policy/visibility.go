@@ -18,13 +18,15 @@ func Visible(b *Binding, endpoint string) (*Projection, error) {
 	if b == nil {
 		return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "no revision is published", Hint: "run `rukh publish`"}
 	}
+	var names []string
 	for i := range b.Endpoints {
 		if b.Endpoints[i].Endpoint == endpoint {
 			return &b.Endpoints[i], nil
 		}
+		names = append(names, b.Endpoints[i].Endpoint)
 	}
 	return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "unknown endpoint " + strconv.Quote(endpoint),
-		Hint: "add it to the profile with `rukh policy set` and publish"}
+		Hint: "published endpoints: " + strings.Join(names, ", ") + "; add others to the profile with 'rukh policy set' and publish"}
 }
 
 // Command finds a bound command by identity (commands are sorted by id).
