@@ -20,6 +20,9 @@ const maxDiagnostics = 256
 type diagnosticRecord struct {
 	InvocationID  string    `json:"invocationId"`
 	Command       string    `json:"command"`
+	Endpoint      string    `json:"endpoint"`
+	Outcome       string    `json:"outcome"`
+	Reason        string    `json:"reason,omitempty"`
 	At            time.Time `json:"at"`
 	Stdout        string    `json:"stdout"`
 	StdoutDropped int64     `json:"stdoutDropped,omitempty"`
@@ -29,15 +32,23 @@ type diagnosticRecord struct {
 
 func (a *app) diagDir() string { return filepath.Join(a.store.Home(), "diagnostics") }
 
-// saveDiagnostics keeps a served invocation's bounded stdout and stderr for
-// the owner; agents never see them. Failures only cost the diagnostics.
-func (a *app) saveDiagnostics(id, command string, stdout, stderr *kernel.Diagnostics) error {
-	rec := diagnosticRecord{InvocationID: id, Command: command, At: time.Now().UTC(),
-		Stdout: text(stdout.Bytes()), StdoutDropped: stdout.Dropped(),
-		Stderr: text(stderr.Bytes()), StderrDropped: stderr.Dropped()}
-	if rec.Stdout == "" && rec.Stderr == "" && rec.StdoutDropped == 0 && rec.StderrDropped == 0 {
-		return nil
+// saveDiagnostics keeps what the owner needs to follow up on a served
+// invocation an agent reported: its outcome and reason, and the child's
+// bounded stdout and stderr, which agents never see. Every invocation that
+// did not succeed or wrote anything is kept, the newest maxDiagnostics.
+func (a *app) saveDiagnostics(endpoint string, inv *kernel.Invocation, res kernel.Result) error {
+	rec := diagnosticRecord{InvocationID: inv.ID, Command: inv.Command.ID, Endpoint: endpoint,
+		Outcome: string(res.Outcome), Reason: res.Reason, At: time.Now().UTC()}
+	if d, ok := inv.Stdout.(*kernel.Diagnostics); ok {
+		rec.Stdout, rec.StdoutDropped = text(d.Bytes()), d.Dropped()
 	}
+	if d, ok := inv.Stderr.(*kernel.Diagnostics); ok {
+		rec.Stderr, rec.StderrDropped = text(d.Bytes()), d.Dropped()
+	}
+	if res.Outcome == kernel.Succeeded && rec.Stdout == "" && rec.Stderr == "" && rec.StdoutDropped == 0 && rec.StderrDropped == 0 {
+		return nil // nothing to follow up on, and the common case stays cheap
+	}
+	id := inv.ID
 	dir := a.diagDir()
 	data, err := json.Marshal(rec)
 	if err == nil {
@@ -124,7 +135,8 @@ func (a *app) diagnosticsCmd() *cli.Command {
 						if c.Bool("json") {
 							return printJSON(a.stdout, r)
 						}
-						fmt.Fprintf(a.stdout, "invocation %s (%s) at %s\n", r.InvocationID, r.Command, r.At.Format(time.RFC3339))
+						fmt.Fprintf(a.stdout, "invocation %s: %s on endpoint %s at %s\n", r.InvocationID, r.Command, r.Endpoint, r.At.Format(time.RFC3339))
+						fmt.Fprintf(a.stdout, "outcome: %s%s\n", r.Outcome, withReason(r.Reason))
 						fmt.Fprintf(a.stdout, "--- stdout (%d bytes kept, %d dropped)\n%s", len(r.Stdout), r.StdoutDropped, withNewline(r.Stdout))
 						fmt.Fprintf(a.stdout, "--- stderr (%d bytes kept, %d dropped)\n%s", len(r.Stderr), r.StderrDropped, withNewline(r.Stderr))
 						return nil
@@ -144,8 +156,8 @@ func (a *app) diagnosticsCmd() *cli.Command {
 				return nil
 			}
 			for _, r := range recs {
-				fmt.Fprintf(a.stdout, "%s  %s  %s  stdout %d+%d  stderr %d+%d bytes\n", r.At.Format(time.RFC3339), r.InvocationID, r.Command,
-					len(r.Stdout), r.StdoutDropped, len(r.Stderr), r.StderrDropped)
+				fmt.Fprintf(a.stdout, "%s  %s  %s  %s  stdout %d+%d  stderr %d+%d bytes\n", r.At.Format(time.RFC3339), r.InvocationID, r.Command,
+					r.Outcome, len(r.Stdout), r.StdoutDropped, len(r.Stderr), r.StderrDropped)
 			}
 			return nil
 		},
@@ -163,4 +175,11 @@ func withNewline(s string) string {
 // a character, and programs may write binary.
 func text(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func withReason(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
 }

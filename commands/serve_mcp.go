@@ -78,9 +78,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 				},
 				Secret:  secret,
 				Invoker: a.runner,
-				Diagnostics: func(id, command string, stdout, stderr *kernel.Diagnostics) {
-					if err := a.saveDiagnostics(id, command, stdout, stderr); err != nil {
-						log.Logf("diagnostics of %s were lost: %v", id, err)
+				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
+					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
+						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}
 				},
 				Logf: log.Logf,

@@ -269,7 +269,7 @@ func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e e
 	if s.cfg.Diagnostics != nil {
 		// Saved after the response is queued: owner bookkeeping never adds
 		// to a call's latency. wg (held until we return) keeps it in shutdown.
-		defer s.cfg.Diagnostics(inv.ID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics), inv.Stderr.(*kernel.Diagnostics))
+		defer func() { s.cfg.Diagnostics(inv, res) }()
 	}
 	release := func() {
 		s.mu.Lock()

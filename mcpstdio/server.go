@@ -36,9 +36,10 @@ type Config struct {
 	// Secret keys the list cursors; empty means a random per-process key.
 	Secret  []byte
 	Invoker kernel.Invoker
-	// Diagnostics, when set, receives each invocation's bounded stdout and
-	// stderr after it ends (owner diagnostics; never sent to the client).
-	Diagnostics func(invocationID string, command string, stdout, stderr *kernel.Diagnostics)
+	// Diagnostics, when set, receives each invocation and its result after
+	// it ends; inv.Stdout and inv.Stderr are the bounded *kernel.Diagnostics
+	// of the child's streams (owner diagnostics; never sent to the client).
+	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
 	// Launch is the endpoint's launch binding read at start; its template
 	// bounds every call for the life of the process. Nil (nothing was
 	// published at start) fixes the template at the first call.

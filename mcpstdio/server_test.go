@@ -162,9 +162,9 @@ func TestDiagnosticsNeverReachTheWire(t *testing.T) {
 	var mu sync.Mutex
 	var got []diag
 	out, _, _ := session(t, func(c *Config) {
-		c.Diagnostics = func(id, cmd string, stdout, stderr *kernel.Diagnostics) {
+		c.Diagnostics = func(inv *kernel.Invocation, res kernel.Result) {
 			mu.Lock()
-			got = append(got, diag{id, cmd, stdout.String(), stderr.String()})
+			got = append(got, diag{res.InvocationID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics).String(), inv.Stderr.(*kernel.Diagnostics).String()})
 			mu.Unlock()
 		}
 	}, func(h *harness) { h.send(t, callLine(1, "noisy__r1", "")) })
