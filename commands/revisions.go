@@ -22,12 +22,17 @@ type revisionEntry struct {
 
 func (a *app) revisionsCmd() *cli.Command {
 	return &cli.Command{
-		Name:  "revisions",
-		Usage: "list published revisions, newest first",
-		Flags: []cli.Flag{jsonFlag()},
+		Name:      "revisions",
+		Usage:     "list published revisions, newest first, or show what one binds",
+		ArgsUsage: "[REV]",
+		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			if err := noArgs(c); err != nil {
-				return err
+			switch c.Args().Len() {
+			case 0:
+			case 1:
+				return a.showRevision(c.Args().First(), c.Bool("json"))
+			default:
+				return usageErr("revisions takes at most one REV")
 			}
 			revs, err := a.store.Revisions()
 			if err != nil {
@@ -64,4 +69,63 @@ func (a *app) revisionsCmd() *cli.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+type revisionDetail struct {
+	revisionEntry
+	Bound     []string       `json:"bound"`     // name@version digest
+	Endpoints map[string]int `json:"endpoints"` // tools per endpoint
+}
+
+// showRevision prints what one revision binds: releases and tools per
+// endpoint, so an owner can see what a rollback would bring back.
+func (a *app) showRevision(ref string, asJSON bool) error {
+	n, err := store.ParseRevisionID(ref)
+	if err != nil {
+		return err
+	}
+	rev, err := a.store.Revision(n)
+	if err != nil {
+		return err
+	}
+	b, err := a.decodeBinding(rev.ID, rev.Binding)
+	if err != nil {
+		return err
+	}
+	active, err := a.store.Active()
+	if err != nil {
+		return err
+	}
+	d := revisionDetail{
+		revisionEntry: revisionEntry{Revision: rev.ID, Active: rev.Number == active, CreatedAt: rev.CreatedAt, Releases: len(rev.Releases), Note: rev.Note},
+		Bound:         []string{},
+		Endpoints:     map[string]int{},
+	}
+	if rev.Parent != 0 {
+		d.Parent = store.RevisionID(rev.Parent)
+	}
+	if rev.RollbackOf != 0 {
+		d.RollbackOf = store.RevisionID(rev.RollbackOf)
+	}
+	for _, r := range b.Releases {
+		d.Bound = append(d.Bound, r.Name+"@"+r.Version+" "+r.Digest)
+	}
+	for _, p := range b.Endpoints {
+		d.Endpoints[p.Endpoint] = len(p.Tools)
+	}
+	if asJSON {
+		return printJSON(a.stdout, d)
+	}
+	fmt.Fprintf(a.stdout, "revision %s%s, published %s\n", d.Revision, yesno(d.Active, " (active)", ""), d.CreatedAt.Format(time.RFC3339))
+	if d.Note != "" {
+		fmt.Fprintf(a.stdout, "note: %s\n", d.Note)
+	}
+	fmt.Fprintln(a.stdout, "releases:")
+	for _, r := range d.Bound {
+		fmt.Fprintf(a.stdout, "  %s\n", r)
+	}
+	for _, p := range b.Endpoints {
+		fmt.Fprintf(a.stdout, "endpoint %s (namespace %s): %d tool(s)\n", p.Endpoint, p.Namespace, len(p.Tools))
+	}
+	return nil
 }
