@@ -20,13 +20,14 @@ func (a *app) installCmd() *cli.Command {
 		ArgsUsage: "PATH",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "allow-unsigned", Usage: "install even if no trusted key signed the package (recorded on the release)"},
+			&cli.BoolFlag{Name: "allow-new-signer", Usage: "accept a version signed by another key than the earlier versions of this package"},
 			jsonFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.Args().Len() != 1 {
 				return usageErr("install takes exactly one PATH")
 			}
-			res, err := a.install(c.Args().First(), c.Bool("allow-unsigned"))
+			res, err := a.install(c.Args().First(), c.Bool("allow-unsigned"), c.Bool("allow-new-signer"))
 			if err != nil {
 				return err
 			}
@@ -73,7 +74,7 @@ func trustBasis(signer string, unsigned bool) string {
 	}
 }
 
-func (a *app) install(src string, allowUnsigned bool) (*installResult, error) {
+func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installResult, error) {
 	scratch := filepath.Join(a.store.Home(), "tmp")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)
@@ -106,6 +107,11 @@ func (a *app) install(src string, allowUnsigned bool) (*installResult, error) {
 		}
 		return nil, kernel.Errorf(kernel.CodeDenied, "%s@%s: %s", m.Name, m.Version, why).
 			WithHint("trust the publisher's key with 'rukh trust add NAME KEYFILE', or install with --allow-unsigned")
+	}
+	if signer != "" && !allowNewSigner {
+		if err := a.checkSameSigner(m.Name, m.Version, signer, keyID); err != nil {
+			return nil, err
+		}
 	}
 
 	dir, copyExisted, err := extpkg.Install(p, a.store.ReleasesDir())
@@ -156,4 +162,22 @@ func (a *app) checkSignature(p *extpkg.Package) (signer, keyID string, err error
 		return k.Name, keyID, nil
 	}
 	return "", keyID, nil
+}
+
+// checkSameSigner refuses a version of a package signed by another key than
+// its earlier signed versions: trusting two publishers must not let one
+// replace the other's package unnoticed.
+func (a *app) checkSameSigner(name, version, signer, keyID string) error {
+	rels, err := a.store.ReleasesOf(name)
+	if err != nil {
+		return err
+	}
+	for _, r := range rels {
+		if r.KeyID != "" && r.KeyID != keyID && r.Version != version {
+			return kernel.Errorf(kernel.CodeDenied, "%s@%s is signed by key %s (%s), but %s@%s was signed by %s (%s)",
+				name, version, signer, keyID, name, r.Version, r.Signer, r.KeyID).
+				WithHint("if the package really changed hands, install with --allow-new-signer")
+		}
+	}
+	return nil
 }
