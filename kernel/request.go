@@ -40,11 +40,12 @@ type Progress struct {
 	Total    *float64 `json:"total,omitempty"`
 }
 
-// Limits bound one invocation. Zero fields take the SPEC defaults.
+// Limits bound one invocation. Zero fields take the SPEC defaults. The
+// caller bounds the child's streams itself (Invocation.Stdout/Stderr, e.g.
+// a Diagnostics of the template's size).
 type Limits struct {
-	Timeout          time.Duration // default 30s
-	ResultBytes      int           // default 128 KiB
-	DiagnosticsBytes int           // default 64 KiB (owner diagnostics, MCP only)
+	Timeout     time.Duration // default 30s
+	ResultBytes int           // default 128 KiB
 }
 
 // Invocation is everything the kernel needs to run one managed command.

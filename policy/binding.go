@@ -93,8 +93,7 @@ type Tool struct {
 // CLI (local endpoint) and serve-mcp both run commands under it.
 func (t Template) Limits() kernel.Limits {
 	return kernel.Limits{
-		Timeout:          time.Duration(t.TimeoutMs) * time.Millisecond,
-		ResultBytes:      t.ResultBytes,
-		DiagnosticsBytes: t.DiagnosticsBytes,
+		Timeout:     time.Duration(t.TimeoutMs) * time.Millisecond,
+		ResultBytes: t.ResultBytes,
 	}
 }
