@@ -4,7 +4,9 @@
 // that keys cursor MACs. It is the only package that imports go.etcd.io/bbolt.
 //
 // The file is opened per operation with a timeout and closed before the
-// operation returns, so no long-lived process (serve-mcp) ever holds it.
+// operation returns, so no long-lived process (serve-mcp) ever holds it;
+// such a process learns of a publish from WatchActive (inotify on the home,
+// not a polling loop, where the platform has it).
 // Every mutation is one transaction, and bbolt's copy-on-write commit means a
 // crash at any instant leaves the previous state intact. The store knows
 // nothing of policy: manifests and revision bindings are opaque bytes.
