@@ -82,6 +82,18 @@ func (s *Store) Home() string { return s.home }
 // Path returns the bbolt file path.
 func (s *Store) Path() string { return s.path }
 
+// Exists reports whether the home has a store file yet; it creates nothing.
+func (s *Store) Exists() (bool, error) {
+	_, err := os.Stat(s.path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, s.openError(err)
+}
+
 // ReleasesDir is where installed release copies live (written by extpkg).
 func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") }
 
