@@ -55,6 +55,7 @@ type params struct {
 	Arguments       jsontext.Value `json:"arguments"`
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	RequestID       jsontext.Value `json:"requestId"`
+	Notifications   jsontext.Value `json:"notifications"`
 }
 
 // envelope is the JSON-RPC frame before its members are checked.

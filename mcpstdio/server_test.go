@@ -55,7 +55,8 @@ func session(t *testing.T, cfgEdit func(*Config), script func(h *harness)) (stri
 }
 
 func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
-	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{}}
+	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{},
+		changed: make(chan struct{}), watches: new(atomic.Int64)}
 	h.active = new(atomic.Uint64)
 	h.active.Store(1)
 	h.cr, h.cw = io.Pipe()

@@ -43,3 +43,6 @@ func PeekForTest(s *Store, bucket, key string) (out []byte, err error) {
 	})
 	return out, err
 }
+
+// WatchReadsForTest is how often WatchActive has read the active pointer.
+func WatchReadsForTest() int64 { return watchReads.Load() }

@@ -4,7 +4,9 @@
 // that keys cursor MACs. It is the only package that imports go.etcd.io/bbolt.
 //
 // The file is opened per operation with a timeout and closed before the
-// operation returns, so no long-lived process (serve-mcp) ever holds it.
+// operation returns, so no long-lived process (serve-mcp) ever holds it;
+// such a process learns of a publish from WatchActive (inotify on the home,
+// not a polling loop, where the platform has it).
 // Every mutation is one transaction, and bbolt's copy-on-write commit means a
 // crash at any instant leaves the previous state intact. The store knows
 // nothing of policy: manifests and revision bindings are opaque bytes.
@@ -79,6 +81,18 @@ func (s *Store) Home() string { return s.home }
 
 // Path returns the bbolt file path.
 func (s *Store) Path() string { return s.path }
+
+// Exists reports whether the home has a store file yet; it creates nothing.
+func (s *Store) Exists() (bool, error) {
+	_, err := os.Stat(s.path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, s.openError(err)
+}
 
 // ReleasesDir is where installed release copies live (written by extpkg).
 func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") }
