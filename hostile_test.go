@@ -71,6 +71,9 @@ func cmdMkHostile(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			left -= n
 		}
+	case "control-chars":
+		// a name that would forge an error line and recolour the terminal
+		add(reg("lib/x\n\x1b[31mrukh: error: forged\u202e", 0o644, []byte("x")), []byte("x"))
 	case "many-files":
 		for i := 0; i < 5000; i++ {
 			add(reg("many/f"+strconv.Itoa(i), 0o644, []byte("x")), []byte("x"))
