@@ -19,6 +19,13 @@ import (
 // by nobody else, and the store file and releases directory must not be
 // symbolic links: rukh never follows a link out of its home.
 
+// CheckHome reports whether the home is safe to use (what every operation
+// checks first), for `rukh doctor`.
+func (s *Store) CheckHome() error {
+	s.safe.Store(false)
+	return s.checkHome()
+}
+
 // checkHome verifies the home before an operation. A home that does not
 // exist yet passes: rukh creates it private.
 func (s *Store) checkHome() error {
