@@ -55,6 +55,10 @@ type params struct {
 	Arguments       jsontext.Value `json:"arguments"`
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	RequestID       jsontext.Value `json:"requestId"`
+	// Continuation of an input_required result, which this server never
+	// sends: present at all, the call is rejected before dispatch.
+	InputResponses jsontext.Value `json:"inputResponses"`
+	RequestState   jsontext.Value `json:"requestState"`
 }
 
 // envelope is the JSON-RPC frame before its members are checked.
