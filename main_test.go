@@ -43,6 +43,7 @@ func TestScript(t *testing.T) {
 			"chmodx":    cmdChmodX,
 			"noorphans": cmdNoOrphans,
 			"mkhostile": cmdMkHostile,
+			"flipbyte":  cmdFlipByte,
 			"exitcode":  cmdExitCode,
 			"waitfile":  cmdWaitFile,
 			// main_mcp_test.go

@@ -24,6 +24,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.serveMCPCmd(),
 		a.mcpConfigCmd(),
 		a.diagnosticsCmd(),
+		a.doctorCmd(),
 		a.versionCmd(),
 	}
 	for _, v := range verbs {

@@ -158,6 +158,9 @@ var BuiltinVerbs = []string{
 	"install", "uninstall", "trust", "activate", "deactivate", "policy",
 	"publish", "rollback", "revisions", "list", "status", "describe", "tools",
 	"keygen", "package", "serve-mcp", "mcp-config", "diagnostics", "version",
+	"doctor", "dev",
+	// reserved for verbs of the HTTP service, long-running work and stores
+	"serve-http", "agent", "audit", "tasks", "store",
 	"rukh",
 }
 

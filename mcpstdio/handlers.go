@@ -131,6 +131,7 @@ const (
 	reasonInteractive = "the command requires interaction, which this endpoint does not support"
 	reasonNotManaged  = "the command is not callable by a program"
 	reasonTooLarge    = "the result is too large for an MCP response"
+	reasonContinue    = "continuation data (inputResponses, requestState) is not accepted: this server never asks for input, so there is nothing to continue"
 )
 
 // callTool resolves, checks and admits one tools/call and starts it. It
@@ -182,6 +183,10 @@ func (s *server) callTool(req *request, e era) {
 	cmd := bc.command
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
 		s.reply(req.id, e, s.rejected(invID, reasonNotManaged))
+		return
+	}
+	if req.params.InputResponses != nil || req.params.RequestState != nil {
+		s.reply(req.id, e, s.rejected(invID, reasonContinue))
 		return
 	}
 	if cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired {

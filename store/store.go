@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -65,6 +66,8 @@ type Store struct {
 	// Timeout bounds the wait for the file lock (zero means DefaultTimeout;
 	// bbolt's own zero would wait forever).
 	Timeout time.Duration
+
+	safe atomic.Bool // the home passed checkHome once
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
@@ -176,6 +179,9 @@ func (s *Store) openError(err error) error {
 // open takes the in-process gate, then bbolt's file lock, sharing one
 // deadline. It reports (nil, nil) when a read finds no file.
 func (s *Store) open(write bool) (*bolt.DB, func(), error) {
+	if err := s.checkHome(); err != nil {
+		return nil, nil, err
+	}
 	deadline := time.Now().Add(s.timeout())
 	g := gateFor(s.path)
 	if !g.acquire(write, deadline) {
