@@ -2,9 +2,12 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
 )
 
@@ -29,10 +32,19 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			if _, err := a.launch(ep); err != nil {
 				return err
 			}
+			// The home this was run with, absolute: a host that passes no
+			// RUKH_HOME (or starts in another directory) still reaches it.
+			home, err := filepath.Abs(a.store.Home())
+			if err != nil {
+				return kernel.Errorf(kernel.CodeInvalid, "cannot resolve the home %s", a.store.Home()).Wrap(err)
+			}
+			if err := a.warnEndpoint(ep); err != nil {
+				return err
+			}
 			server := map[string]any{
 				"command": exe,
 				"args":    []string{"serve-mcp", "--endpoint", ep},
-				"env":     map[string]string{"RUKH_HOME": a.store.Home()},
+				"env":     map[string]string{"RUKH_HOME": home},
 			}
 			name := "rukh-" + ep
 			switch c.String("client") {
@@ -46,4 +58,25 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			}
 		},
 	}
+}
+
+// warnEndpoint tells the person on stderr what the client would get wrong
+// from the endpoint's published tools: names hosts reject, or no tools.
+func (a *app) warnEndpoint(endpoint string) error {
+	b, _, err := a.activeBinding()
+	if err != nil || b == nil {
+		return err
+	}
+	for _, r := range policy.Endpoints(b, false) {
+		if r.Endpoint != endpoint {
+			continue
+		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w.Message)
+			if w.Fix != "" {
+				fmt.Fprintf(a.stderr, "rukh: hint: %s\n", w.Fix)
+			}
+		}
+	}
+	return nil
 }
