@@ -38,9 +38,11 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			if err != nil {
 				return kernel.Errorf(kernel.CodeInvalid, "cannot resolve the home %s", a.store.Home()).Wrap(err)
 			}
-			if err := a.warnEndpoint(ep); err != nil {
+			b, _, err := a.activeBinding()
+			if err != nil {
 				return err
 			}
+			a.warnEndpoint(b, ep)
 			server := map[string]any{
 				"command": exe,
 				"args":    []string{"serve-mcp", "--endpoint", ep},
@@ -60,12 +62,11 @@ func (a *app) mcpConfigCmd() *cli.Command {
 	}
 }
 
-// warnEndpoint tells the person on stderr what the client would get wrong
-// from the endpoint's published tools: names hosts reject, or no tools.
-func (a *app) warnEndpoint(endpoint string) error {
-	b, _, err := a.activeBinding()
-	if err != nil || b == nil {
-		return err
+// warnEndpoint tells the person on stderr what agents would get wrong from
+// the endpoint's published tools: names hosts reject, or no tools at all.
+func (a *app) warnEndpoint(b *policy.Binding, endpoint string) {
+	if b == nil {
+		return
 	}
 	for _, r := range policy.Endpoints(b, false) {
 		if r.Endpoint != endpoint {
@@ -78,5 +79,4 @@ func (a *app) warnEndpoint(endpoint string) error {
 			}
 		}
 	}
-	return nil
 }
