@@ -50,13 +50,14 @@ func (a *app) releaseDir(digest string) string {
 }
 
 // draftInput assembles the draft (profile + active releases) as a
-// publication candidate for the revision id.
+// publication candidate for the revision id. Its Profile is nil when the
+// owner never set one.
 func (a *app) draftInput(revID string) (policy.Input, error) {
 	d, err := a.store.Draft()
 	if err != nil {
 		return policy.Input{}, err
 	}
-	prof := policy.DefaultProfile()
+	var prof *policy.Profile // nil: no profile set, Build uses the default
 	if d.Profile != nil {
 		if prof, err = policy.ParseProfile(d.Profile); err != nil {
 			return policy.Input{}, err

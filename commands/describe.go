@@ -19,6 +19,7 @@ type describeReport struct {
 	Usage       string            `json:"usage"`
 	Eligible    bool              `json:"eligible"`
 	Reason      string            `json:"reason,omitempty"`
+	Fix         string            `json:"fix,omitempty"`   // what to change so it becomes a tool
 	Tools       map[string]string `json:"tools,omitempty"` // endpoint → tool name
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
@@ -78,7 +79,9 @@ func (a *app) describe(args []string) (*describeReport, error) {
 			if matches(cmd, args) {
 				ok, why := kernel.Eligibility(ri.APIVersion, cmd)
 				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
-				return newDescribe(nil, bc, "draft"), nil
+				rep := newDescribe(nil, bc, "draft")
+				rep.Fix = policy.CommandFix(ri.APIVersion, bc)
+				return rep, nil
 			}
 		}
 	}
@@ -143,8 +146,12 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 				}
 			}
 		}
-		if bc.Eligible && len(rep.Tools) == 0 && rep.Reason == "" {
-			rep.Reason = "eligible, but no endpoint's profile publishes it"
+		if ok {
+			if reason, fix := b.WhyNotTool(bc); reason != "" {
+				rep.Reason, rep.Fix = reason, fix
+			}
+		} else {
+			_, rep.Fix = b.WhyNotTool(bc)
 		}
 	}
 	return rep
@@ -226,6 +233,9 @@ func printDescribe(w io.Writer, r *describeReport) {
 	}
 	if r.Eligible && r.Reason != "" {
 		fmt.Fprintf(w, "  %s\n", r.Reason)
+	}
+	if r.Fix != "" {
+		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
 	}
 	for ep, name := range r.Tools {
 		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)

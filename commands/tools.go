@@ -43,6 +43,7 @@ func (a *app) toolsCmd() *cli.Command {
 				return printJSON(a.stdout, map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires})
 			}
 			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools))
+			a.warnEndpoint(b, p.Endpoint)
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, t := range p.Tools {
 				var w struct {

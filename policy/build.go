@@ -18,6 +18,10 @@ const MaxToolBytes = 1 << 20
 
 var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
+// toolName is ToolName; tests replace it to force the hash collisions real
+// fingerprints never produce.
+var toolName = ToolName
+
 // Input is one publish candidate: the revision id it will be stored under,
 // the draft profile and the active releases with their parsed manifests.
 type Input struct {
@@ -115,11 +119,12 @@ func Build(in Input) (*Binding, []string, error) {
 	var warnings []string
 	for _, epName := range sortedKeys(prof.Endpoints) {
 		ep := prof.Endpoints[epName]
+		mode := ep.ToolNameMode()
 		tmpl, _ := prof.template(ep.Template)
 		proj := Projection{
 			Endpoint:  epName,
 			Namespace: ep.Namespace,
-			ToolNames: ep.ToolNames,
+			ToolNames: mode,
 			Subject:   ep.Subject,
 			Template:  tmpl.template(),
 			Tools:     []Tool{},
@@ -155,10 +160,16 @@ func Build(in Input) (*Binding, []string, error) {
 		for _, i := range sortedInts(selected) {
 			bc := &b.Commands[i]
 			id := bc.Declaration.ID
-			name := ToolName(ep.ToolNames, ep.Namespace, b.Revision, id)
+			name := toolName(mode, ep.Namespace, b.Revision, id)
 			if other, dup := names[name]; dup {
+				hint := `set "toolNames": "full" for this endpoint in the profile, or change the id of one of the two commands`
+				if mode == ToolNamesStable {
+					hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
+				}
 				return nil, nil, &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(epName),
-					Message: fmt.Sprintf("tool name %q is shared by commands %s and %s", name, other, id)}
+					Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
+						other, b.Commands[owner[other]].Release, id, bc.Release, name, mode),
+					Hint: hint}
 			}
 			names[name] = id
 			body, ok := bodies[i]
