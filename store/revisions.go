@@ -17,7 +17,7 @@ type Revision struct {
 	CreatedAt  time.Time
 	Parent     uint64   // the revision active before this one (0 = none)
 	RollbackOf uint64   // the revision whose binding this one restores (0 = none)
-	Releases   []string // digests bound
+	Releases   []string // Release.Ref of each release bound
 	Binding    []byte   // opaque, written by policy
 	Note       string
 }
