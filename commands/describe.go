@@ -19,7 +19,8 @@ type describeReport struct {
 	Usage       string            `json:"usage"`
 	Eligible    bool              `json:"eligible"`
 	Reason      string            `json:"reason,omitempty"`
-	Tools       map[string]string `json:"tools,omitempty"` // endpoint → tool name
+	Development bool              `json:"development,omitzero"` // from a `rukh dev` release, NAME@dev
+	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -78,7 +79,9 @@ func (a *app) describe(args []string) (*describeReport, error) {
 			if matches(cmd, args) {
 				ok, why := kernel.Eligibility(ri.APIVersion, cmd)
 				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
-				return newDescribe(nil, bc, "draft"), nil
+				rep := newDescribe(nil, bc, "draft")
+				rep.Development = ri.Development
+				return rep, nil
 			}
 		}
 	}
@@ -133,6 +136,7 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 		rep.InputSchema = s
 	}
 	if b != nil {
+		rep.Development = devReleases(b)[bc.Release]
 		for _, p := range b.Endpoints {
 			for _, t := range p.Tools {
 				if t.Command == bc.Declaration.ID {
@@ -190,7 +194,7 @@ func cliUsage(c *kernel.Command) string {
 
 func printDescribe(w io.Writer, r *describeReport) {
 	c := r.Command
-	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, r.Release, r.Source)
+	fmt.Fprintf(w, "%s  (%s%s, %s)\n", c.ID, r.Release, yesno(r.Development, " (dev)", ""), r.Source)
 	if c.Summary != "" {
 		fmt.Fprintf(w, "  %s\n", c.Summary)
 	}
@@ -229,6 +233,9 @@ func printDescribe(w io.Writer, r *describeReport) {
 	}
 	for ep, name := range r.Tools {
 		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)
+	}
+	if r.Development {
+		fmt.Fprintf(w, "development release: published only on endpoint %s, whatever other endpoints' profiles say\n", policy.DevEndpoint)
 	}
 }
 
