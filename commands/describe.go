@@ -19,8 +19,9 @@ type describeReport struct {
 	Usage       string            `json:"usage"`
 	Eligible    bool              `json:"eligible"`
 	Reason      string            `json:"reason,omitempty"`
-	Fix         string            `json:"fix,omitempty"`   // what to change so it becomes a tool
-	Tools       map[string]string `json:"tools,omitempty"` // endpoint → tool name
+	Fix         string            `json:"fix,omitempty"`        // what to change so it becomes a tool
+	Development bool              `json:"development,omitzero"` // from a `rukh dev` release, NAME@dev
+	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -81,6 +82,7 @@ func (a *app) describe(args []string) (*describeReport, error) {
 				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
 				rep := newDescribe(nil, bc, "draft")
 				rep.Fix = policy.CommandFix(ri.APIVersion, bc)
+				rep.Development = ri.Development
 				return rep, nil
 			}
 		}
@@ -136,6 +138,7 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 		rep.InputSchema = s
 	}
 	if b != nil {
+		rep.Development = devReleases(b)[bc.Release]
 		for _, p := range b.Endpoints {
 			for _, t := range p.Tools {
 				if t.Command == bc.Declaration.ID {
@@ -197,7 +200,7 @@ func cliUsage(c *kernel.Command) string {
 
 func printDescribe(w io.Writer, r *describeReport) {
 	c := r.Command
-	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, r.Release, r.Source)
+	fmt.Fprintf(w, "%s  (%s%s, %s)\n", c.ID, r.Release, yesno(r.Development, " (dev)", ""), r.Source)
 	if c.Summary != "" {
 		fmt.Fprintf(w, "  %s\n", c.Summary)
 	}
@@ -239,6 +242,9 @@ func printDescribe(w io.Writer, r *describeReport) {
 	}
 	for ep, name := range r.Tools {
 		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)
+	}
+	if r.Development {
+		fmt.Fprintf(w, "development release: published only on endpoint %s, whatever other endpoints' profiles say\n", policy.DevEndpoint)
 	}
 }
 

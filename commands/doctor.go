@@ -93,29 +93,33 @@ func (a *app) doctor() *doctorReport {
 		add("release records", err)
 		return rep
 	}
-	known := map[string]bool{}
+	known := map[string]bool{} // copy directories the records name
 	for _, r := range rels {
-		name, err := extpkg.ReleaseDirName(r.Digest)
-		if err == nil {
-			known[name] = true
-		}
-		dir := a.releaseDir(r.Digest)
+		dir := a.copyDir(r.Digest, r.Development)
+		known[dir] = true
+		what := fmt.Sprintf("release %s@%s", r.Name, r.Version)
 		if err := extpkg.CheckInstalled(dir, r.Digest); err != nil {
-			err = kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).
-				WithHint("install the original package again ('rukh install PATH') to repair it")
-			add(fmt.Sprintf("release %s@%s", r.Name, r.Version), err)
+			hint := "install the original package again ('rukh install PATH') to repair it"
+			if r.Development {
+				hint = "run 'rukh dev PATH' on the package again to replace it"
+			}
+			add(what, kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).WithHint(hint))
 			continue
 		}
-		add(fmt.Sprintf("release %s@%s matches %s", r.Name, r.Version, r.Digest), nil)
+		add(fmt.Sprintf("%s matches %s", what, r.Digest), nil)
 	}
 	// Copies no record names: left by an older rukh or put there by hand.
-	if ents, err := os.ReadDir(a.store.ReleasesDir()); err == nil {
+	for _, dev := range []bool{false, true} {
+		ents, err := os.ReadDir(a.copiesDir(dev))
+		if err != nil {
+			continue
+		}
 		for _, e := range ents {
-			if known[e.Name()] || strings.HasPrefix(e.Name(), ".tmp-") {
+			p := filepath.Join(a.copiesDir(dev), e.Name())
+			if known[p] || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			p := filepath.Join(a.store.ReleasesDir(), e.Name())
-			add("releases directory", kernel.Errorf(kernel.CodeConflict, "%s is not an installed release", p).
+			add("copies", kernel.Errorf(kernel.CodeConflict, "%s is not an installed release", p).
 				WithHint(fmt.Sprintf("nothing runs it; remove it: chmod -R u+w %s && rm -rf %s", p, p)))
 		}
 	}

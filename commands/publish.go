@@ -72,6 +72,8 @@ type publishReport struct {
 	Endpoints  []policy.EndpointReport `json:"endpoints"`
 	NoProfile  bool                    `json:"noProfile,omitempty"` // the owner never set a profile
 	DraftReset bool                    `json:"draftReset,omitempty"`
+
+	binding *policy.Binding // what was built, for callers that print more
 }
 
 type publishOptions struct {
@@ -87,10 +89,24 @@ var errUnchanged = errors.New("unchanged")
 // publish validates a candidate (the draft, or an older revision for
 // rollback) and commits it as one new revision unless it is a dry run.
 func (a *app) publish(o publishOptions) error {
-	dryRun, note, asJSON, from := o.dryRun, o.note, o.json, o.from
+	rep, oldRev, err := a.commitCandidate(o)
+	if err != nil {
+		return a.unchanged(err, oldRev, o.json)
+	}
+	if o.json {
+		return printJSON(a.stdout, rep)
+	}
+	a.printPublish(a.stdout, *rep, oldRev)
+	return nil
+}
+
+// commitCandidate is publish without the printing: it returns the report and
+// the revision that was active before; errUnchanged when there was nothing to do.
+func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision, error) {
+	dryRun, note, from := o.dryRun, o.note, o.from
 	old, oldRev, err := a.activeBinding()
 	if err != nil {
-		return err
+		return nil, oldRev, err
 	}
 	candidate := func(id string) (policy.Input, error) {
 		if from != nil {
@@ -124,11 +140,11 @@ func (a *app) publish(o publishOptions) error {
 	if dryRun {
 		revs, err := a.store.Revisions()
 		if err != nil {
-			return err
+			return nil, oldRev, err
 		}
 		newID = store.RevisionID(uint64(len(revs)) + 1)
 		if err := build(newID); err != nil {
-			return a.unchanged(err, oldRev, asJSON)
+			return nil, oldRev, err
 		}
 	} else {
 		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string) (store.Revision, error) {
@@ -144,18 +160,18 @@ func (a *app) publish(o publishOptions) error {
 				r.RollbackOf = from.Number
 			}
 			for _, br := range built.Releases {
-				r.Releases = append(r.Releases, br.Digest)
+				r.Releases = append(r.Releases, store.ReleaseRef(br.Digest, br.Development))
 			}
 			return r, nil
 		})
 		if err != nil {
-			return a.unchanged(err, oldRev, asJSON)
+			return nil, oldRev, err
 		}
 		newID = rev.ID
 	}
 
 	rep := publishReport{Revision: newID, DryRun: dryRun, Changes: policy.Diff(old, built), Warnings: warns, Tools: map[string]int{},
-		NotTools: policy.NotTools(built), Endpoints: policy.Endpoints(built, noProfile), NoProfile: noProfile}
+		NotTools: policy.NotTools(built), Endpoints: policy.Endpoints(built, noProfile), NoProfile: noProfile, binding: built}
 	if from != nil {
 		rep.RollbackOf = from.ID
 	}
@@ -166,15 +182,11 @@ func (a *app) publish(o publishOptions) error {
 		// The draft follows a rollback: otherwise the next publish, for any
 		// reason, would quietly bring back what was rolled back.
 		if err := a.resetDraft(built); err != nil {
-			return err
+			return nil, oldRev, err
 		}
 		rep.DraftReset = true
 	}
-	if asJSON {
-		return printJSON(a.stdout, rep)
-	}
-	a.printPublish(a.stdout, rep, oldRev)
-	return nil
+	return &rep, oldRev, nil
 }
 
 func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {

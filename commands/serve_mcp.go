@@ -81,7 +81,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 						return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
 					}
 					for i := range v.Releases {
-						v.Releases[i].Dir = a.releaseDir(v.Releases[i].Digest)
+						v.Releases[i].Dir = a.boundDir(v.Releases[i])
 					}
 					return v, nil
 				},

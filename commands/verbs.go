@@ -15,6 +15,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.deactivateCmd(),
 		a.policyCmd(),
 		a.publishCmd(),
+		a.devCmd(),
 		a.revisionsCmd(),
 		a.rollbackCmd(),
 		a.listCmd(),

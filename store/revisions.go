@@ -17,7 +17,7 @@ type Revision struct {
 	CreatedAt  time.Time
 	Parent     uint64   // the revision active before this one (0 = none)
 	RollbackOf uint64   // the revision whose binding this one restores (0 = none)
-	Releases   []string // digests bound
+	Releases   []string // Release.Ref of each release bound
 	Binding    []byte   // opaque, written by policy
 	Note       string
 }
@@ -86,7 +86,7 @@ func activeNumber(tx *bolt.Tx) uint64 {
 // revision will get, so it may take its time and read the store. The store
 // sets Number, ID and Parent (= expectActive), and CreatedAt when zero. If
 // another publish got in between, nothing is written and the error is a
-// conflict; every digest in Releases must be an installed release.
+// conflict; every entry in Releases must be an installed release's Ref.
 func (s *Store) Publish(expectActive uint64, build func(number uint64, id string) (Revision, error)) (Revision, error) {
 	var active, last uint64
 	if _, err := s.view(func(tx *bolt.Tx) error {

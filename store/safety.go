@@ -52,6 +52,7 @@ func (s *Store) checkHome() error {
 	}{
 		{s.path, "the store file", "600", false},
 		{s.ReleasesDir(), "the releases directory", "700", true},
+		{s.DevReleasesDir(), "the development releases directory", "700", true},
 	} {
 		fi, err := os.Lstat(f.path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -44,7 +44,7 @@ const (
 var (
 	bucketMeta      = []byte("meta")
 	bucketReleases  = []byte("releases")  // "name@version" → releaseRec JSON
-	bucketDigests   = []byte("digests")   // digest → "name@version"
+	bucketDigests   = []byte("digests")   // Release.Ref (digest, or "dev:"+digest) → "name@version"
 	bucketKeys      = []byte("keys")      // key name → keyRec JSON
 	bucketRevisions = []byte("revisions") // 8-byte big-endian number → revisionRec JSON
 	bucketBindings  = []byte("bindings")  // 8-byte big-endian number → raw binding
@@ -99,6 +99,11 @@ func (s *Store) Exists() (bool, error) {
 
 // ReleasesDir is where installed release copies live (written by extpkg).
 func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") }
+
+// DevReleasesDir is where development release copies live, apart from
+// installed ones so that the same content can be both without sharing a
+// directory that either could remove.
+func (s *Store) DevReleasesDir() string { return filepath.Join(s.home, "dev-releases") }
 
 // DefaultHome resolves the home: $RUKH_HOME, else $XDG_DATA_HOME/rukh, else
 // $HOME/.local/share/rukh. A nil env reads the process environment.
