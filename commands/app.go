@@ -247,8 +247,11 @@ func (a *app) prepare(c *cli.Command) {
 func outputFormat(cmd *cli.Command, name string, shorthand bool) (string, error) {
 	out := cmd.String(name)
 	if out != "text" && out != "json" {
-		return "", kernel.Errorf(kernel.CodeUsage, "--%s must be text or json, got %q", name, out).
-			WithHint(fmt.Sprintf("run '%s --help' for usage", cmd.FullName()))
+		hint := fmt.Sprintf("run '%s --help' for usage", cmd.FullName())
+		if hasFlag(cmd, "out") {
+			hint = "--out names the file to write; --output is the format of what is printed\n" + hint
+		}
+		return "", kernel.Errorf(kernel.CodeUsage, "--%s must be text or json, got %q", name, out).WithHint(hint)
 	}
 	if shorthand && cmd.Bool("json") {
 		if cmd.IsSet(name) && out != "json" {
