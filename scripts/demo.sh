@@ -40,7 +40,7 @@ pretty() {
 step "build rukh (static) and the notes example (the first build downloads Go modules: ~1-2 min)"
 # Built before HOME changes below, so Go keeps using its own caches.
 mkdir -p "$tmp/bin"
-echo "building rukh: CGO_ENABLED=0 go build -trimpath -o bin/rukh ."
+echo "building rukh (CGO_ENABLED=0 go build -trimpath) into $tmp/bin"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/bin/rukh" .
 echo "building the notes example into a copy of its package: notes-pkg/bin/notes"
 cp -R examples/notes/package "$tmp/notes-pkg"
