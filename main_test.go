@@ -184,6 +184,9 @@ func runFake(args []string) int {
 			os.Stderr.WriteString(chunk)
 		}
 		report("succeeded", text("flooded"), "")
+	case "pretty": // a report pretty-printed over several lines
+		b, _ := json.Marshal(map[string]any{"type": "report", "invocationId": inv.InvocationID, "outcome": "succeeded", "commandResult": text("hi")}, jsontext.WithIndent("  "))
+		ch.Write(append(b, '\n'))
 	case "progress":
 		for i := 1; i <= 3; i++ {
 			fmt.Fprintf(ch, `{"type":"progress","message":"step %d","progress":%d,"total":3}`+"\n", i, i)
