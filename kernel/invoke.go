@@ -80,10 +80,12 @@ func orDefault(d, def time.Duration) time.Duration {
 // Invoke runs inv.Command once and returns its one final outcome. The
 // program is Dir + execute.program, argv is the program plus execute.args
 // (never user input), the working directory is the caller's, the process
-// gets its own process group and a minimal environment, and input travels
-// only on the channel. Invoke returns after the program exited, its whole
-// process group was killed and reaped, and its streams were drained (or
-// DrainTimeout passed); only then is checked data handed out.
+// gets its own process group (and, unless inv.Terminal, its own session
+// without a controlling terminal) and a minimal environment, and input
+// travels only on the channel. Invoke returns after the program exited,
+// every process it left behind, in its group or not, was killed and reaped
+// (procs.go), and its streams were drained (or DrainTimeout passed); only
+// then is checked data handed out.
 // inv.OnProgress runs on the goroutine driving the invocation and must not
 // block; it is not called once the stop sequence began.
 func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
