@@ -92,6 +92,9 @@ func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
 // fakeExtension speaks rukh.invoke/1 on fd 3 and misbehaves on request:
 // its first argument (a fixed execute.args entry) picks the behaviour.
 func fakeExtension() {
+	if code, ok := fakeProcsChild(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(runFake(os.Args[1:]))
 }
 
@@ -177,6 +180,10 @@ func runFake(args []string) int {
 	case "close-early":
 		ch.Close()
 		return 0
+	case "procs": // procs_test.go
+		return fakeProcs(args[1:], inv.Input, func(outcome, text string) {
+			report(outcome, map[string]any{"kind": "text", "text": text}, "")
+		})
 	case "flood":
 		chunk := strings.Repeat("f", 64<<10)
 		for i := 0; i < 64; i++ { // 4 MiB on each stream

@@ -72,7 +72,9 @@ func (e *exitError) Unwrap() error { return e.err }
 // Main runs rukh with args (args[0] is the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// A hangup (the terminal or the agent's host went away) stops running
+	// commands like SIGTERM does, so none outlives rukh.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: os.Getenv, runner: kernel.NewRunner()}
 	home, err := store.DefaultHome(a.env)

@@ -221,6 +221,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		Stdout:     a.stdout,
 		Stderr:     a.stderr,
 		OnProgress: a.progressPrinter(),
+		Terminal:   true, // a person's command may need the terminal
 	})
 	if output == "json" {
 		if err := printJSON(a.stdout, res); err != nil {
