@@ -216,6 +216,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		Command:    decl,
 		Dir:        dir,
 		Request:    req,
+		Caller:     kernel.CLICaller,
 		Limits:     cliLimits(b),
 		Stdin:      managedStdin(a.stdin),
 		Stdout:     a.stdout,

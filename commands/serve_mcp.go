@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -28,6 +29,10 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if c.Args().Len() > 0 {
 				return usageErr("serve-mcp takes no arguments")
 			}
+			// SIGHUP is the owner's cancel too, like SIGINT and SIGTERM
+			// (Main): calls in flight are answered cancelled, then we exit.
+			ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
+			defer stopHUP()
 			// A client that closes our stderr must not kill the server with
 			// SIGPIPE before it stops its children: handled (not ignored, so
 			// children still get the default), writes just fail.
@@ -40,6 +45,11 @@ func (a *app) serveMCPCmd() *cli.Command {
 			launch, err := a.launch(endpoint)
 			if err != nil {
 				return err
+			}
+			if launch != nil && !launch.Serves(policy.TransportStdio) {
+				return &kernel.Error{Code: kernel.CodeInvalid,
+					Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", endpoint, strings.Join(launch.Transports, ", ")),
+					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with serve-http once rukh has it`}
 			}
 			exists, err := a.store.Exists()
 			if err != nil {

@@ -43,27 +43,6 @@ const (
 	pageBytes = 1 << 20
 )
 
-// current returns the active revision, nil when nothing is published.
-func (s *server) current() (*revision, *rpcError) {
-	n, err := s.cfg.Active()
-	if err != nil {
-		if kernel.ErrorCode(err) == kernel.CodeNotFound {
-			return nil, nil
-		}
-		s.logf("mcp: reading the active revision: %v", err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	r, err := s.cache.get(n)
-	if err != nil {
-		s.logf("mcp: loading revision %d: %v", n, err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
-	}
-	return r, nil
-}
-
 const listAgain = "; list again without a cursor"
 
 // listToolsAgain ends the unknown-tool error: names change with publishes,
@@ -201,13 +180,11 @@ func (s *server) callTool(req *request, e era) {
 
 	c := &call{}
 	s.mu.Lock()
-	if s.launch == nil {
-		// The launch binding's template is fixed for the life of the
-		// process (SPEC §6): later publishes change tools, not limits.
-		t := bc.template
-		s.launch = &t
-	}
-	tmpl := *s.launch
+	// admit fixed the launch binding: its template bounds every call for
+	// the life of the process (SPEC §6); later publishes change tools, not
+	// limits.
+	bound := s.binding
+	tmpl := bound.Template
 	maxConc, maxHeld := limits(tmpl)
 	if s.running >= maxConc || s.held >= maxHeld {
 		s.mu.Unlock()
@@ -228,6 +205,7 @@ func (s *server) callTool(req *request, e era) {
 		Dir:         bc.release.Dir,
 		Request:     kreq,
 		Interactive: false,
+		Caller:      s.caller(bound),
 		Limits:      tmpl.Limits(),
 		Stdout:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
 		Stderr:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
@@ -269,6 +247,9 @@ func (s *server) rejected(invID, reason string) result {
 func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
 	defer s.wg.Done()
 	res := s.invoke(ctx, inv)
+	if res.Outcome == kernel.Cancelled && context.Cause(ctx) == errOwnerCancel && res.Reason != "deadline exceeded" {
+		res.Reason = reasonOwnerCancel // one stable reason, whatever the invoker said
+	}
 	c.cancel()
 	if ps != nil {
 		ps.close()

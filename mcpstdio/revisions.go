@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -18,6 +17,7 @@ import (
 type revision struct {
 	n      uint64
 	proj   *policy.Projection // nil when the endpoint is not in this revision
+	bound  revisionBinding    // the endpoint as this revision's profile has it
 	wire   []jsontext.Value   // compact tool objects, in projection order
 	byName map[string]int     // tool name -> index in proj.Tools
 
@@ -87,7 +87,7 @@ func (r *revision) resolve(name string) (*boundCall, error) {
 }
 
 func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
-	r := &revision{n: n, proj: b.Projection}
+	r := &revision{n: n, proj: b.Projection, bound: revisionBinding{id: b.Revision, launch: b.Launch, endpoints: b.Endpoints}}
 	if r.proj == nil {
 		return r, nil
 	}
@@ -162,11 +162,6 @@ func (c *revisionCache) get(n uint64) (*revision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.proj == nil && c.logf != nil {
-		// Most likely a typo in --endpoint: say so once per revision.
-		c.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", c.endpoint, b.Revision, strings.Join(b.Endpoints, ", "))
-	}
-
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
