@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"fmt"
@@ -28,16 +28,16 @@ type revisionBinding struct {
 	logOnce   sync.Once      // the owner hears about a revision once
 }
 
-// revisionTimeout bounds reading the active revision for a list or a call
+// RevisionTimeout bounds reading the active revision for a list or a call
 // (SPEC §6: 30 s for discover or a list). server/discover reads nothing
 // from the store, so it needs no bound of its own.
-const revisionTimeout = 30 * time.Second
+const RevisionTimeout = 30 * time.Second
 
 // current returns the active revision the launch binding admits, nil when
 // nothing is published (or the endpoint is not in it and nothing was bound
-// yet), within revisionTimeout. A load that takes longer keeps running and
+// yet), within RevisionTimeout. A load that takes longer keeps running and
 // fills the cache for the next request.
-func (s *server) current() (*revision, *rpcError) {
+func (s *Session) current() (*revision, *rpcError) {
 	type loaded struct {
 		rev  *revision
 		rerr *rpcError
@@ -47,7 +47,7 @@ func (s *server) current() (*revision, *rpcError) {
 		rev, rerr := s.load()
 		ch <- loaded{rev, rerr}
 	}()
-	timer := time.NewTimer(revisionTimeout)
+	timer := time.NewTimer(RevisionTimeout)
 	defer timer.Stop()
 	select {
 	case l := <-ch:
@@ -59,7 +59,7 @@ func (s *server) current() (*revision, *rpcError) {
 		}
 		return l.rev, nil
 	case <-timer.C:
-		s.logf("mcp: reading the active revision took over %v; answering with an error", revisionTimeout)
+		s.logf("mcp: reading the active revision took over %v; answering with an error", RevisionTimeout)
 		return nil, newError(codeInternalError, "the active revision did not load within 30 s; try again")
 	case <-s.owner.Done():
 		return nil, newError(codeInternalError, "the server is stopping")
@@ -68,7 +68,7 @@ func (s *server) current() (*revision, *rpcError) {
 
 // load reads the active revision from the store, nil when nothing is
 // published.
-func (s *server) load() (*revision, *rpcError) {
+func (s *Session) load() (*revision, *rpcError) {
 	n, err := s.cfg.Active()
 	if err != nil {
 		if kernel.ErrorCode(err) == kernel.CodeNotFound {
@@ -91,21 +91,21 @@ func (s *server) load() (*revision, *rpcError) {
 // admit checks rev against the launch binding, fixing the binding at the
 // first revision that serves the endpoint on stdio when none was read at
 // start. What it refuses, it tells the owner once per revision.
-func (s *server) admit(rev *revision) *rpcError {
+func (s *Session) admit(rev *revision) *rpcError {
 	rb := &rev.bound
 	l := rb.launch
 	if rev.proj == nil {
 		l = nil
 	}
-	s.mu.Lock()
+	s.bmu.Lock()
 	b := s.binding
-	if b == nil && l != nil && l.Serves(policy.TransportStdio) {
+	if b == nil && l != nil && l.Serves(s.cfg.Transport) {
 		fixed := *l
 		fixed.Template = rev.proj.Template // what the projection runs under
 		s.binding = &fixed
 		b = s.binding
 	}
-	s.mu.Unlock()
+	s.bmu.Unlock()
 
 	ep := strconv.Quote(s.cfg.Endpoint)
 	var client, owner string
@@ -120,9 +120,9 @@ func (s *server) admit(rev *revision) *rpcError {
 		base := fmt.Sprintf("the published revision %s has no endpoint %s, which this server was started for", rb.id, ep)
 		client = base + "; restart the server for an endpoint the profile has"
 		owner = fmt.Sprintf("%s (endpoints: %s); publish it again, or restart the server with another --endpoint", base, strings.Join(rb.endpoints, ", "))
-	case !l.Serves(policy.TransportStdio):
-		client = fmt.Sprintf("the published endpoint %s is not served on stdio in revision %s", ep, rb.id)
-		owner = fmt.Sprintf("%s (its transports: %s); add \"stdio\" to its transports and publish", client, strings.Join(l.Transports, ", "))
+	case !l.Serves(s.cfg.Transport):
+		client = fmt.Sprintf("the published endpoint %s is not served on %s in revision %s", ep, s.cfg.Transport, rb.id)
+		owner = fmt.Sprintf("%s (its transports: %s); add %q to its transports and publish", client, strings.Join(l.Transports, ", "), s.cfg.Transport)
 	default:
 		var changed []string
 		if l.Namespace != b.Namespace {
@@ -143,6 +143,10 @@ func (s *server) admit(rev *revision) *rpcError {
 
 // caller is who asks for a call through this server, from the launch
 // binding (never from anything the client sends).
-func (s *server) caller(b *policy.Launch) kernel.Caller {
-	return kernel.Caller{Transport: kernel.TransportStdio, Endpoint: s.cfg.Endpoint, Subject: b.Subject}
+func (s *Session) caller(req *Request, b *policy.Launch) kernel.Caller {
+	c := kernel.Caller{Transport: s.cfg.Transport, Endpoint: s.cfg.Endpoint, Subject: b.Subject}
+	if s.scfg.Caller != nil {
+		c = s.scfg.Caller(req, c)
+	}
+	return c
 }
