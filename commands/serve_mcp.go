@@ -49,7 +49,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if launch != nil && !launch.Serves(policy.TransportStdio) {
 				return &kernel.Error{Code: kernel.CodeInvalid,
 					Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", endpoint, strings.Join(launch.Transports, ", ")),
-					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with serve-http once rukh has it`}
+					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with 'rukh serve-http'`}
 			}
 			exists, err := a.store.Exists()
 			if err != nil {
@@ -80,24 +80,10 @@ func (a *app) serveMCPCmd() *cli.Command {
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
-				Load: func(n uint64) (v *policy.ServeView, err error) {
-					// streamed straight from the store's pages into the
-					// serve view: a large revision is never held whole
-					err = a.store.ReadBinding(n, func(data []byte) (err error) {
-						v, err = policy.DecodeServeView(data, endpoint)
-						return err
-					})
-					if err != nil {
-						return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
-					}
-					for i := range v.Releases {
-						v.Releases[i].Dir = a.boundDir(v.Releases[i])
-					}
-					return v, nil
-				},
-				Watch:   a.store.WatchActive,
-				Secret:  secret,
-				Invoker: a.runner,
+				Load:          a.serveView(endpoint),
+				Watch:         a.store.WatchActive,
+				Secret:        secret,
+				Invoker:       a.runner,
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
@@ -117,6 +103,26 @@ func (a *app) serveMCPCmd() *cli.Command {
 			log.Logf("%v", err)
 			return &exitError{code: exitCode(err)}
 		},
+	}
+}
+
+// serveView loads endpoint's serve view of revision n, for serve-mcp and
+// serve-http.
+func (a *app) serveView(endpoint string) func(n uint64) (*policy.ServeView, error) {
+	return func(n uint64) (v *policy.ServeView, err error) {
+		// streamed straight from the store's pages into the serve view: a
+		// large revision is never held whole
+		err = a.store.ReadBinding(n, func(data []byte) (err error) {
+			v, err = policy.DecodeServeView(data, endpoint)
+			return err
+		})
+		if err != nil {
+			return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
+		}
+		for i := range v.Releases {
+			v.Releases[i].Dir = a.boundDir(v.Releases[i])
+		}
+		return v, nil
 	}
 }
 
@@ -154,18 +160,21 @@ func (a *app) sayNothingPublished(log *stderrLog, exists bool) {
 // a client that does not read our stderr must not stall deadlines,
 // cancellation or shutdown. Lines that do not fit are counted and dropped.
 type stderrLog struct {
+	verb    string
 	lines   chan string
 	dropped atomic.Int64
 	done    chan struct{}
 }
 
-func newStderrLog(w io.Writer) *stderrLog {
-	l := &stderrLog{lines: make(chan string, 256), done: make(chan struct{})}
+func newStderrLog(w io.Writer) *stderrLog { return newVerbLog(w, "serve-mcp") }
+
+func newVerbLog(w io.Writer, verb string) *stderrLog {
+	l := &stderrLog{verb: verb, lines: make(chan string, 256), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		for line := range l.lines {
 			if n := l.dropped.Swap(0); n > 0 {
-				fmt.Fprintf(w, "rukh: serve-mcp: %d log line(s) dropped: stderr is not being read\n", n)
+				fmt.Fprintf(w, "rukh: %s: %d log line(s) dropped: stderr is not being read\n", l.verb, n)
 			}
 			io.WriteString(w, line)
 		}
@@ -174,7 +183,7 @@ func newStderrLog(w io.Writer) *stderrLog {
 }
 
 func (l *stderrLog) Logf(format string, args ...any) {
-	l.Line(fmt.Sprintf("rukh: serve-mcp: "+format+"\n", args...))
+	l.Line(fmt.Sprintf("rukh: "+l.verb+": "+format+"\n", args...))
 }
 
 // Line queues one complete line as it is.

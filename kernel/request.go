@@ -74,15 +74,21 @@ type Invocation struct {
 // subject. Empty fields are left out of the invoke message; the agent and
 // credential a remote transport authenticates are to come.
 type Caller struct {
-	Transport string `json:"transport"`          // "cli" or "stdio"
+	Transport string `json:"transport"`          // "cli", "stdio" or "http"
 	Endpoint  string `json:"endpoint,omitempty"` // the profile endpoint (not on the CLI)
 	Subject   string `json:"subject,omitempty"`  // the endpoint's subject; "owner" on the CLI
+	// Over HTTP: the authenticated agent and the kind of credential it
+	// called with ("static", "short-lived", "one-time"; "none" when the
+	// endpoint takes anonymous callers). Never the credential itself.
+	Agent      string `json:"agent,omitempty"`
+	Credential string `json:"credential,omitempty"`
 }
 
 // Caller transports.
 const (
 	TransportCLI   = "cli"
 	TransportStdio = "stdio"
+	TransportHTTP  = "http"
 )
 
 // CLICaller is the caller of a command run from the terminal: the owner of

@@ -45,6 +45,10 @@ type Request struct {
 	// metaErr is set when params._meta is present but not an object.
 	metaErr bool
 
+	// Auth is what the transport authenticated the request as; the core
+	// hands it to Config.Authorize and SessionConfig.Caller untouched.
+	Auth any
+
 	rep Reply  // how it is answered (Handle sets it)
 	key string // its key among the session's calls and streams
 }

@@ -105,6 +105,9 @@ func (r *Request) MetaVersion() (version string, present bool) {
 	return s, true
 }
 
+// CancelledID is a notifications/cancelled's params.requestId.
+func (r *Request) CancelledID() jsontext.Value { return r.params.RequestID }
+
 // HasProgressToken reports whether the request asks for progress.
 func (r *Request) HasProgressToken() bool {
 	_, ok := r.meta["progressToken"]

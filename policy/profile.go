@@ -80,7 +80,17 @@ type Endpoint struct {
 	Template   string   `json:"template"`
 	Publish    Publish  `json:"publish"`
 	ToolNames  string   `json:"toolNames,omitempty"`
+	// HTTPAuth is "bearer" (the default: every HTTP request carries an
+	// agent's credential) or "none" (anonymous callers, honoured only on a
+	// loopback listener).
+	HTTPAuth string `json:"httpAuth,omitempty"`
 }
+
+// HTTP authentication modes of an endpoint.
+const (
+	HTTPAuthBearer = "bearer"
+	HTTPAuthNone   = "none"
+)
 
 // ToolNameMode is the endpoint's effective tool name mode.
 func (e Endpoint) ToolNameMode() string {
@@ -153,6 +163,7 @@ type rawEndpoint struct {
 	Template   *string    `json:"template"`
 	Publish    rawPublish `json:"publish"`
 	ToolNames  *string    `json:"toolNames"`
+	HTTPAuth   *string    `json:"httpAuth"`
 }
 
 type rawPublish struct {
@@ -206,13 +217,14 @@ func ParseProfile(data []byte) (*Profile, error) {
 			Subject:    deref(re.Subject),
 			Template:   deref(re.Template),
 			ToolNames:  deref(re.ToolNames),
+			HTTPAuth:   deref(re.HTTPAuth),
 			Publish:    Publish{Commands: re.Publish.Commands, Packages: re.Publish.Packages},
 		}
 		// Explicit empty strings are mistakes, not requests for a default.
 		for _, f := range []struct {
 			member string
 			v      *string
-		}{{"subject", re.Subject}, {"template", re.Template}, {"toolNames", re.ToolNames}} {
+		}{{"subject", re.Subject}, {"template", re.Template}, {"toolNames", re.ToolNames}, {"httpAuth", re.HTTPAuth}} {
 			if f.v != nil && *f.v == "" {
 				return nil, invalidAt(path+"/"+f.member, "empty "+f.member)
 			}
@@ -311,6 +323,9 @@ func (p *Profile) Validate() error {
 				return invalidAt(tp, fmt.Sprintf("duplicate transport %q", tr))
 			}
 			seen[tr] = true
+		}
+		if ep.HTTPAuth != "" && ep.HTTPAuth != HTTPAuthBearer && ep.HTTPAuth != HTTPAuthNone {
+			return invalidAt(path+"/httpAuth", fmt.Sprintf("unknown httpAuth %q: want bearer or none", ep.HTTPAuth))
 		}
 		if !nameRE.MatchString(ep.Subject) {
 			return invalidAt(path+"/subject", fmt.Sprintf("invalid subject %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Subject))
