@@ -4,6 +4,8 @@
 #   @modelcontextprotocol/sdk 1.32.2    legacy initialize
 #   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
 #   @modelcontextprotocol/client 2.4.0  told of a publish by another process
+#   @modelcontextprotocol/conformance 0.2.0-alpha.12 against serve-http
+#     (scripts/conformance.sh)
 # It builds rukh, installs and publishes testdata/interop/pkg (41 commands in
 # POSIX sh) in a fresh home, installs the locked npm tree in scripts/interop/,
 # then runs each client script: it walks every tools/list page and calls the
@@ -72,6 +74,13 @@ for mode in pin legacy; do
   cp -R "$RUKH_HOME" "$tmp/home-$mode"
   run "client 2.4.0 list changed $mode" MODE=$mode RUKH_HOME="$tmp/home-$mode" node client-list-changed.mjs
 done
+
+# The MCP conformance suite against serve-http (both requirement sets).
+if scripts/conformance.sh "$RUKH_BIN"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failures+=("conformance (serve-http)")
+fi
 
 if pgrep -f rukh-interop-hang-marker >/dev/null; then
   echo "interop: a hanging extension process outlived its session" >&2
