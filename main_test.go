@@ -174,6 +174,12 @@ func runFake(args []string) int {
 		ignoreTerm()
 		os.WriteFile("started", nil, 0o644) // readiness, in the caller's directory
 		time.Sleep(time.Hour)
+	case "gate": // readiness, then waits for the file "go" (both in the caller's directory)
+		os.WriteFile("started", nil, 0o644)
+		for !fileExists("go") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		report("succeeded", text("passed the gate"), "")
 	case "grandchild":
 		exec.Command("sh", "-c", "exec sleep 300 # rukh-orphan-marker").Start()
 		report("succeeded", text("spawned"), "")

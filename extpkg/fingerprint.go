@@ -115,6 +115,7 @@ func CheckFingerprint(dir, digest string) error {
 		return errors.New("the recorded fingerprint is of another copy")
 	}
 	var line, cur []byte
+	var changed changedError
 	path := make([]byte, 0, len(dir)+64)
 	for len(rest) > 0 {
 		line, rest, ok = bytes.Cut(rest, []byte{'\n'})
@@ -140,26 +141,63 @@ func CheckFingerprint(dir, digest string) error {
 		var st fileStamp
 		if err := lstamp(string(path), &st); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return &changedError{rel: string(rel), what: "was removed"}
+				changed.add(string(rel), false)
+				continue
 			}
 			return err
 		}
 		cur = st.append(cur[:0])
 		if !bytes.Equal(cur, line[:i-1]) {
-			return &changedError{rel: string(rel), what: "was changed"}
+			changed.add(string(rel), st.isDir())
 		}
+	}
+	if len(changed.files)+len(changed.dirs) > 0 {
+		return &changed
 	}
 	return nil
 }
 
-// changedError names the first entry that differs from the fingerprint.
-type changedError struct{ rel, what string }
+// changedError names the entries that differ from the fingerprint: the
+// files, or when only directories changed (an entry added, removed or
+// renamed, a chmod) those.
+type changedError struct{ files, dirs []string }
+
+func (e *changedError) add(rel string, dir bool) {
+	if dir {
+		e.dirs = append(e.dirs, rel)
+	} else {
+		e.files = append(e.files, rel)
+	}
+}
 
 func (e *changedError) Error() string {
-	if e.rel == "." {
-		return "its top directory " + e.what
+	names := e.files
+	if len(names) == 0 {
+		names = e.dirs
 	}
-	return strconv.Quote(e.rel) + " " + e.what
+	var b []byte
+	for i, rel := range names {
+		if i == 3 {
+			b = append(b, " and "+strconv.Itoa(len(names)-i)+" more"...)
+			break
+		}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		if rel == "." {
+			b = append(b, "its top directory"...)
+		} else {
+			b = strconv.AppendQuote(b, rel)
+		}
+	}
+	return string(b) + yesno(len(names) > 1, " were changed", " was changed")
+}
+
+func yesno(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
 }
 
 // VerifyCopy is the check before each call of an installed copy: nil when
@@ -179,7 +217,8 @@ func VerifyCopy(dir, digest string) error {
 	if err := CheckInstalled(dir, digest); err != nil {
 		var ce *changedError
 		if errors.As(ferr, &ce) {
-			return kernel.Errorf(kernel.CodeConflict, "%v since it was installed", ce).Wrap(err)
+			// what changed says more than the digest it now has
+			return kernel.Errorf(kernel.CodeConflict, "%v since it was installed", ce)
 		}
 		return err
 	}

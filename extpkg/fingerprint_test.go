@@ -84,20 +84,20 @@ func TestFingerprintCatchesEachChange(t *testing.T) {
 			if err := os.Remove(filepath.Join(dir, "share/doc/guide")); err != nil {
 				t.Fatal(err)
 			}
-		}, true, `"share/doc" was changed`},
+		}, true, `"share/doc/guide" was changed`},
 		{"file renamed", func(t *testing.T, dir string) {
 			unlock(t, dir, "share")
 			if err := os.Rename(filepath.Join(dir, "share/readme"), filepath.Join(dir, "share/readme2")); err != nil {
 				t.Fatal(err)
 			}
-		}, true, `"share" was changed`},
+		}, true, `"share/readme" was changed`},
 		{"file replaced by a copy", func(t *testing.T, dir string) {
 			unlock(t, dir, "bin")
 			p := filepath.Join(dir, "bin/helper")
 			data, _ := os.ReadFile(p)
 			os.Remove(p)
 			os.WriteFile(p, data, 0o555)
-		}, false, `"bin" was changed`},
+		}, false, `"bin/helper" was changed`},
 		{"top directory added to", func(t *testing.T, dir string) {
 			unlock(t, dir, ".")
 			os.WriteFile(filepath.Join(dir, "new"), nil, 0o444)

@@ -167,3 +167,16 @@ func holdRefForever(home string) {
 		time.Sleep(time.Hour) // until killed
 	}
 }
+
+// BenchmarkHold is what a call adds per held reference (it takes two: its
+// revision and its release).
+func BenchmarkHold(b *testing.B) {
+	s := store.New(filepath.Join(b.TempDir(), "home"))
+	for b.Loop() {
+		release, err := s.Hold(store.HoldRelease, digest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		release()
+	}
+}
