@@ -122,7 +122,7 @@ func (p *pinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ker
 		p.logf("invocation %s refused: %v", inv.ID, err)
 		reason := "internal error"
 		if kernel.ErrorCode(err) != kernel.CodeInternal {
-			reason = fmt.Sprintf("the installed copy of %s@%s was changed since it was installed, so it does not run; the owner can %s",
+			reason = fmt.Sprintf("the installed copy of %s@%s was changed or damaged, so it does not run; the owner can %s",
 				br.Name, br.Version, repairHint(br.Development))
 		}
 		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: reason}
