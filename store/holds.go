@@ -3,10 +3,12 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -41,6 +43,10 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 		return nil, err
 	}
 	f, err := lockHold(s.HoldsDir(), s.holdPath(kind, id), false)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A home nobody may write: nothing can be removed from it either.
+		return func() {}, nil
+	}
 	if err != nil {
 		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot hold %s %s", kind, id), Err: err}
 	}
