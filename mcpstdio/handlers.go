@@ -193,6 +193,7 @@ func (s *server) callTool(req *request, e era) {
 	}
 	var ctx context.Context
 	ctx, c.cancel = context.WithCancel(s.ctx)
+	ctx = withPinned(ctx, Pinned{Revision: rev.n, Release: bc.release})
 	s.calls[key] = c
 	s.running++
 	s.held++
