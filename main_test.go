@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -48,6 +49,7 @@ func TestScript(t *testing.T) {
 			"exitcode":      cmdExitCode,
 			"waitfile":      cmdWaitFile,
 			"forgetprofile": cmdForgetProfile,
+			"heldby":        cmdHeldBy,
 			// main_mcp_test.go
 			"mcpsession":   cmdMCPSession,
 			"jsonrpclines": cmdJSONRPCLines,
@@ -63,6 +65,28 @@ func cmdForgetProfile(ts *testscript.TestScript, neg bool, args []string) {
 		d.Profile = nil
 		return nil
 	}))
+}
+
+// heldby checks that a running call holds KIND ID (store.HoldRelease or
+// store.HoldRevision) and that the holder's command line contains WHO; with
+// !, that nothing holds it.
+//
+//	heldby KIND ID WHO
+func cmdHeldBy(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: heldby KIND ID WHO")
+	}
+	err := store.New(ts.Getenv("RUKH_HOME")).TryRemoveHeld(args[0], args[1], func() error { return nil })
+	var in *store.InUseError
+	switch {
+	case neg && err != nil:
+		ts.Fatalf("%s %s: %v", args[0], args[1], err)
+	case neg:
+	case !errors.As(err, &in):
+		ts.Fatalf("%s %s is not held (%v)", args[0], args[1], err)
+	case !strings.Contains(in.By(), args[2]):
+		ts.Fatalf("%s %s is held by %s, not %s", args[0], args[1], in.By(), args[2])
+	}
 }
 
 // chmodx makes files executable: txtar cannot carry modes.
@@ -174,6 +198,12 @@ func runFake(args []string) int {
 		ignoreTerm()
 		os.WriteFile("started", nil, 0o644) // readiness, in the caller's directory
 		time.Sleep(time.Hour)
+	case "gate": // readiness, then waits for the file "go" (both in the caller's directory)
+		os.WriteFile("started", nil, 0o644)
+		for !fileExists("go") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		report("succeeded", text("passed the gate"), "")
 	case "grandchild":
 		exec.Command("sh", "-c", "exec sleep 300 # rukh-orphan-marker").Start()
 		report("succeeded", text("spawned"), "")

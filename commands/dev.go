@@ -325,7 +325,8 @@ func (a *app) sweepDevCopies(replaced string) {
 		if fi, err := e.Info(); digest != replaced && (err != nil || time.Since(fi.ModTime()) < time.Minute) {
 			continue
 		}
-		_ = extpkg.Remove(root, digest)
+		// a call still running the copy keeps it until a later sweep
+		_ = a.store.TryRemoveHeld(store.HoldRelease, store.ReleaseRef(digest, true), func() error { return extpkg.Remove(root, digest) })
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
@@ -19,6 +20,11 @@ type listEntry struct {
 	Draft         bool   `json:"draftActive"`
 	Published     bool   `json:"published"`
 	Development   bool   `json:"development"` // a `rukh dev` working copy, NAME@dev
+	// Damaged: the installed copy was changed since it was installed, so
+	// no call of it runs; Problem says what, Hint how to repair it.
+	Damaged bool   `json:"damaged"`
+	Problem string `json:"problem,omitempty"`
+	Hint    string `json:"hint,omitempty"`
 }
 
 func (a *app) listCmd() *cli.Command {
@@ -54,11 +60,15 @@ func (a *app) listCmd() *cli.Command {
 			}
 			entries := []listEntry{}
 			for _, r := range rels {
-				entries = append(entries, listEntry{
+				e := listEntry{
 					Name: r.Name, Version: r.Version, Digest: r.Digest,
 					Trust: currentTrust(r, trusted), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
 					Draft: d.Active[r.Name] == r.Version, Published: published[r.Ref()], Development: r.Development,
-				})
+				}
+				if err := a.copyProblem(r.Name, r.Version, r.Digest, r.Development); err != nil {
+					e.Damaged, e.Problem, e.Hint = true, problemDetail(err), kernel.ErrorHint(err)
+				}
+				entries = append(entries, e)
 			}
 			if c.Bool("json") {
 				return printJSON(a.stdout, entries)
@@ -70,9 +80,21 @@ func (a *app) listCmd() *cli.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RELEASE\tDRAFT\tPUBLISHED\tTRUST")
 			for _, e := range entries {
-				fmt.Fprintf(tw, "%s@%s%s\t%s\t%s\t%s\n", e.Name, e.Version, yesno(e.Development, " (dev)", ""), yesno(e.Draft, "active", "-"), yesno(e.Published, "live", "-"), e.Trust)
+				pub := yesno(e.Published, "live", "-")
+				if e.Damaged {
+					pub = "damaged" // published or not, none of its calls run
+				}
+				fmt.Fprintf(tw, "%s@%s%s\t%s\t%s\t%s\n", e.Name, e.Version, yesno(e.Development, " (dev)", ""), yesno(e.Draft, "active", "-"), pub, e.Trust)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if e.Damaged {
+					fmt.Fprintf(a.stdout, "%s@%s is damaged, its calls are refused: %s\n  hint: %s\n", e.Name, e.Version, printable(e.Problem), printable(e.Hint))
+				}
+			}
+			return nil
 		},
 	}
 }

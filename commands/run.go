@@ -207,10 +207,11 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		}
 		return err
 	}
-	dir, err := releaseDir(b, bc)
+	dir, unpin, err := a.pinCLI(b, bc, output)
 	if err != nil {
 		return err
 	}
+	defer unpin()
 	res := a.runner.Invoke(ctx, &kernel.Invocation{
 		ID:         kernel.NewInvocationID(),
 		Command:    decl,
@@ -265,10 +266,11 @@ func (a *app) printResult(cr jsontext.Value) {
 }
 
 func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, args []string) error {
-	dir, err := releaseDir(b, bc)
+	dir, unpin, err := a.pinCLI(b, bc, "")
 	if err != nil {
 		return err
 	}
+	defer unpin()
 	code, err := kernel.RunPassthrough(ctx, dir, &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
 	if err != nil {
 		return &exitError{code: ExitExecution, err: err}

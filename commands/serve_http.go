@@ -202,7 +202,7 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 				ServerName: "rukh", ServerVersion: version(),
 				Active: a.store.Active, Load: a.serveView(endpoint), Watch: a.store.WatchActive,
 				Secret: secret,
-				Invoker: timedInvoker{a.runner, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
+				Invoker: timedInvoker{&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
 					m.called(endpoint, inv, res, d)
 				}},
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {

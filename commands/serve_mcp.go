@@ -83,7 +83,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 				Load:          a.serveView(endpoint),
 				Watch:         a.store.WatchActive,
 				Secret:        secret,
-				Invoker:       a.runner,
+				Invoker:       &pinningInvoker{a: a, inner: a.runner, logf: log.Logf},
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)

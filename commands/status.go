@@ -22,6 +22,15 @@ type statusReport struct {
 	// Development lists the development releases (NAME@dev) the active
 	// revision binds: live on the CLI and on endpoint dev only.
 	Development []string `json:"development,omitempty"`
+	// Damaged lists the releases of the active revision whose installed
+	// copy was changed since it was installed: none of their calls run.
+	Damaged []statusDamaged `json:"damaged,omitempty"`
+}
+
+type statusDamaged struct {
+	Release string `json:"release"`
+	Problem string `json:"problem"`
+	Hint    string `json:"hint"`
 }
 
 func (a *app) statusCmd() *cli.Command {
@@ -54,6 +63,9 @@ func (a *app) statusCmd() *cli.Command {
 				}
 				for _, r := range rep.Development {
 					fmt.Fprintf(a.stdout, "  %s (dev): development release, published only on endpoint %s\n", r, policy.DevEndpoint)
+				}
+				for _, d := range rep.Damaged {
+					fmt.Fprintf(a.stdout, "  %s: damaged, its calls are refused: %s\n    hint: %s\n", d.Release, printable(d.Problem), printable(d.Hint))
 				}
 			}
 			if len(rep.Pending) == 0 {
@@ -92,6 +104,9 @@ func (a *app) status() (*statusReport, error) {
 			liveDigest[br.Name] = br.Digest
 			if br.Development {
 				rep.Development = append(rep.Development, br.Name+"@"+br.Version)
+			}
+			if err := a.copyProblem(br.Name, br.Version, br.Digest, br.Development); err != nil {
+				rep.Damaged = append(rep.Damaged, statusDamaged{Release: br.Name + "@" + br.Version, Problem: problemDetail(err), Hint: kernel.ErrorHint(err)})
 			}
 		}
 		liveProfile = b.Profile

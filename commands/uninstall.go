@@ -15,7 +15,7 @@ import (
 func (a *app) uninstallCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "uninstall",
-		Usage:     "remove an installed release that neither the active revision nor the draft uses",
+		Usage:     "remove an installed release that neither the active revision nor the draft uses, once no running call uses it",
 		ArgsUsage: "NAME@VERSION",
 		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -30,14 +30,17 @@ func (a *app) uninstallCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.store.DeleteRelease(name, ver); err != nil {
-				var ke *kernel.Error
-				if r.Development && errors.As(err, &ke) && ke.Code == kernel.CodeConflict {
-					return ke.WithHint(fmt.Sprintf("take it out of the draft and publish ('rukh dev --stop %s', or 'rukh publish' when the draft already activates another release), before removing it", name))
+			err = a.removeRelease(r, func() error {
+				if err := a.store.DeleteRelease(name, ver); err != nil {
+					var ke *kernel.Error
+					if r.Development && errors.As(err, &ke) && ke.Code == kernel.CodeConflict {
+						return ke.WithHint(fmt.Sprintf("take it out of the draft and publish ('rukh dev --stop %s', or 'rukh publish' when the draft already activates another release), before removing it", name))
+					}
+					return err
 				}
-				return err
-			}
-			if err := extpkg.Remove(a.copiesDir(r.Development), r.Digest); err != nil {
+				return extpkg.Remove(a.copiesDir(r.Development), r.Digest)
+			})
+			if err != nil {
 				return err
 			}
 			if r.Development {

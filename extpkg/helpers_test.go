@@ -90,7 +90,7 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 }
 
 // makeDir writes ents (files, dirs and symlinks only) as a directory.
-func makeDir(t *testing.T, ents []ent) string {
+func makeDir(t testing.TB, ents []ent) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, e := range ents {

@@ -20,8 +20,9 @@ import (
 // against p.Digest (the source may have changed since Load), and it is
 // renamed into place, so the release directory either does not exist or is
 // complete. If it already exists, its digest is verified and existed is
-// true: installing the same digest twice is a no-op. rukh-extension.sig is
-// not copied. Call Install before p.Close: a tarball's files live in the
+// true: installing the same digest twice is a no-op. Either way the copy's
+// fingerprint is recorded (see VerifyCopy). rukh-extension.sig is not
+// copied. Call Install before p.Close: a tarball's files live in the
 // scratch copy.
 func Install(p *Package, releasesDir string) (dir string, existed bool, err error) {
 	name, err := ReleaseDirName(p.Digest)
@@ -32,6 +33,13 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 	damaged := false
 	if _, err := os.Lstat(dir); err == nil {
 		if CheckInstalled(dir, p.Digest) == nil {
+			// The content is right; a missing or stale fingerprint (an
+			// older rukh, a copied home) is recorded again.
+			if CheckFingerprint(dir, p.Digest) != nil {
+				if err := RecordFingerprint(dir, p.Digest); err != nil {
+					return "", false, err
+				}
+			}
 			return dir, true, nil
 		}
 		// Installing the same verified package again repairs a copy that
@@ -78,11 +86,15 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another install of the same digest may have won the race.
 		if cerr := CheckInstalled(dir, p.Digest); cerr == nil {
-			return dir, true, nil
+			return dir, true, RecordFingerprint(dir, p.Digest)
 		}
 		return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot move release into place", Err: err}
 	}
 	tmp = ""
+	// After the rename: moving a directory changes its ctime.
+	if err := RecordFingerprint(dir, p.Digest); err != nil {
+		return "", false, err
+	}
 	return dir, false, nil
 }
 
@@ -203,6 +215,7 @@ func Remove(releasesDir, digest string) error {
 	if err := os.Rename(dir, aside); err != nil {
 		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot remove release", Err: err}
 	}
+	removeFingerprint(dir)
 	if err := removeTree(aside); err != nil {
 		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot remove release", Err: err}
 	}

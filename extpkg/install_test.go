@@ -173,7 +173,7 @@ func onlyRelease(t *testing.T, releases, name string) {
 	for _, de := range des {
 		names = append(names, de.Name())
 	}
-	if !slices.Equal(names, []string{name}) {
-		t.Errorf("releases dir holds %q, want only %q", names, name)
+	if want := []string{fingerprintPrefix + name, name}; !slices.Equal(names, want) {
+		t.Errorf("releases dir holds %q, want only %q", names, want)
 	}
 }

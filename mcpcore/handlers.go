@@ -201,6 +201,7 @@ func (s *Session) callTool(req *Request, e era) {
 	}
 	var ctx context.Context
 	ctx, c.cancel = context.WithCancel(s.ctx)
+	ctx = withPinned(ctx, Pinned{Revision: rev.n, Release: bc.release})
 	s.calls[key] = c
 	s.running++
 	s.held++

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		publishForever(os.Getenv(helperHomeEnv))
 	case "hold":
 		holdUntilStdinCloses(os.Getenv(helperHomeEnv))
+	case "hold-ref":
+		holdRefForever(os.Getenv(helperHomeEnv))
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role")
 	os.Exit(2)

@@ -1,0 +1,144 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// Every call, on the CLI and over MCP, pins what it runs from before it
+// starts: it holds the revision it was resolved against and the release
+// copy (so neither uninstall nor revision pruning, in any process, removes
+// them until the call ends), then checks the copy against the fingerprint
+// taken at install (so a copy changed since then never runs). Cost per
+// call: two hold files (open, flock, two stats each) and one fingerprint
+// check (one small read, an lstat per entry of the copy).
+
+// pinCall pins one call of br resolved against revision (an id, "r7").
+func (a *app) pinCall(revision string, br *policy.BoundRelease) (unpin func(), err error) {
+	var holds []func()
+	unpin = func() {
+		for _, release := range holds {
+			release()
+		}
+	}
+	if revision != "" {
+		release, err := a.store.Hold(store.HoldRevision, revision)
+		if err != nil {
+			return nil, err
+		}
+		holds = append(holds, release)
+	}
+	release, err := a.store.Hold(store.HoldRelease, store.ReleaseRef(br.Digest, br.Development))
+	if err != nil {
+		unpin()
+		return nil, err
+	}
+	holds = append(holds, release)
+	// Checked under the hold: the copy cannot go between check and run.
+	if err := a.copyProblem(br.Name, br.Version, br.Digest, br.Development); err != nil {
+		unpin()
+		return nil, err
+	}
+	return unpin, nil
+}
+
+// copyProblem reports why the copy of a release is not the one installed
+// (changed, damaged or gone), with the fix as the hint; nil when it is.
+func (a *app) copyProblem(name, version, digest string, dev bool) error {
+	err := extpkg.VerifyCopy(a.copyDir(digest, dev), digest)
+	if err == nil {
+		return nil
+	}
+	if kernel.ErrorCode(err) == kernel.CodeInternal {
+		return err
+	}
+	return kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", name, version).Wrap(err).
+		WithHint(repairHint(dev))
+}
+
+// problemDetail is what copyProblem found, without its headline.
+func problemDetail(err error) string {
+	var ke *kernel.Error
+	if errors.As(err, &ke) && ke.Err != nil {
+		return ke.Err.Error()
+	}
+	return err.Error()
+}
+
+func repairHint(dev bool) string {
+	return yesno(dev, "run 'rukh dev PATH' on the package again to replace it",
+		"install the original package again ('rukh install PATH') to repair it")
+}
+
+// pinCLI pins a CLI call of bc and returns its release directory. A refusal
+// is the call's execution_failed outcome (exit 3); under --output json its
+// envelope is printed too.
+func (a *app) pinCLI(b *policy.Binding, bc *policy.BoundCommand, output string) (dir string, unpin func(), err error) {
+	if dir, err = releaseDir(b, bc); err != nil {
+		return "", nil, err
+	}
+	var br *policy.BoundRelease
+	for i := range b.Releases {
+		if r := &b.Releases[i]; r.Digest == bc.Digest && r.Dir == dir {
+			br = r
+			break
+		}
+	}
+	if unpin, err = a.pinCall(b.Revision, br); err != nil {
+		if output == "json" {
+			_ = printJSON(a.stdout, kernel.Result{InvocationID: kernel.NewInvocationID(), Outcome: kernel.ExecutionFailed, Reason: err.Error()})
+		}
+		return "", nil, &exitError{code: ExitExecution, outcome: string(kernel.ExecutionFailed), err: err}
+	}
+	return dir, unpin, nil
+}
+
+// pinningInvoker pins each serve-mcp call (see mcpcore.PinnedOf) around
+// the real invoker. A refusal is the call's execution_failed result; the
+// client learns which release and how the owner fixes it, the owner's log
+// gets the details.
+type pinningInvoker struct {
+	a     *app
+	inner kernel.Invoker
+	logf  func(format string, args ...any)
+}
+
+func (p *pinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+	pin, ok := mcpstdio.PinnedOf(ctx)
+	if !ok || pin.Release == nil {
+		p.logf("invocation %s: the call pinned no release", inv.ID)
+		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+	}
+	br := pin.Release
+	unpin, err := p.a.pinCall(store.RevisionID(pin.Revision), br)
+	if err != nil {
+		p.logf("invocation %s refused: %v", inv.ID, err)
+		reason := "internal error"
+		if kernel.ErrorCode(err) != kernel.CodeInternal {
+			reason = fmt.Sprintf("the installed copy of %s@%s was changed or damaged, so it does not run; the owner can %s",
+				br.Name, br.Version, repairHint(br.Development))
+		}
+		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: reason}
+	}
+	defer unpin()
+	return p.inner.Invoke(ctx, inv)
+}
+
+// removeRelease removes the record and the copy of r unless a running call
+// holds the copy, in which case the refusal names who.
+func (a *app) removeRelease(r store.Release, remove func() error) error {
+	err := a.store.TryRemoveHeld(store.HoldRelease, r.Ref(), remove)
+	var in *store.InUseError
+	if errors.As(err, &in) {
+		return kernel.Errorf(kernel.CodeConflict, "%s@%s is in use by %s", r.Name, r.Version, in.By()).
+			WithHint("try again when " + yesno(len(in.Holders) > 1, "they end", "it ends"))
+	}
+	return err
+}

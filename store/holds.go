@@ -1,0 +1,134 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// Kinds of held references: what a running call uses and must outlive it.
+const (
+	// HoldRelease: an installed copy, by Release.Ref (digest, or "dev:"+digest).
+	HoldRelease = "release"
+	// HoldRevision: a published revision, by RevisionID ("r7").
+	HoldRevision = "revision"
+)
+
+// Holds are advisory file locks on home/holds/KIND-ID: a running call holds
+// a shared lock for its whole run, removal takes an exclusive one without
+// waiting. They work across processes (the CLI, every serve-mcp) and end
+// with the process that took them, so a crash leaves nothing held. The cost
+// on a call's path is an open, a flock and two stats per hold.
+
+// HoldsDir is where hold files live.
+func (s *Store) HoldsDir() string { return filepath.Join(s.home, "holds") }
+
+func (s *Store) holdPath(kind, id string) string {
+	return filepath.Join(s.HoldsDir(), kind+"-"+url.PathEscape(id))
+}
+
+// Hold takes a shared hold on kind/id until release is called: while it is
+// held, TryRemoveHeld refuses to remove the thing. Hold waits while a
+// removal of the same thing is under way; the caller checks afterwards that
+// what it holds still exists.
+func (s *Store) Hold(kind, id string) (release func(), err error) {
+	if err := s.checkHome(); err != nil {
+		return nil, err
+	}
+	f, err := lockHold(s.HoldsDir(), s.holdPath(kind, id), false)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A home nobody may write: nothing can be removed from it either.
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot hold %s %s", kind, id), Err: err}
+	}
+	return func() { f.Close() }, nil // closing the file drops the lock
+}
+
+// Holder is a process holding a reference.
+type Holder struct {
+	PID     int
+	Command string // its command line, shortened; "" when unknown
+}
+
+func (h Holder) String() string {
+	if h.Command == "" {
+		return fmt.Sprintf("pid %d", h.PID)
+	}
+	return fmt.Sprintf("%s, pid %d", h.Command, h.PID)
+}
+
+// InUseError is TryRemoveHeld's refusal: running calls hold the thing.
+type InUseError struct {
+	Kind, ID string
+	Holders  []Holder // empty when the platform cannot tell
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("%s %s is in use by %s", e.Kind, e.ID, e.By())
+}
+
+// By says who holds it: "a running call (rukh serve-mcp, pid 1234)".
+func (e *InUseError) By() string {
+	if len(e.Holders) == 0 {
+		return "a running call"
+	}
+	hs := make([]string, len(e.Holders))
+	for i, h := range e.Holders {
+		hs[i] = h.String()
+	}
+	what := "a running call"
+	if len(e.Holders) > 1 {
+		what = "running calls"
+	}
+	return what + " (" + strings.Join(hs, "; ") + ")"
+}
+
+// TryRemoveHeld runs remove, which removes kind/id, unless a call holds it;
+// then it returns an *InUseError (code conflict) at once, without waiting.
+// No new hold starts while remove runs. After a successful remove the hold
+// file goes too.
+func (s *Store) TryRemoveHeld(kind, id string, remove func() error) error {
+	if err := s.checkHome(); err != nil {
+		return err
+	}
+	path := s.holdPath(kind, id)
+	f, err := lockHold(s.HoldsDir(), path, true)
+	if errors.Is(err, errHeld) {
+		in := &InUseError{Kind: kind, ID: id, Holders: holders(f)}
+		f.Close()
+		return &kernel.Error{Code: kernel.CodeConflict, Message: in.Error(), Err: in}
+	}
+	if err != nil {
+		return &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot check whether %s %s is in use", kind, id), Err: err}
+	}
+	defer f.Close()
+	if err := remove(); err != nil {
+		return err
+	}
+	// Under the exclusive lock: a Hold that opened this file before the
+	// unlink notices, once it has its lock, that the path is gone.
+	_ = os.Remove(path)
+	return nil
+}
+
+var errHeld = errors.New("held")
+
+func openHold(dir, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	}
+	return f, err
+}

@@ -1,0 +1,182 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+)
+
+const digest = "h1:abc+/def=" // a digest's characters, "/" included
+
+func wantInUse(t *testing.T, err error, pids ...int) *store.InUseError {
+	t.Helper()
+	wantCode(t, err, kernel.CodeConflict, "is in use by")
+	var in *store.InUseError
+	if !errors.As(err, &in) {
+		t.Fatalf("%v is not an *InUseError", err)
+	}
+	if len(in.Holders) != len(pids) {
+		t.Fatalf("holders = %v, want pids %v", in.Holders, pids)
+	}
+	for i, pid := range pids {
+		if in.Holders[i].PID != pid {
+			t.Fatalf("holders = %v, want pids %v", in.Holders, pids)
+		}
+	}
+	return in
+}
+
+func TestHoldRefusesRemoval(t *testing.T) {
+	s := mustStore(t)
+	release, err := s.Hold(store.HoldRelease, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release2, err := s.Hold(store.HoldRelease, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	remove := func() error { removed++; return nil }
+	in := wantInUse(t, s.TryRemoveHeld(store.HoldRelease, digest, remove), os.Getpid())
+	if c := in.Holders[0].Command; !strings.HasPrefix(c, filepath.Base(os.Args[0])) {
+		t.Errorf("holder command = %q, want the test binary's name", c)
+	}
+	if !strings.Contains(in.By(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("By() = %q", in.By())
+	}
+	// other things are not held
+	if err := s.TryRemoveHeld(store.HoldRevision, digest, remove); err != nil || removed != 1 {
+		t.Fatalf("removing an unheld revision: %v (removed %d)", err, removed)
+	}
+	if err := s.TryRemoveHeld(store.HoldRelease, "dev:"+digest, remove); err != nil || removed != 2 {
+		t.Fatalf("removing an unheld dev copy: %v (removed %d)", err, removed)
+	}
+	release()
+	wantInUse(t, s.TryRemoveHeld(store.HoldRelease, digest, remove), os.Getpid())
+	release2()
+	if err := s.TryRemoveHeld(store.HoldRelease, digest, remove); err != nil || removed != 3 {
+		t.Fatalf("after the holds ended: %v (removed %d)", err, removed)
+	}
+	ents, _ := os.ReadDir(s.HoldsDir())
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), store.HoldRelease+"-") {
+			t.Errorf("hold file %s outlived the removal", e.Name())
+		}
+	}
+}
+
+func TestRemoveHeldFailureKeepsNothingHeld(t *testing.T) {
+	s := mustStore(t)
+	boom := errors.New("boom")
+	if err := s.TryRemoveHeld(store.HoldRevision, "r1", func() error { return boom }); err != boom {
+		t.Fatalf("TryRemoveHeld = %v, want the remover's error", err)
+	}
+	release, err := s.Hold(store.HoldRevision, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+}
+
+// A Hold waits for a removal under way, and then holds a fresh file: the
+// removal unlinked the one it had opened.
+func TestHoldWaitsForRemoval(t *testing.T) {
+	s := mustStore(t)
+	started, held := make(chan struct{}), make(chan func())
+	err := s.TryRemoveHeld(store.HoldRelease, digest, func() error {
+		go func() {
+			close(started)
+			release, err := s.Hold(store.HoldRelease, digest)
+			if err != nil {
+				t.Error(err)
+			}
+			held <- release
+		}()
+		<-started
+		waitForWaiter(t)
+		select {
+		case <-held:
+			t.Fatal("Hold did not wait for the removal")
+		default:
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := <-held
+	defer release()
+	wantInUse(t, s.TryRemoveHeld(store.HoldRelease, digest, func() error { return nil }), os.Getpid())
+}
+
+// waitForWaiter waits until this process has a blocked flock in /proc/locks.
+func waitForWaiter(t *testing.T) {
+	t.Helper()
+	me := " " + strconv.Itoa(os.Getpid()) + " "
+	for range 5000 {
+		data, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "-> FLOCK") && strings.Contains(line, me) {
+				return
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the Hold never blocked")
+}
+
+// Holds are seen across processes and end when their process dies.
+func TestHoldAcrossProcesses(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	s := store.New(home)
+	cmd, out, stderr := helper(t, "hold-ref", home)
+	if line, err := out.ReadString('\n'); err != nil || line != "held\n" {
+		cmd.Process.Kill()
+		t.Fatalf("helper: %q %v\n%s", line, err, stderr)
+	}
+	remove := func() error { return nil }
+	in := wantInUse(t, s.TryRemoveHeld(store.HoldRelease, digest, remove), cmd.Process.Pid)
+	if !strings.Contains(in.Holders[0].Command, "-test.run") {
+		t.Errorf("holder command = %q, want the helper's command line", in.Holders[0].Command)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := s.TryRemoveHeld(store.HoldRelease, digest, remove); err != nil {
+		t.Fatalf("after the holder died: %v", err)
+	}
+}
+
+func holdRefForever(home string) {
+	if _, err := store.New(home).Hold(store.HoldRelease, digest); err != nil {
+		fail("hold: %v", err)
+	}
+	fmt.Println("held")
+	for {
+		time.Sleep(time.Hour) // until killed
+	}
+}
+
+// BenchmarkHold is what a call adds per held reference (it takes two: its
+// revision and its release).
+func BenchmarkHold(b *testing.B) {
+	s := store.New(filepath.Join(b.TempDir(), "home"))
+	for b.Loop() {
+		release, err := s.Hold(store.HoldRelease, digest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		release()
+	}
+}
