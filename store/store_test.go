@@ -452,7 +452,10 @@ func TestPublish(t *testing.T) {
 
 	t.Run("stale expectActive", func(t *testing.T) {
 		called := false
-		_, err := s.Publish(0, func(uint64, string, *store.IndexWriter) (store.Revision, error) { called = true; return store.Revision{}, nil })
+		_, err := s.Publish(0, func(uint64, string, *store.IndexWriter) (store.Revision, error) {
+			called = true
+			return store.Revision{}, nil
+		})
 		wantCode(t, err, kernel.CodeConflict, "the active revision changed while publishing")
 		if called {
 			t.Error("build ran although the active revision was already stale")
@@ -481,7 +484,9 @@ func TestPublish(t *testing.T) {
 		wantCode(t, err, kernel.CodeNotFound, "h1:ghost")
 	})
 	t.Run("rollback of a future revision", func(t *testing.T) {
-		_, err := s.Publish(2, func(n uint64, _ string, _ *store.IndexWriter) (store.Revision, error) { return store.Revision{RollbackOf: n}, nil })
+		_, err := s.Publish(2, func(n uint64, _ string, _ *store.IndexWriter) (store.Revision, error) {
+			return store.Revision{RollbackOf: n}, nil
+		})
 		wantCode(t, err, kernel.CodeNotFound, "revision r3 does not exist")
 	})
 	if n, _ := s.Active(); n != 2 {
@@ -799,7 +804,9 @@ func BenchmarkActive(b *testing.B) {
 
 func TestEmptyBinding(t *testing.T) {
 	s := mustStore(t)
-	rev, err := s.Publish(0, func(uint64, string, *store.IndexWriter) (store.Revision, error) { return store.Revision{Note: "policy only"}, nil })
+	rev, err := s.Publish(0, func(uint64, string, *store.IndexWriter) (store.Revision, error) {
+		return store.Revision{Note: "policy only"}, nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
