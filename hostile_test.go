@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"os"
 	"strconv"
@@ -71,6 +72,9 @@ func cmdMkHostile(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Check(err)
 			left -= n
 		}
+	case "control-chars":
+		// a name that would forge an error line and recolour the terminal
+		add(reg("lib/x\n\x1b[31mrukh: error: forged\u202e", 0o644, []byte("x")), []byte("x"))
 	case "many-files":
 		for i := 0; i < 5000; i++ {
 			add(reg("many/f"+strconv.Itoa(i), 0o644, []byte("x")), []byte("x"))
@@ -81,4 +85,23 @@ func cmdMkHostile(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(tw.Close())
 	ts.Check(gz.Close())
 	ts.Check(f.Close())
+}
+
+// cmdFlipByte flips the lowest bit of the first byte of the first
+// occurrence of TEXT in FILE, as a failing disk or a stray write would.
+//
+//	flipbyte FILE TEXT
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE TEXT")
+	}
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	i := bytes.Index(data, []byte(args[1]))
+	if i < 0 {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	data[i] ^= 1
+	ts.Check(os.WriteFile(path, data, 0o600))
 }

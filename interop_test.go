@@ -45,7 +45,8 @@ const (
 	pageSize         = 32
 )
 
-var toolNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,48}__[0-9a-f]{64}$`)
+// Compact tool names, the default (SPEC §6): slug of at most 16 + 24 hex.
+var toolNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,16}__[0-9a-f]{24}$`)
 
 func TestInterop(t *testing.T) {
 	bin := buildRukh(t)
@@ -157,8 +158,9 @@ type wantTool struct {
 	annotations map[string]any
 }
 
-// expectedTools computes every tool name from SPEC §6 (slug + SHA-256 of the
-// RFC 8785 array), independently of the server, for the revision the CLI
+// expectedTools computes every compact tool name from SPEC §6 (slug + the
+// first 24 hex digits of the SHA-256 of the RFC 8785 array), independently
+// of the server, for the revision the CLI
 // reports as active.
 func expectedTools(t *testing.T, bin, home string) map[string]wantTool {
 	t.Helper()
@@ -178,7 +180,11 @@ func expectedTools(t *testing.T, bin, home string) map[string]wantTool {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(canon)
-		return strings.ReplaceAll(id, ".", "_") + "__" + hex.EncodeToString(sum[:])
+		slug := strings.ReplaceAll(id, ".", "_")
+		if len(slug) > 16 {
+			slug = slug[:16]
+		}
+		return slug + "__" + hex.EncodeToString(sum[:])[:24]
 	}
 	want := map[string]wantTool{
 		name("interop.greet"): {id: "interop.greet", title: "Greet", annotations: map[string]any{
@@ -242,7 +248,7 @@ func exercise(t *testing.T, c client, want map[string]wantTool) {
 			}
 			seen[name] = true
 			if !toolNameRE.MatchString(name) {
-				t.Errorf("tool name %q is not slug__<64 hex>", name)
+				t.Errorf("tool name %q is not slug__<24 hex>", name)
 			}
 			w, ok := want[name]
 			if !ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rukh-dev/rukh/examples/notes/notes"
+	"github.com/rukh-dev/rukh/store"
 )
 
 var update = flag.Bool("update", false, "rewrite testscript files with actual output where cmp fails")
@@ -40,16 +41,28 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"chmodx":    cmdChmodX,
-			"noorphans": cmdNoOrphans,
-			"mkhostile": cmdMkHostile,
-			"exitcode":  cmdExitCode,
-			"waitfile":  cmdWaitFile,
+			"chmodx":        cmdChmodX,
+			"noorphans":     cmdNoOrphans,
+			"mkhostile":     cmdMkHostile,
+			"flipbyte":      cmdFlipByte,
+			"exitcode":      cmdExitCode,
+			"waitfile":      cmdWaitFile,
+			"forgetprofile": cmdForgetProfile,
 			// main_mcp_test.go
 			"mcpsession":   cmdMCPSession,
 			"jsonrpclines": cmdJSONRPCLines,
 		},
 	})
+}
+
+// forgetprofile drops the draft profile, as in a home where no one ever ran
+// 'rukh policy set': with it a script builds the state an earlier rukh left.
+func cmdForgetProfile(ts *testscript.TestScript, neg bool, args []string) {
+	st := store.New(ts.Getenv("RUKH_HOME"))
+	ts.Check(st.UpdateDraft(func(d *store.Draft) error {
+		d.Profile = nil
+		return nil
+	}))
 }
 
 // chmodx makes files executable: txtar cannot carry modes.

@@ -3,9 +3,11 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
@@ -44,8 +46,13 @@ func (a *app) activateCmd() *cli.Command {
 				fmt.Fprintf(a.stdout, "%s@%s was already active in the draft\n", r.Name, r.Version)
 			case "":
 				fmt.Fprintf(a.stdout, "activated %s@%s in the draft (run 'rukh publish' to make it live)\n", r.Name, r.Version)
+			case store.DevVersion:
+				fmt.Fprintf(a.stdout, "activated %s@%s in the draft, replacing the development release %s@%s (run 'rukh publish' to leave dev mode; its commands return to the endpoints that publish them)\n", r.Name, r.Version, r.Name, prev)
 			default:
 				fmt.Fprintf(a.stdout, "activated %s@%s in the draft, replacing %s (run 'rukh publish' to make it live)\n", r.Name, r.Version, prev)
+			}
+			if r.Development && prev != r.Version {
+				fmt.Fprintf(a.stdout, "%s@%s is a development release: only endpoint %s publishes it\n", r.Name, r.Version, policy.DevEndpoint)
 			}
 			return nil
 		},
@@ -89,10 +96,12 @@ func (a *app) resolveRelease(ref string) (store.Release, error) {
 	if hasVer {
 		return a.store.Release(name, ver)
 	}
-	rels, err := a.store.ReleasesOf(name)
+	all, err := a.store.ReleasesOf(name)
 	if err != nil {
 		return store.Release{}, err
 	}
+	// The development release is chosen only by name: NAME@dev.
+	rels := slices.DeleteFunc(all, func(r store.Release) bool { return r.Development })
 	if len(rels) == 0 {
 		return store.Release{}, kernel.Errorf(kernel.CodeNotFound, "no release of %s is installed", name).
 			WithHint("install it first with 'rukh install PATH'")

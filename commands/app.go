@@ -114,10 +114,10 @@ func (a *app) fail(err error) int {
 
 func printError(w io.Writer, err error) {
 	msg := err.Error()
-	fmt.Fprintf(w, "rukh: error: %s\n", strings.TrimRight(msg, "\n"))
+	fmt.Fprintf(w, "rukh: error: %s\n", printable(strings.TrimRight(msg, "\n")))
 	if h := kernel.ErrorHint(err); h != "" {
 		for _, line := range strings.Split(h, "\n") {
-			fmt.Fprintf(w, "rukh: hint: %s\n", line)
+			fmt.Fprintf(w, "rukh: hint: %s\n", printable(line))
 		}
 	}
 }

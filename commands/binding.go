@@ -36,27 +36,40 @@ func (a *app) decodeBinding(id string, data []byte) (*policy.Binding, error) {
 		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", id).Wrap(err)
 	}
 	for i := range b.Releases {
-		b.Releases[i].Dir = a.releaseDir(b.Releases[i].Digest)
+		b.Releases[i].Dir = a.boundDir(b.Releases[i])
 	}
 	return &b, nil
 }
 
-func (a *app) releaseDir(digest string) string {
+// boundDir is where a bound release's copy lives in this home.
+func (a *app) boundDir(br policy.BoundRelease) string { return a.copyDir(br.Digest, br.Development) }
+
+// copyDir is the directory of the installed (or, for dev, the development)
+// copy with this digest.
+func (a *app) copyDir(digest string, dev bool) string {
 	name, err := extpkg.ReleaseDirName(digest)
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(a.store.ReleasesDir(), name)
+	return filepath.Join(a.copiesDir(dev), name)
+}
+
+func (a *app) copiesDir(dev bool) string {
+	if dev {
+		return a.store.DevReleasesDir()
+	}
+	return a.store.ReleasesDir()
 }
 
 // draftInput assembles the draft (profile + active releases) as a
-// publication candidate for the revision id.
+// publication candidate for the revision id. Its Profile is nil when the
+// owner never set one.
 func (a *app) draftInput(revID string) (policy.Input, error) {
 	d, err := a.store.Draft()
 	if err != nil {
 		return policy.Input{}, err
 	}
-	prof := policy.DefaultProfile()
+	var prof *policy.Profile // nil: no profile set, Build uses the default
 	if d.Profile != nil {
 		if prof, err = policy.ParseProfile(d.Profile); err != nil {
 			return policy.Input{}, err
@@ -100,9 +113,10 @@ func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[
 			defer wg.Done()
 			for i := range next {
 				r := rels[i]
-				if err := extpkg.CheckInstalled(a.releaseDir(r.Digest), r.Digest); err != nil {
+				if err := extpkg.CheckInstalled(a.copyDir(r.Digest, r.Development), r.Digest); err != nil {
 					errs[i] = kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
-						WithHint("install the original package again ('rukh install PATH') to repair it")
+						WithHint(yesno(r.Development, "run 'rukh dev PATH' on the package again to replace it",
+							"install the original package again ('rukh install PATH') to repair it"))
 				}
 			}
 		}()
@@ -129,7 +143,7 @@ func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[
 
 // releaseInput prepares one checked release for publication.
 func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
-	dir := a.releaseDir(r.Digest)
+	dir := a.copyDir(r.Digest, r.Development)
 	m, err := kernel.DecodeInstalled(r.Manifest)
 	if err != nil {
 		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeInternal, "stored manifest of %s@%s is unreadable", r.Name, r.Version).Wrap(err)
@@ -137,7 +151,7 @@ func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 	return policy.ReleaseInput{
 		BoundRelease: policy.BoundRelease{
 			Name: r.Name, Version: r.Version, Digest: r.Digest, Dir: dir, APIVersion: m.APIVersion,
-			Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
+			Signer: r.Signer, AllowUnsigned: r.AllowUnsigned, Development: r.Development,
 		},
 		Manifest: m,
 	}, nil
@@ -157,9 +171,13 @@ func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error
 	var rels []store.Release
 	for _, br := range b.Releases {
 		r, err := a.store.Release(br.Name, br.Version)
-		if err != nil || r.Digest != br.Digest {
+		if err != nil || r.Digest != br.Digest || r.Development != br.Development {
+			hint := "reinstall that exact package to roll back to this revision"
+			if br.Development {
+				hint = "a later 'rukh dev' replaced that development copy; run 'rukh dev PATH' on that exact content to bring it back"
+			}
 			return policy.Input{}, kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
-				WithHint("reinstall that exact package to roll back to this revision")
+				WithHint(hint)
 		}
 		rels = append(rels, r)
 	}
@@ -194,6 +212,9 @@ func checkTrusted(r store.Release, trusted map[string]store.Key) error {
 
 // currentTrust describes a release's trust basis as of now.
 func currentTrust(r store.Release, trusted map[string]store.Key) string {
+	if r.Development {
+		return "development copy (never signed, published only on endpoint dev)"
+	}
 	if r.Signer != "" {
 		if _, ok := trusted[r.KeyID]; !ok {
 			return fmt.Sprintf("signed by key %s (%s), no longer trusted", r.Signer, r.KeyID)
@@ -231,7 +252,7 @@ func (a *app) cliBinding() (*policy.Binding, error) {
 		b.Endpoints = append(b.Endpoints, policy.Projection{Endpoint: e.Endpoint, Template: e.Template})
 	}
 	for i := range b.Releases {
-		b.Releases[i].Dir = a.releaseDir(b.Releases[i].Digest)
+		b.Releases[i].Dir = a.boundDir(b.Releases[i])
 	}
 	return b, nil
 }

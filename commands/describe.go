@@ -19,7 +19,9 @@ type describeReport struct {
 	Usage       string            `json:"usage"`
 	Eligible    bool              `json:"eligible"`
 	Reason      string            `json:"reason,omitempty"`
-	Tools       map[string]string `json:"tools,omitempty"` // endpoint → tool name
+	Fix         string            `json:"fix,omitempty"`        // what to change so it becomes a tool
+	Development bool              `json:"development,omitzero"` // from a `rukh dev` release, NAME@dev
+	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -78,7 +80,10 @@ func (a *app) describe(args []string) (*describeReport, error) {
 			if matches(cmd, args) {
 				ok, why := kernel.Eligibility(ri.APIVersion, cmd)
 				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
-				return newDescribe(nil, bc, "draft"), nil
+				rep := newDescribe(nil, bc, "draft")
+				rep.Fix = policy.CommandFix(ri.APIVersion, bc)
+				rep.Development = ri.Development
+				return rep, nil
 			}
 		}
 	}
@@ -133,6 +138,7 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 		rep.InputSchema = s
 	}
 	if b != nil {
+		rep.Development = devReleases(b)[bc.Release]
 		for _, p := range b.Endpoints {
 			for _, t := range p.Tools {
 				if t.Command == bc.Declaration.ID {
@@ -143,8 +149,12 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 				}
 			}
 		}
-		if bc.Eligible && len(rep.Tools) == 0 && rep.Reason == "" {
-			rep.Reason = "eligible, but no endpoint's profile publishes it"
+		if ok {
+			if reason, fix := b.WhyNotTool(bc); reason != "" {
+				rep.Reason, rep.Fix = reason, fix
+			}
+		} else {
+			_, rep.Fix = b.WhyNotTool(bc)
 		}
 	}
 	return rep
@@ -190,7 +200,7 @@ func cliUsage(c *kernel.Command) string {
 
 func printDescribe(w io.Writer, r *describeReport) {
 	c := r.Command
-	fmt.Fprintf(w, "%s  (%s, %s)\n", c.ID, r.Release, r.Source)
+	fmt.Fprintf(w, "%s  (%s%s, %s)\n", c.ID, r.Release, yesno(r.Development, " (dev)", ""), r.Source)
 	if c.Summary != "" {
 		fmt.Fprintf(w, "  %s\n", c.Summary)
 	}
@@ -227,8 +237,14 @@ func printDescribe(w io.Writer, r *describeReport) {
 	if r.Eligible && r.Reason != "" {
 		fmt.Fprintf(w, "  %s\n", r.Reason)
 	}
+	if r.Fix != "" {
+		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
+	}
 	for ep, name := range r.Tools {
 		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)
+	}
+	if r.Development {
+		fmt.Fprintf(w, "development release: published only on endpoint %s, whatever other endpoints' profiles say\n", policy.DevEndpoint)
 	}
 }
 

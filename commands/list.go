@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -17,6 +18,7 @@ type listEntry struct {
 	AllowUnsigned bool   `json:"allowUnsigned"`
 	Draft         bool   `json:"draftActive"`
 	Published     bool   `json:"published"`
+	Development   bool   `json:"development"` // a `rukh dev` working copy, NAME@dev
 }
 
 func (a *app) listCmd() *cli.Command {
@@ -47,7 +49,7 @@ func (a *app) listCmd() *cli.Command {
 			published := map[string]bool{}
 			if b != nil {
 				for _, br := range b.Releases {
-					published[br.Digest] = true
+					published[store.ReleaseRef(br.Digest, br.Development)] = true
 				}
 			}
 			entries := []listEntry{}
@@ -55,7 +57,7 @@ func (a *app) listCmd() *cli.Command {
 				entries = append(entries, listEntry{
 					Name: r.Name, Version: r.Version, Digest: r.Digest,
 					Trust: currentTrust(r, trusted), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
-					Draft: d.Active[r.Name] == r.Version, Published: published[r.Digest],
+					Draft: d.Active[r.Name] == r.Version, Published: published[r.Ref()], Development: r.Development,
 				})
 			}
 			if c.Bool("json") {
@@ -68,7 +70,7 @@ func (a *app) listCmd() *cli.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RELEASE\tDRAFT\tPUBLISHED\tTRUST")
 			for _, e := range entries {
-				fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", e.Name, e.Version, yesno(e.Draft, "active", "-"), yesno(e.Published, "live", "-"), e.Trust)
+				fmt.Fprintf(tw, "%s@%s%s\t%s\t%s\t%s\n", e.Name, e.Version, yesno(e.Development, " (dev)", ""), yesno(e.Draft, "active", "-"), yesno(e.Published, "live", "-"), e.Trust)
 			}
 			return tw.Flush()
 		},

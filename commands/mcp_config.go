@@ -2,9 +2,12 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
 )
 
@@ -29,10 +32,21 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			if _, err := a.launch(ep); err != nil {
 				return err
 			}
+			// The home this was run with, absolute: a host that passes no
+			// RUKH_HOME (or starts in another directory) still reaches it.
+			home, err := filepath.Abs(a.store.Home())
+			if err != nil {
+				return kernel.Errorf(kernel.CodeInvalid, "cannot resolve the home %s", a.store.Home()).Wrap(err)
+			}
+			b, _, err := a.activeBinding()
+			if err != nil {
+				return err
+			}
+			a.warnEndpoint(b, ep)
 			server := map[string]any{
 				"command": exe,
 				"args":    []string{"serve-mcp", "--endpoint", ep},
-				"env":     map[string]string{"RUKH_HOME": a.store.Home()},
+				"env":     map[string]string{"RUKH_HOME": home},
 			}
 			name := "rukh-" + ep
 			switch c.String("client") {
@@ -45,5 +59,24 @@ func (a *app) mcpConfigCmd() *cli.Command {
 				return usageErr("--client must be claude, cursor or vscode, got %q", c.String("client"))
 			}
 		},
+	}
+}
+
+// warnEndpoint tells the person on stderr what agents would get wrong from
+// the endpoint's published tools: names hosts reject, or no tools at all.
+func (a *app) warnEndpoint(b *policy.Binding, endpoint string) {
+	if b == nil {
+		return
+	}
+	for _, r := range policy.Endpoints(b, false) {
+		if r.Endpoint != endpoint {
+			continue
+		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w.Message)
+			if w.Fix != "" {
+				fmt.Fprintf(a.stderr, "rukh: hint: %s\n", w.Fix)
+			}
+		}
 	}
 }

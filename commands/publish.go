@@ -22,7 +22,7 @@ func (a *app) publishCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "validate and show what would change; commit nothing"},
 			&cli.StringFlag{Name: "note", Usage: "a note recorded on the revision"},
-			&cli.BoolFlag{Name: "force", Usage: "publish even if nothing changed (every tool gets a new name)"},
+			&cli.BoolFlag{Name: "force", Usage: "publish even if nothing changed (compact and full tool names change)"},
 			jsonFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -62,20 +62,18 @@ func (a *app) rollbackCmd() *cli.Command {
 }
 
 type publishReport struct {
-	Revision   string         `json:"revision"`
-	DryRun     bool           `json:"dryRun"`
-	RollbackOf string         `json:"rollbackOf,omitempty"`
-	Changes    policy.Changes `json:"changes"`
-	Warnings   []string       `json:"warnings,omitempty"`
-	Ineligible []ineligible   `json:"ineligible,omitempty"`
-	Tools      map[string]int `json:"tools"` // per endpoint
-	DraftReset bool           `json:"draftReset,omitempty"`
-}
+	Revision   string                  `json:"revision"`
+	DryRun     bool                    `json:"dryRun"`
+	RollbackOf string                  `json:"rollbackOf,omitempty"`
+	Changes    policy.Changes          `json:"changes"`
+	Warnings   []string                `json:"warnings,omitempty"` // about the profile's publish lists
+	NotTools   []policy.NotTool        `json:"notTools,omitempty"`
+	Tools      map[string]int          `json:"tools"` // per endpoint
+	Endpoints  []policy.EndpointReport `json:"endpoints"`
+	NoProfile  bool                    `json:"noProfile,omitempty"` // the owner never set a profile
+	DraftReset bool                    `json:"draftReset,omitempty"`
 
-type ineligible struct {
-	Command string `json:"command"`
-	Release string `json:"release"`
-	Reason  string `json:"reason"`
+	binding *policy.Binding // what was built, for callers that print more
 }
 
 type publishOptions struct {
@@ -91,10 +89,24 @@ var errUnchanged = errors.New("unchanged")
 // publish validates a candidate (the draft, or an older revision for
 // rollback) and commits it as one new revision unless it is a dry run.
 func (a *app) publish(o publishOptions) error {
-	dryRun, note, asJSON, from := o.dryRun, o.note, o.json, o.from
+	rep, oldRev, err := a.commitCandidate(o)
+	if err != nil {
+		return a.unchanged(err, oldRev, o.json)
+	}
+	if o.json {
+		return printJSON(a.stdout, rep)
+	}
+	a.printPublish(a.stdout, *rep, oldRev)
+	return nil
+}
+
+// commitCandidate is publish without the printing: it returns the report and
+// the revision that was active before; errUnchanged when there was nothing to do.
+func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision, error) {
+	dryRun, note, from := o.dryRun, o.note, o.from
 	old, oldRev, err := a.activeBinding()
 	if err != nil {
-		return err
+		return nil, oldRev, err
 	}
 	candidate := func(id string) (policy.Input, error) {
 		if from != nil {
@@ -107,14 +119,16 @@ func (a *app) publish(o publishOptions) error {
 		return a.draftInput(id)
 	}
 	var (
-		built *policy.Binding
-		warns []string
+		built     *policy.Binding
+		warns     []string
+		noProfile bool
 	)
 	build := func(id string) error {
 		in, err := candidate(id)
 		if err != nil {
 			return err
 		}
+		noProfile = in.Profile == nil
 		built, warns, err = policy.Build(in)
 		if err == nil && !o.force && sameBinding(old, built) {
 			return errUnchanged
@@ -126,14 +140,14 @@ func (a *app) publish(o publishOptions) error {
 	if dryRun {
 		revs, err := a.store.Revisions()
 		if err != nil {
-			return err
+			return nil, oldRev, err
 		}
 		newID = store.RevisionID(uint64(len(revs)) + 1)
 		if err := build(newID); err != nil {
-			return a.unchanged(err, oldRev, asJSON)
+			return nil, oldRev, err
 		}
 	} else {
-		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string) (store.Revision, error) {
+		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string, _ *store.IndexWriter) (store.Revision, error) {
 			if err := build(id); err != nil {
 				return store.Revision{}, err
 			}
@@ -146,24 +160,20 @@ func (a *app) publish(o publishOptions) error {
 				r.RollbackOf = from.Number
 			}
 			for _, br := range built.Releases {
-				r.Releases = append(r.Releases, br.Digest)
+				r.Releases = append(r.Releases, store.ReleaseRef(br.Digest, br.Development))
 			}
 			return r, nil
 		})
 		if err != nil {
-			return a.unchanged(err, oldRev, asJSON)
+			return nil, oldRev, err
 		}
 		newID = rev.ID
 	}
 
-	rep := publishReport{Revision: newID, DryRun: dryRun, Changes: policy.Diff(old, built), Warnings: warns, Tools: map[string]int{}}
+	rep := publishReport{Revision: newID, DryRun: dryRun, Changes: policy.Diff(old, built), Warnings: warns, Tools: map[string]int{},
+		NotTools: policy.NotTools(built), Endpoints: policy.Endpoints(built, noProfile), NoProfile: noProfile, binding: built}
 	if from != nil {
 		rep.RollbackOf = from.ID
-	}
-	for _, bc := range built.Commands {
-		if ok, why := bc.Publishable(); !ok {
-			rep.Ineligible = append(rep.Ineligible, ineligible{Command: bc.Declaration.ID, Release: bc.Release, Reason: why})
-		}
 	}
 	for _, p := range built.Endpoints {
 		rep.Tools[p.Endpoint] = len(p.Tools)
@@ -172,15 +182,11 @@ func (a *app) publish(o publishOptions) error {
 		// The draft follows a rollback: otherwise the next publish, for any
 		// reason, would quietly bring back what was rolled back.
 		if err := a.resetDraft(built); err != nil {
-			return err
+			return nil, oldRev, err
 		}
 		rep.DraftReset = true
 	}
-	if asJSON {
-		return printJSON(a.stdout, rep)
-	}
-	a.printPublish(a.stdout, rep, oldRev)
-	return nil
+	return &rep, oldRev, nil
 }
 
 func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
@@ -196,11 +202,29 @@ func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
 		fmt.Fprintf(w, "previous: %s\n", old.ID)
 	}
 	printChanges(w, rep.Changes)
-	for _, in := range rep.Ineligible {
-		fmt.Fprintf(w, "  not a tool: %s (%s): %s\n", in.Command, in.Release, in.Reason)
+	for _, e := range rep.Endpoints {
+		fmt.Fprintf(w, "endpoint %s: %d tool(s), %s names", e.Endpoint, e.Tools, e.ToolNames)
+		if e.Tools > 0 {
+			fmt.Fprintf(w, " (longest %d characters)", e.LongestName)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range rep.NotTools {
+		fmt.Fprintf(w, "  not a tool: %s (%s): %s\n", n.Command, n.Release, n.Reason)
+		if n.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", n.Fix)
+		}
 	}
 	for _, wr := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", wr)
+	}
+	for _, e := range rep.Endpoints {
+		for _, wr := range e.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", wr.Message)
+			if wr.Fix != "" {
+				fmt.Fprintf(w, "    fix: %s\n", wr.Fix)
+			}
+		}
 	}
 	if rep.DraftReset {
 		fmt.Fprintf(w, "the draft now matches %s (its releases and profile)\n", rep.Revision)
@@ -248,6 +272,14 @@ func printChanges(w io.Writer, c policy.Changes) {
 	for _, t := range c.Renamed {
 		fmt.Fprintf(w, "  ~ tool %s [%s] renamed %s -> %s\n", t.Command, t.Endpoint, t.OldName, t.NewName)
 	}
+	for _, m := range c.ToolNames {
+		if m.Stated {
+			fmt.Fprintf(w, "  ~ endpoint %s: tool names %s -> %s\n", m.Endpoint, m.Old, m.New)
+			continue
+		}
+		fmt.Fprintf(w, "  note: endpoint %q: tool names are now %s (the profile states no toolNames); set \"toolNames\": %q in the profile to keep the previous form\n",
+			m.Endpoint, m.New, m.Old)
+	}
 }
 
 // sameBinding reports whether a candidate binds the same profile and
@@ -273,7 +305,7 @@ func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
 		return printJSON(a.stdout, map[string]any{"revision": active.ID, "unchanged": true})
 	}
 	fmt.Fprintf(a.stdout, "nothing to publish: the active revision %s already binds this profile and these releases\n", active.ID)
-	fmt.Fprintln(a.stdout, "(use --force to publish a new revision anyway; every tool gets a new name)")
+	fmt.Fprintln(a.stdout, "(use --force to publish a new revision anyway; compact and full tool names change with it)")
 	return nil
 }
 

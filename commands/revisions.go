@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -11,13 +12,14 @@ import (
 )
 
 type revisionEntry struct {
-	Revision   string    `json:"revision"`
-	Active     bool      `json:"active"`
-	CreatedAt  time.Time `json:"createdAt"`
-	Parent     string    `json:"parent,omitempty"`
-	RollbackOf string    `json:"rollbackOf,omitempty"`
-	Releases   int       `json:"releases"`
-	Note       string    `json:"note,omitempty"`
+	Revision    string    `json:"revision"`
+	Active      bool      `json:"active"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Parent      string    `json:"parent,omitempty"`
+	RollbackOf  string    `json:"rollbackOf,omitempty"`
+	Releases    int       `json:"releases"`
+	Development bool      `json:"development"` // binds a development release (NAME@dev)
+	Note        string    `json:"note,omitempty"`
 }
 
 func (a *app) revisionsCmd() *cli.Command {
@@ -45,7 +47,8 @@ func (a *app) revisionsCmd() *cli.Command {
 			entries := []revisionEntry{}
 			for i := len(revs) - 1; i >= 0; i-- {
 				r := revs[i]
-				e := revisionEntry{Revision: r.ID, Active: r.Number == active, CreatedAt: r.CreatedAt, Releases: len(r.Releases), Note: r.Note}
+				e := revisionEntry{Revision: r.ID, Active: r.Number == active, CreatedAt: r.CreatedAt, Releases: len(r.Releases), Note: r.Note,
+					Development: slices.ContainsFunc(r.Releases, store.IsDevRef)}
 				if r.Parent != 0 {
 					e.Parent = store.RevisionID(r.Parent)
 				}
@@ -64,7 +67,7 @@ func (a *app) revisionsCmd() *cli.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "REVISION\tACTIVE\tCREATED\tRELEASES\tNOTE")
 			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Revision, yesno(e.Active, "*", ""), e.CreatedAt.Format(time.RFC3339), e.Releases, e.Note)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d%s\t%s\n", e.Revision, yesno(e.Active, "*", ""), e.CreatedAt.Format(time.RFC3339), e.Releases, yesno(e.Development, " (dev)", ""), e.Note)
 			}
 			return tw.Flush()
 		},
@@ -75,6 +78,8 @@ type revisionDetail struct {
 	revisionEntry
 	Bound     []string       `json:"bound"`     // name@version digest
 	Endpoints map[string]int `json:"endpoints"` // tools per endpoint
+	// DevReleases are the bound development releases (NAME@dev).
+	DevReleases []string `json:"developmentReleases"`
 }
 
 // showRevision prints what one revision binds: releases and tools per
@@ -100,6 +105,7 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 		revisionEntry: revisionEntry{Revision: rev.ID, Active: rev.Number == active, CreatedAt: rev.CreatedAt, Releases: len(rev.Releases), Note: rev.Note},
 		Bound:         []string{},
 		Endpoints:     map[string]int{},
+		DevReleases:   []string{},
 	}
 	if rev.Parent != 0 {
 		d.Parent = store.RevisionID(rev.Parent)
@@ -109,6 +115,10 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	}
 	for _, r := range b.Releases {
 		d.Bound = append(d.Bound, r.Name+"@"+r.Version+" "+r.Digest)
+		if r.Development {
+			d.DevReleases = append(d.DevReleases, r.Name+"@"+r.Version)
+			d.Development = true
+		}
 	}
 	for _, p := range b.Endpoints {
 		d.Endpoints[p.Endpoint] = len(p.Tools)
@@ -121,8 +131,8 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 		fmt.Fprintf(a.stdout, "note: %s\n", d.Note)
 	}
 	fmt.Fprintln(a.stdout, "releases:")
-	for _, r := range d.Bound {
-		fmt.Fprintf(a.stdout, "  %s\n", r)
+	for i, r := range d.Bound {
+		fmt.Fprintf(a.stdout, "  %s%s\n", r, yesno(b.Releases[i].Development, " (dev)", ""))
 	}
 	for _, p := range b.Endpoints {
 		fmt.Fprintf(a.stdout, "endpoint %s (namespace %s): %d tool(s)\n", p.Endpoint, p.Namespace, len(p.Tools))

@@ -41,9 +41,18 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			secret, err := a.store.Secret()
+			exists, err := a.store.Exists()
 			if err != nil {
 				return err
+			}
+			var secret []byte // no store: a per-process cursor key, and no store is created
+			if exists {
+				if secret, err = a.store.Secret(); err != nil {
+					return err
+				}
+			}
+			if launch == nil {
+				a.sayNothingPublished(log, exists)
 			}
 			out := a.stdout
 			if a.stdout == os.Stdout {
@@ -72,10 +81,11 @@ func (a *app) serveMCPCmd() *cli.Command {
 						return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
 					}
 					for i := range v.Releases {
-						v.Releases[i].Dir = a.releaseDir(v.Releases[i].Digest)
+						v.Releases[i].Dir = a.boundDir(v.Releases[i])
 					}
 					return v, nil
 				},
+				Watch:   a.store.WatchActive,
 				Secret:  secret,
 				Invoker: a.runner,
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
@@ -116,6 +126,20 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 	return l, err
 }
 
+// sayNothingPublished tells the owner, on stderr, why an agent would see no
+// tools: the MCP client most likely started rukh without the owner's
+// RUKH_HOME (clients pass a bare environment), on a home nobody published in.
+func (a *app) sayNothingPublished(log *stderrLog, exists bool) {
+	home := a.store.Home()
+	if exists {
+		log.Logf("nothing is published in %s: serving no tools until something is", home)
+	} else {
+		log.Logf("no rukh store in %s (nothing was ever installed or published there): serving no tools, and creating none", home)
+	}
+	log.Line(fmt.Sprintf("rukh: hint: run 'rukh publish' in that home (RUKH_HOME=%s), or give this server the owner's home: "+
+		"set RUKH_HOME in the MCP client's config for it ('rukh mcp-config' prints one)\n", home))
+}
+
 // stderrLog writes serve-mcp's log lines without ever blocking the server:
 // a client that does not read our stderr must not stall deadlines,
 // cancellation or shutdown. Lines that do not fit are counted and dropped.
@@ -140,8 +164,13 @@ func newStderrLog(w io.Writer) *stderrLog {
 }
 
 func (l *stderrLog) Logf(format string, args ...any) {
+	l.Line(fmt.Sprintf("rukh: serve-mcp: "+format+"\n", args...))
+}
+
+// Line queues one complete line as it is.
+func (l *stderrLog) Line(line string) {
 	select {
-	case l.lines <- fmt.Sprintf("rukh: serve-mcp: "+format+"\n", args...):
+	case l.lines <- line:
 	default:
 		l.dropped.Add(1)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -18,6 +19,9 @@ type statusReport struct {
 	Pending     []string       `json:"pending"`
 	DraftError  string         `json:"draftError,omitempty"`
 	Tools       map[string]int `json:"tools,omitempty"`
+	// Development lists the development releases (NAME@dev) the active
+	// revision binds: live on the CLI and on endpoint dev only.
+	Development []string `json:"development,omitempty"`
 }
 
 func (a *app) statusCmd() *cli.Command {
@@ -48,6 +52,9 @@ func (a *app) statusCmd() *cli.Command {
 				for _, e := range eps {
 					fmt.Fprintf(a.stdout, "  endpoint %s: %d tool(s)\n", e, rep.Tools[e])
 				}
+				for _, r := range rep.Development {
+					fmt.Fprintf(a.stdout, "  %s (dev): development release, published only on endpoint %s\n", r, policy.DevEndpoint)
+				}
 			}
 			if len(rep.Pending) == 0 {
 				fmt.Fprintln(a.stdout, "draft: no changes to publish")
@@ -72,6 +79,7 @@ func (a *app) status() (*statusReport, error) {
 	}
 	rep := &statusReport{Pending: []string{}}
 	live := map[string]string{}
+	liveDigest := map[string]string{}
 	var liveProfile []byte
 	if b != nil {
 		rep.Active, rep.PublishedAt = rev.ID, rev.CreatedAt
@@ -81,6 +89,10 @@ func (a *app) status() (*statusReport, error) {
 		}
 		for _, br := range b.Releases {
 			live[br.Name] = br.Version
+			liveDigest[br.Name] = br.Digest
+			if br.Development {
+				rep.Development = append(rep.Development, br.Name+"@"+br.Version)
+			}
 		}
 		liveProfile = b.Profile
 	}
@@ -102,14 +114,20 @@ func (a *app) status() (*statusReport, error) {
 	sort.Strings(sorted)
 	for _, n := range sorted {
 		was, is := live[n], d.Active[n]
+		mark := yesno(is == store.DevVersion, " (dev)", "")
 		switch {
+		case was == is && is == store.DevVersion:
+			// a development release changes in place: compare the copies
+			if r, err := a.store.Release(n, is); err == nil && r.Digest != liveDigest[n] {
+				rep.Pending = append(rep.Pending, fmt.Sprintf("replace %s@%s (dev) %s with %s", n, is, liveDigest[n], r.Digest))
+			}
 		case was == is:
 		case was == "":
-			rep.Pending = append(rep.Pending, fmt.Sprintf("activate %s@%s", n, is))
+			rep.Pending = append(rep.Pending, fmt.Sprintf("activate %s@%s%s", n, is, mark))
 		case is == "":
-			rep.Pending = append(rep.Pending, fmt.Sprintf("deactivate %s@%s", n, was))
+			rep.Pending = append(rep.Pending, fmt.Sprintf("deactivate %s@%s%s", n, was, yesno(was == store.DevVersion, " (dev)", "")))
 		default:
-			rep.Pending = append(rep.Pending, fmt.Sprintf("switch %s from %s to %s", n, was, is))
+			rep.Pending = append(rep.Pending, fmt.Sprintf("switch %s from %s to %s%s", n, was, is, mark))
 		}
 	}
 	prof, err := a.draftProfile()

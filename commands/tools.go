@@ -35,21 +35,33 @@ func (a *app) toolsCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
+			dev := devReleases(b)
+			var devNames []string
+			for _, t := range p.Tools {
+				if dev[t.Release] {
+					devNames = append(devNames, t.Name)
+				}
+			}
 			if c.Bool("json") {
 				wires := make([]jsontext.Value, len(p.Tools))
 				for i, t := range p.Tools {
 					wires[i] = t.Wire
 				}
-				return printJSON(a.stdout, map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires})
+				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires}
+				if len(devNames) > 0 {
+					out["development"] = devNames // tools from development releases (NAME@dev)
+				}
+				return printJSON(a.stdout, out)
 			}
 			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools))
+			a.warnEndpoint(b, p.Endpoint)
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, t := range p.Tools {
 				var w struct {
 					Title string `json:"title"`
 				}
 				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Command, t.Release, w.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title)
 			}
 			return tw.Flush()
 		},

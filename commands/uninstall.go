@@ -2,11 +2,13 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/urfave/cli/v3"
 )
 
@@ -29,23 +31,30 @@ func (a *app) uninstallCmd() *cli.Command {
 				return err
 			}
 			if err := a.store.DeleteRelease(name, ver); err != nil {
+				var ke *kernel.Error
+				if r.Development && errors.As(err, &ke) && ke.Code == kernel.CodeConflict {
+					return ke.WithHint(fmt.Sprintf("take it out of the draft and publish ('rukh dev --stop %s', or 'rukh publish' when the draft already activates another release), before removing it", name))
+				}
 				return err
 			}
-			if err := extpkg.Remove(a.store.ReleasesDir(), r.Digest); err != nil {
+			if err := extpkg.Remove(a.copiesDir(r.Development), r.Digest); err != nil {
 				return err
+			}
+			if r.Development {
+				a.sweepDevCopies("")
 			}
 			var older []string
 			if revs, err := a.store.Revisions(); err == nil {
 				for _, rev := range revs {
-					if slices.Contains(rev.Releases, r.Digest) {
+					if slices.Contains(rev.Releases, r.Ref()) {
 						older = append(older, rev.ID)
 					}
 				}
 			}
 			if c.Bool("json") {
-				return printJSON(a.stdout, map[string]any{"name": name, "version": ver, "digest": r.Digest, "boundByOlderRevisions": older})
+				return printJSON(a.stdout, map[string]any{"name": name, "version": ver, "digest": r.Digest, "development": r.Development, "boundByOlderRevisions": older})
 			}
-			fmt.Fprintf(a.stdout, "uninstalled %s@%s\n", name, ver)
+			fmt.Fprintf(a.stdout, "uninstalled %s@%s%s\n", name, ver, yesno(r.Development, " (dev)", ""))
 			if len(older) > 0 {
 				fmt.Fprintf(a.stdout, "note: %s bound it; rolling back to them needs this exact package installed again\n", strings.Join(older, ", "))
 			}

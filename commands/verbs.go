@@ -15,6 +15,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.deactivateCmd(),
 		a.policyCmd(),
 		a.publishCmd(),
+		a.devCmd(),
 		a.revisionsCmd(),
 		a.rollbackCmd(),
 		a.listCmd(),
@@ -24,6 +25,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.serveMCPCmd(),
 		a.mcpConfigCmd(),
 		a.diagnosticsCmd(),
+		a.doctorCmd(),
 		a.versionCmd(),
 	}
 	for _, v := range verbs {

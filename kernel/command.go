@@ -156,8 +156,11 @@ var Features = map[string]int{"command-result": 1}
 var BuiltinVerbs = []string{
 	"help", "h", "completion",
 	"install", "uninstall", "trust", "activate", "deactivate", "policy",
-	"publish", "rollback", "revisions", "list", "status", "describe", "tools",
+	"publish", "dev", "rollback", "revisions", "list", "status", "describe", "tools",
 	"keygen", "package", "serve-mcp", "mcp-config", "diagnostics", "version",
+	"doctor", "dev",
+	// reserved for verbs of the HTTP service, long-running work and stores
+	"serve-http", "agent", "audit", "tasks", "store",
 	"rukh",
 }
 

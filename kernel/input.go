@@ -20,9 +20,10 @@ import (
 // Input limits of SPEC §2.1.
 const (
 	MaxInputBytes  = 256 << 10 // encoded input object
-	MaxStringBytes = 64 << 10  // one string value
-	MaxListItems   = 1024      // one list value
-	maxDecimalLen  = 1000      // canonical decimal text, keeps big exponents cheap
+	MaxStringChars = 64 << 10  // one string value, in code points as maxLength counts
+
+	MaxListItems  = 1024 // one list value
+	maxDecimalLen = 1000 // canonical decimal text, keeps big exponents cheap
 )
 
 // rules are the parsed scalar constraints of a param or a list's items.
@@ -256,8 +257,8 @@ func (r *rules) check(v any) string {
 			return "must be at most " + strconv.Itoa(r.maxLen) + " characters long"
 		case r.minLen >= 0 && n < r.minLen:
 			return "must be at least " + strconv.Itoa(r.minLen) + " characters long"
-		case len(s) > MaxStringBytes:
-			return "must be at most " + strconv.Itoa(MaxStringBytes) + " bytes long"
+		case n > MaxStringChars:
+			return "must be at most " + strconv.Itoa(MaxStringChars) + " characters long"
 		}
 	}
 	if len(r.enum) > 0 {

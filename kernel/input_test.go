@@ -226,10 +226,41 @@ func TestInputSizeLimit(t *testing.T) {
 	_, err = RequestFromCLI(c, cli("a", s, "b", s, "c", s, "d", s, "e", s))
 	checkErr(t, err, CodeInvalid, "", "over the limit of 262144")
 	_, err = RequestFromCLI(c, cli("a", strings.Repeat("x", 64<<10+1)))
-	checkErr(t, err, CodeInvalid, "/a", "at most 65536 bytes")
+	checkErr(t, err, CodeInvalid, "/a", "at most 65536 characters long")
 	if _, err := RequestFromCLI(c, cli("a", s, "b", s, "c", s, "d", s)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStringLimitAgreesWithSchema: the input schema advertises maxLength
+// 65536 for a string without its own bound, and the check counts exactly
+// what maxLength counts, code points, on both sides.
+func TestStringLimitAgreesWithSchema(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"apiVersion":"rukh.extension/2","name":"t","version":"1.0.0","commands":[{
+		"id":"t.s","path":["s"],"execute":{"program":"p"},"params":[{"id":"a","type":"string","flag":"a"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &m.Commands[0]
+	schema, err := InputSchema(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(schema), `"maxLength":65536`) {
+		t.Fatalf("schema %s does not advertise maxLength 65536", schema)
+	}
+	wide := strings.Repeat("é", 64<<10) // 65,536 code points, 131,072 bytes
+	if _, err := RequestFromCLI(c, cli("a", wide)); err != nil {
+		t.Errorf("CLI: 65536 two-byte characters refused: %v", err)
+	}
+	if _, err := RequestFromJSON(c, jsontext.Value(`{"a":"`+wide+`"}`)); err != nil {
+		t.Errorf("JSON: 65536 two-byte characters refused: %v", err)
+	}
+	over := wide + "é"
+	_, ec := RequestFromCLI(c, cli("a", over))
+	_, ej := RequestFromJSON(c, jsontext.Value(`{"a":"`+over+`"}`))
+	checkErr(t, ec, CodeInvalid, "/a", "at most 65536 characters long")
+	checkErr(t, ej, CodeInvalid, "/a", "at most 65536 characters long")
 }
 
 func TestParseDecimal(t *testing.T) {

@@ -81,11 +81,12 @@ func scalarSchema(o *object, r *rules, description string) {
 		if r.minLen >= 0 {
 			o.int("minLength", r.minLen)
 		}
-		// Within 64 KiB of UTF-8 there are at most as many code points.
-		if r.maxLen >= 0 && r.maxLen < MaxStringBytes {
+		// The advertised bound is exactly the enforced one: both count
+		// code points, as JSON Schema's maxLength does.
+		if r.maxLen >= 0 && r.maxLen < MaxStringChars {
 			o.int("maxLength", r.maxLen)
 		} else {
-			o.int("maxLength", MaxStringBytes)
+			o.int("maxLength", MaxStringChars)
 		}
 	case TypeInteger, TypeNumber:
 		lo, hi := r.min, r.max

@@ -59,6 +59,19 @@
 // over either bound a call is rejected at once. notifications/cancelled
 // cancels the call and suppresses its response, even one already queued.
 //
+// # Tools-changed hints
+//
+// With Config.Watch set, both eras announce tools.listChanged. A modern
+// subscriptions/listen (checked like any modern request; at most 8 streams
+// open) is acknowledged with the honoured subset, tools only, then gets
+// notifications/tools/list_changed tagged with its id in
+// _meta["io.modelcontextprotocol/subscriptionId"]; it never gets a
+// response, and ends with the client's notifications/cancelled or with the
+// session. After a legacy initialize the same hint is sent untagged. The
+// store is watched only while someone listens, and a hint is sent only when
+// the launch endpoint's tool list (a digest of its tool objects) changed.
+// Hints are dropped, never waited for, when the outgoing queue is full.
+//
 // Discover and list run on the read loop: they are a pointer read and a copy
 // (decoded revisions are cached, at most 4), so only a cache miss waits on
 // the store, bounded by the store's own timeout.

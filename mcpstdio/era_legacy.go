@@ -40,6 +40,8 @@ func (s *server) handleLegacy(req *request) {
 			return
 		}
 		s.reply(req.id, eraLegacy, r)
+		// After the response: the client knows listChanged before any hint.
+		s.subs.listenLegacy()
 	case "ping":
 		s.reply(req.id, eraLegacy, result{})
 	case "tools/list":
@@ -70,7 +72,7 @@ func (s *server) initialize(req *request) (result, *rpcError) {
 		version = requested
 	}
 	s.legacyInitialized = true
-	b := []byte(`"protocolVersion":"` + version + `","capabilities":{"tools":{}},"serverInfo":`)
+	b := []byte(`"protocolVersion":"` + version + `","capabilities":` + s.capabilities() + `,"serverInfo":`)
 	b = append(b, s.info...)
 	return result{body: b}, nil
 }

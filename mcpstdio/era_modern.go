@@ -35,7 +35,7 @@ func (s *server) handleModern(req *request) {
 	}
 	switch req.method {
 	case "server/discover":
-		s.reply(req.id, eraModern, discoverResult())
+		s.reply(req.id, eraModern, s.discoverResult())
 	case "tools/list":
 		r, rerr := s.listTools(req.params.Cursor)
 		if rerr != nil {
@@ -45,6 +45,8 @@ func (s *server) handleModern(req *request) {
 		s.reply(req.id, eraModern, r)
 	case "tools/call":
 		s.callTool(req, eraModern)
+	case "subscriptions/listen":
+		s.listen(req)
 	default:
 		msg := "method not found: " + req.method
 		if removedMethods[req.method] {
@@ -82,13 +84,21 @@ func checkModernMeta(req *request) *rpcError {
 	return nil
 }
 
-// discoverResult is the server/discover body: tools only, and no listChanged
-// because no subscription stream is served.
-func discoverResult() result {
+// discoverResult is the server/discover body: tools only, with listChanged
+// when subscriptions/listen streams deliver it.
+func (s *server) discoverResult() result {
 	return result{
-		body:      []byte(`"supportedVersions":["` + ModernVersion + `"],"capabilities":{"tools":{}}`),
+		body:      []byte(`"supportedVersions":["` + ModernVersion + `"],"capabilities":` + s.capabilities()),
 		cacheable: true,
 	}
+}
+
+// capabilities is the server capabilities object of both eras.
+func (s *server) capabilities() string {
+	if s.subs.supported() {
+		return `{"tools":{"listChanged":true}}`
+	}
+	return `{"tools":{}}`
 }
 
 // finishModern adds what every modern result carries: caching fields on

@@ -66,6 +66,11 @@ func (s *server) current() (*revision, *rpcError) {
 
 const listAgain = "; list again without a cursor"
 
+// listToolsAgain ends the unknown-tool error: names change with publishes,
+// so the one fix is a fresh list. It says nothing about whether the name
+// ever existed.
+const listToolsAgain = ": list tools again (tools/list) to get current names"
+
 // listTools returns one page of the launch endpoint's tools from the active
 // revision. It copies pre-encoded tool objects and runs nothing else.
 func (s *server) listTools(cursor jsontext.Value) (result, *rpcError) {
@@ -126,6 +131,7 @@ const (
 	reasonInteractive = "the command requires interaction, which this endpoint does not support"
 	reasonNotManaged  = "the command is not callable by a program"
 	reasonTooLarge    = "the result is too large for an MCP response"
+	reasonContinue    = "continuation data (inputResponses, requestState) is not accepted: this server never asks for input, so there is nothing to continue"
 )
 
 // callTool resolves, checks and admits one tools/call and starts it. It
@@ -161,14 +167,14 @@ func (s *server) callTool(req *request, e era) {
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
-		s.replyError(req.id, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)))
+		s.replyError(req.id, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain))
 		return
 	}
 	key := idKey(req.id)
 	s.mu.Lock()
 	_, busy := s.calls[key]
 	s.mu.Unlock()
-	if busy {
+	if busy || s.subs.has(key) {
 		s.replyError(req.id, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
 		return
 	}
@@ -177,6 +183,10 @@ func (s *server) callTool(req *request, e era) {
 	cmd := bc.command
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
 		s.reply(req.id, e, s.rejected(invID, reasonNotManaged))
+		return
+	}
+	if req.params.InputResponses != nil || req.params.RequestState != nil {
+		s.reply(req.id, e, s.rejected(invID, reasonContinue))
 		return
 	}
 	if cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired {

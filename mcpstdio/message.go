@@ -55,6 +55,11 @@ type params struct {
 	Arguments       jsontext.Value `json:"arguments"`
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	RequestID       jsontext.Value `json:"requestId"`
+	Notifications   jsontext.Value `json:"notifications"`
+	// Continuation of an input_required result, which this server never
+	// sends: present at all, the call is rejected before dispatch.
+	InputResponses jsontext.Value `json:"inputResponses"`
+	RequestState   jsontext.Value `json:"requestState"`
 }
 
 // envelope is the JSON-RPC frame before its members are checked.
@@ -89,6 +94,12 @@ func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
 	if err := json.Unmarshal(trimmed, &env); err != nil {
 		return nil, nil, newError(codeInvalidRequest, "invalid request: "+err.Error())
 	}
+	if env.Method == nil && (env.Result != nil || env.Error != nil) {
+		// A response, whatever its id: an error response to a line the
+		// client could not parse carries "id": null, and answering it would
+		// start an error ping-pong. This server sends no requests.
+		return nil, nil, nil
+	}
 	var id jsontext.Value
 	if env.ID != nil {
 		if !validID(env.ID) {
@@ -96,13 +107,11 @@ func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
 		}
 		id = env.ID
 	}
-	if string(env.JSONRPC) != `"2.0"` {
+	if v, ok := stringParam(env.JSONRPC); !ok || v != "2.0" {
+		// Compared as decoded text: "\u0032.0" is "2.0".
 		return nil, id, newError(codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
 	}
 	if env.Method == nil {
-		if id != nil && (env.Result != nil || env.Error != nil) {
-			return nil, nil, nil // a response; this server sends no requests
-		}
 		return nil, id, newError(codeInvalidRequest, "invalid request: missing method")
 	}
 	var method string
@@ -111,10 +120,17 @@ func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
 	}
 	req := &request{id: id, method: method}
 	if env.Params != nil {
+		// A notification is never answered, not even with an error.
 		if env.Params.Kind() != '{' {
+			if id == nil {
+				return nil, nil, nil
+			}
 			return nil, id, newError(codeInvalidParams, "invalid params: params must be an object")
 		}
 		if err := json.Unmarshal(env.Params, &req.params); err != nil {
+			if id == nil {
+				return nil, nil, nil
+			}
 			return nil, id, newError(codeInvalidParams, "invalid params: "+err.Error())
 		}
 		if m := req.params.Meta; m != nil {

@@ -2,6 +2,7 @@ package mcpstdio
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,6 +23,23 @@ type revision struct {
 
 	commands map[string]*lazyCommand         // release + "\x00" + command identity
 	releases map[string]*policy.BoundRelease // name@version
+
+	digestOnce sync.Once
+	digest     [32]byte
+}
+
+// toolsDigest is a digest of what tools/list shows from this revision (the
+// tool objects in order), computed once and only when someone listens.
+func (r *revision) toolsDigest() [32]byte {
+	r.digestOnce.Do(func() {
+		h := sha256.New()
+		for _, w := range r.wire {
+			h.Write(w)
+			h.Write([]byte{'\n'})
+		}
+		h.Sum(r.digest[:0])
+	})
+	return r.digest
 }
 
 // lazyCommand decodes a declaration once, on its first call.

@@ -33,6 +33,11 @@ type Config struct {
 	Active func() (uint64, error)
 	// Load returns the binding of revision n; results are cached by n.
 	Load func(n uint64) (*policy.ServeView, error)
+	// Watch, when set, calls fn with the active revision number once at
+	// the start and whenever it may have changed, until ctx ends (see
+	// store.WatchActive). It runs only while a client listens for
+	// tools/list_changed. Nil: list changes are neither announced nor sent.
+	Watch func(ctx context.Context, fn func(active uint64))
 	// Secret keys the list cursors; empty means a random per-process key.
 	Secret  []byte
 	Invoker kernel.Invoker
@@ -72,6 +77,7 @@ type server struct {
 	cache   *revisionCache
 	cursors cursorCodec
 	out     *outQueue
+	subs    *subscriptions
 	logf    func(string, ...any)
 	newID   func() string
 	info    []byte // {"name":…,"version":…}
@@ -109,6 +115,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	defer cancel()
 	s.ctx = sctx
 	s.out = newOutQueue(out, cfg.WriteTimeout, s.fail)
+	s.subs.ctx = sctx
 	// On every exit but a clean end of input, nothing more is written.
 	defer s.out.abort()
 
@@ -184,6 +191,11 @@ func newServer(cfg Config) *server {
 	if s.newID == nil {
 		s.newID = kernel.NewInvocationID
 	}
+	s.subs = &subscriptions{
+		watch: cfg.Watch, digest: s.projectionDigest, current: s.currentDigest, logf: s.logf,
+		send: s.send,
+		hint: func(msg []byte) bool { return s.out.push(outMsg{data: msg}, true, 0) != errQueueFull },
+	}
 	if cfg.Launch != nil {
 		t := cfg.Launch.Template
 		s.launch = &t
@@ -227,6 +239,7 @@ func (s *server) shutdown(cancel context.CancelFunc) {
 	}
 	s.mu.Unlock()
 	cancel()
+	s.subs.shutdown()
 	s.wg.Wait()
 }
 
@@ -298,6 +311,9 @@ func (s *server) handleNotification(req *request) {
 func (s *server) cancelRequest(id jsontext.Value) {
 	if id == nil || !validID(id) {
 		return
+	}
+	if s.subs.close(idKey(id)) {
+		return // a listen stream ends without a response
 	}
 	s.mu.Lock()
 	c := s.calls[idKey(id)]

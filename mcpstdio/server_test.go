@@ -55,7 +55,8 @@ func session(t *testing.T, cfgEdit func(*Config), script func(h *harness)) (stri
 }
 
 func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
-	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{}}
+	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{},
+		changed: make(chan struct{}), watches: new(atomic.Int64)}
 	h.active = new(atomic.Uint64)
 	h.active.Store(1)
 	h.cr, h.cw = io.Pipe()
@@ -134,13 +135,14 @@ func TestRejectedRunsNothing(t *testing.T) {
 			callLine(2, "echo__r1", `{"title":"far too long"}`),
 			callLine(3, "interactive__r1", ""),
 			callLine(4, "no_such__r1", ""),
+			strings.Replace(callLine(5, "echo__r1", `{"title":"hi"}`), `"arguments"`, `"requestState":"x","arguments"`, 1),
 		)
 	})
 	if n := len(inv.invocations()); n != 0 {
 		t.Errorf("invoker ran %d times for rejected calls", n)
 	}
 	r := responses(t, out)
-	for _, id := range []string{"1", "2", "3"} {
+	for _, id := range []string{"1", "2", "3", "5"} {
 		var res struct {
 			IsError           bool          `json:"isError"`
 			StructuredContent kernel.Result `json:"structuredContent"`

@@ -34,8 +34,11 @@ var update = flag.Bool("update", false, "rewrite the -- server -- section of gol
 //	                 #raw "go-quoted"  these exact bytes (no newline added)
 //	                 #sized N LINE     LINE with @FILL@ padded so the line is N bytes
 //	                 #sleep DURATION   let (fake) time pass
-//	                 #active N         switch the active revision
+//	                 #active N         switch the active revision (a publish:
+//	                                   the store watch reports it; revision 4
+//	                                   has revision 3's "local" tools)
 //	                 #hold / #release  stop / resume the client reading stdout
+//	                 #watching N       fail unless N store watches run
 //	               In lines, @REP(n,text)@ repeats text n times and $CURSOR is
 //	               the last nextCursor the server sent.
 //	-- server --   the server's messages, indented; "#serve: …" when Serve
@@ -141,17 +144,26 @@ type harness struct {
 	serveErr error
 	finished bool
 	loads    *atomic.Int64
+
+	wmu     sync.Mutex
+	changed chan struct{} // closed and replaced by #active
+	watches *atomic.Int64 // store watches running
 }
 
 func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *harness {
 	h := &harness{out: newGatedWriter(), active: new(atomic.Uint64), done: make(chan error, 1),
-		invoker: &fakeInvoker{}, loads: new(atomic.Int64)}
+		invoker: &fakeInvoker{}, loads: new(atomic.Int64), changed: make(chan struct{}), watches: new(atomic.Int64)}
 	h.active.Store(active)
 	h.cr, h.cw = io.Pipe()
 	revs := map[uint64]*policy.Binding{}
 	for rev := uint64(1); rev <= 3; rev++ {
 		revs[rev] = testBinding(rev, fillers, testTemplate)
 	}
+	// A publish that changes another endpoint only (or, in stable naming
+	// mode, renames nothing): "local" lists exactly what it did in r3.
+	revs[4] = testBinding(3, fillers, testTemplate)
+	revs[4].Revision = "r4"
+	revs[4].Endpoints[2].Tools = nil
 	cfg := Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
 		Active: func() (uint64, error) { return h.active.Load(), nil },
@@ -162,6 +174,21 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 			}
 			return nil, fmt.Errorf("no revision %d", n)
 		}),
+		Watch: func(ctx context.Context, fn func(uint64)) {
+			h.watches.Add(1)
+			defer h.watches.Add(-1)
+			for {
+				h.wmu.Lock()
+				changed := h.changed
+				h.wmu.Unlock()
+				fn(h.active.Load())
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				}
+			}
+		},
 		Secret:  []byte("test secret"),
 		Invoker: h.invoker,
 		Logf:    t.Logf,
@@ -244,6 +271,15 @@ func (h *harness) do(t *testing.T, line string) {
 			t.Fatal(err)
 		}
 		h.active.Store(n)
+		h.wmu.Lock()
+		close(h.changed)
+		h.changed = make(chan struct{})
+		h.wmu.Unlock()
+		return
+	case "#watching":
+		if got := strconv.FormatInt(h.watches.Load(), 10); got != arg {
+			t.Errorf("%s: %d store watches running, want %s", line, h.watches.Load(), arg)
+		}
 		return
 	case "#hold":
 		h.out.hold()

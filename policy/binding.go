@@ -35,6 +35,9 @@ type BoundRelease struct {
 	APIVersion    string `json:"apiVersion"`
 	Signer        string `json:"signer,omitempty"`
 	AllowUnsigned bool   `json:"allowUnsigned,omitempty"`
+	// Development marks an author's working copy (`rukh dev`): its version
+	// is the store's, not the manifest's, and only DevEndpoint publishes it.
+	Development bool `json:"development,omitzero"`
 }
 
 // BoundCommand pins one command's declaration to its release.

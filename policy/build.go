@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -16,7 +17,14 @@ import (
 // most 1 MiB and must always hold at least one tool.
 const MaxToolBytes = 1 << 20
 
+// DevEndpoint is the one endpoint that may publish development releases.
+const DevEndpoint = "dev"
+
 var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// toolName is ToolName; tests replace it to force the hash collisions real
+// fingerprints never produce.
+var toolName = ToolName
 
 // Input is one publish candidate: the revision id it will be stored under,
 // the draft profile and the active releases with their parsed manifests.
@@ -78,9 +86,13 @@ func Build(in Input) (*Binding, []string, error) {
 		return nil, nil, err
 	}
 	active := make(map[string]bool, len(releases))
+	dev := map[string]bool{} // release name@version → is a development release
 	for _, r := range releases {
 		b.Releases = append(b.Releases, r.BoundRelease)
 		active[r.Name] = true
+		if r.Development {
+			dev[r.Name+"@"+r.Version] = true
+		}
 	}
 
 	// Command identities, unique across the generation.
@@ -115,16 +127,18 @@ func Build(in Input) (*Binding, []string, error) {
 	var warnings []string
 	for _, epName := range sortedKeys(prof.Endpoints) {
 		ep := prof.Endpoints[epName]
+		mode := ep.ToolNameMode()
 		tmpl, _ := prof.template(ep.Template)
 		proj := Projection{
 			Endpoint:  epName,
 			Namespace: ep.Namespace,
-			ToolNames: ep.ToolNames,
+			ToolNames: mode,
 			Subject:   ep.Subject,
 			Template:  tmpl.template(),
 			Tools:     []Tool{},
 		}
 		selected := map[int]bool{}
+		devLeftOut := map[string][]string{} // release → command ids this endpoint may not publish
 		for _, id := range ep.Publish.Commands {
 			i, ok := owner[id]
 			if !ok {
@@ -137,6 +151,16 @@ func Build(in Input) (*Binding, []string, error) {
 			}
 			selected[i] = true
 		}
+		// A development release is never published anywhere but the dev
+		// endpoint, whatever the publish lists say.
+		if epName != DevEndpoint {
+			for i := range selected {
+				if rel := b.Commands[i].Release; dev[rel] {
+					devLeftOut[rel] = append(devLeftOut[rel], b.Commands[i].Declaration.ID)
+					delete(selected, i)
+				}
+			}
+		}
 		for _, pkg := range ep.Publish.Packages {
 			idx, ok := byPackage[pkg]
 			if !ok {
@@ -146,19 +170,37 @@ func Build(in Input) (*Binding, []string, error) {
 				continue
 			}
 			for _, i := range idx {
-				if ok, _ := b.Commands[i].Publishable(); ok {
-					selected[i] = true
+				if ok, _ := b.Commands[i].Publishable(); !ok {
+					continue
 				}
+				if rel := b.Commands[i].Release; dev[rel] && epName != DevEndpoint {
+					if !slices.Contains(devLeftOut[rel], b.Commands[i].Declaration.ID) {
+						devLeftOut[rel] = append(devLeftOut[rel], b.Commands[i].Declaration.ID)
+					}
+					continue
+				}
+				selected[i] = true
 			}
+		}
+		for _, rel := range sortedKeys(devLeftOut) {
+			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
+			warnings = append(warnings, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
+				epName, rel, DevEndpoint, strings.Join(ids, ", ")))
 		}
 		names := make(map[string]string, len(selected))
 		for _, i := range sortedInts(selected) {
 			bc := &b.Commands[i]
 			id := bc.Declaration.ID
-			name := ToolName(ep.ToolNames, ep.Namespace, b.Revision, id)
+			name := toolName(mode, ep.Namespace, b.Revision, id)
 			if other, dup := names[name]; dup {
+				hint := `set "toolNames": "full" for this endpoint in the profile, or change the id of one of the two commands`
+				if mode == ToolNamesStable {
+					hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
+				}
 				return nil, nil, &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(epName),
-					Message: fmt.Sprintf("tool name %q is shared by commands %s and %s", name, other, id)}
+					Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
+						other, b.Commands[owner[other]].Release, id, bc.Release, name, mode),
+					Hint: hint}
 			}
 			names[name] = id
 			body, ok := bodies[i]
@@ -206,14 +248,21 @@ func boundReleases(in []ReleaseInput) ([]ReleaseInput, error) {
 		if m == nil {
 			return nil, kernel.Errorf(kernel.CodeInternal, "release %s@%s has no manifest", r.Name, r.Version)
 		}
-		for _, f := range []struct{ what, have, want string }{
+		checks := []struct{ what, have, want string }{
 			{"name", r.Name, m.Name}, {"version", r.Version, m.Version}, {"apiVersion", r.APIVersion, m.APIVersion},
-		} {
+		}
+		if r.Development {
+			checks = slices.Delete(checks, 1, 2) // recorded under the store's development version
+		}
+		for _, f := range checks {
 			if f.have != "" && f.have != f.want {
 				return nil, kernel.Errorf(kernel.CodeInternal, "release %s@%s: %s %q disagrees with its manifest (%q)", m.Name, m.Version, f.what, f.have, f.want)
 			}
 		}
-		r.Name, r.Version, r.APIVersion = m.Name, m.Version, m.APIVersion
+		if r.Development && r.Version == "" {
+			return nil, kernel.Errorf(kernel.CodeInternal, "development release of %s has no version", m.Name)
+		}
+		r.Name, r.Version, r.APIVersion = m.Name, cmp.Or(r.Version, m.Version), m.APIVersion
 		if v, dup := seen[r.Name]; dup {
 			return nil, &kernel.Error{Code: kernel.CodeConflict,
 				Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}

@@ -126,11 +126,14 @@ func TestToolNameVector(t *testing.T) {
 	if got := policy.ToolName("full", "ns", "rev1", "cmd.id"); got != "cmd_id__"+want {
 		t.Errorf("full name = %q", got)
 	}
-	if got := policy.ToolName("", "ns", "rev1", "cmd.id"); got != "cmd_id__"+want {
-		t.Errorf("default mode name = %q", got)
+	if got := policy.ToolName("", "ns", "rev1", "cmd.id"); got != "cmd_id__"+want[:24] {
+		t.Errorf("default mode name = %q, want compact", got)
 	}
 	if got := policy.ToolName("compact", "ns", "rev1", "cmd.id"); got != "cmd_id__"+want[:24] {
 		t.Errorf("compact name = %q", got)
+	}
+	if got := policy.ToolName("stable", "ns", "rev1", "cmd.id"); got != "cmd_id" {
+		t.Errorf("stable name = %q", got)
 	}
 }
 
@@ -146,6 +149,9 @@ func TestToolNamesGolden(t *testing.T) {
 		{"full", "local", "r7", "a_b-c.d"},
 		{"full", "local", "r7", long},
 		{"compact", "local", "r7", long},
+		{"stable", "acme-laptop", "r1", "notes.add"},
+		{"stable", "acme-laptop", "r2", "notes.add"},
+		{"stable", "local", "r7", long},
 	}
 	type row struct {
 		Mode      string `json:"mode"`
@@ -158,8 +164,11 @@ func TestToolNamesGolden(t *testing.T) {
 	for _, c := range cases {
 		name := policy.ToolName(c.mode, c.namespace, c.revision, c.command)
 		max := 48 + 2 + 64
-		if c.mode == "compact" {
+		switch c.mode {
+		case "compact":
 			max = 16 + 2 + 24
+		case "stable":
+			max = 64
 		}
 		if len(name) > max {
 			t.Errorf("%s name %q is %d characters, over %d", c.mode, name, len(name), max)
@@ -174,6 +183,12 @@ func TestToolNamesGolden(t *testing.T) {
 	if got := policy.ToolName("full", "local", "r7", long); !strings.HasPrefix(got, "abcdefghij_abcdefghij_abcdefghij_abcdefghij_abcd__") {
 		t.Errorf("long slug not cut at 48: %q", got)
 	}
+	if got := policy.ToolName("stable", "local", "r7", long); len(got) != 64 || strings.Contains(got, "__") {
+		t.Errorf("long stable name not cut at 64: %q", got)
+	}
+	if policy.ToolName("stable", "a", "r1", "x.y") != policy.ToolName("stable", "b", "r2", "x.y") {
+		t.Error("stable names depend on namespace or revision")
+	}
 	golden(t, "toolnames.json", indent(t, encode(t, rows)))
 }
 
@@ -182,7 +197,7 @@ func specInput(t testing.TB) policy.Input {
 		Revision: "r1",
 		Profile: profile(t, `{"endpoints":{
 			"local":{"namespace":"acme-laptop","publish":{"packages":["acme.notes"]}},
-			"phone":{"namespace":"acme-phone","transports":["http"],"toolNames":"compact","template":"small","publish":{"commands":["notes.add"]}}},
+			"phone":{"namespace":"acme-phone","transports":["http"],"toolNames":"full","template":"small","publish":{"commands":["notes.add"]}}},
 			"templates":{"small":{"timeoutMs":5000,"maxConcurrent":1,"maxHeld":1,"resultBytes":4096}}}`),
 		Releases: []policy.ReleaseInput{release(acmeNotes(t))},
 	}
@@ -207,11 +222,12 @@ func TestBuildGolden(t *testing.T) {
 		t.Fatalf("local tools = %+v", local.Tools)
 	}
 	tool := local.Tools[0]
-	if want := policy.ToolName("full", "acme-laptop", "r1", "notes.add"); tool.Name != want {
-		t.Errorf("tool name = %q, want %q", tool.Name, want)
+	// local states no toolNames: compact, the default.
+	if want := policy.ToolName("compact", "acme-laptop", "r1", "notes.add"); tool.Name != want || local.ToolNames != "compact" {
+		t.Errorf("tool name = %q (%s), want %q", tool.Name, local.ToolNames, want)
 	}
-	if want := policy.ToolName("compact", "acme-phone", "r1", "notes.add"); b.Endpoints[1].Tools[0].Name != want {
-		t.Errorf("compact tool name = %q, want %q", b.Endpoints[1].Tools[0].Name, want)
+	if want := policy.ToolName("full", "acme-phone", "r1", "notes.add"); b.Endpoints[1].Tools[0].Name != want || len(want) != len("notes_add__")+64 {
+		t.Errorf("full tool name = %q, want %q", b.Endpoints[1].Tools[0].Name, want)
 	}
 	var wire struct {
 		Name         string         `json:"name"`

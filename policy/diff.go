@@ -16,7 +16,8 @@ type ToolChange struct {
 }
 
 // ToolRename is one command that stays published on an endpoint under a new
-// name (every publish renames, since the name binds the revision id).
+// name (compact and full names bind the revision id, so every publish
+// renames them; stable names change only with the mode or the id).
 type ToolRename struct {
 	Endpoint   string `json:"endpoint"`
 	Command    string `json:"command"`
@@ -47,6 +48,19 @@ type Changes struct {
 	EndpointsRemoved []string `json:"endpointsRemoved,omitempty"`
 
 	ProfileChanged bool `json:"profileChanged,omitempty"`
+
+	// ToolNames: endpoints whose tool name mode changed.
+	ToolNames []ToolNamesChange `json:"toolNames,omitempty"`
+}
+
+// ToolNamesChange is an endpoint whose tool name mode changed. Stated is
+// false when the new profile states no toolNames, so the change came from
+// the default, not from the owner.
+type ToolNamesChange struct {
+	Endpoint string `json:"endpoint"`
+	Old      string `json:"old"`
+	New      string `json:"new"`
+	Stated   bool   `json:"stated"`
 }
 
 // Empty reports whether nothing changed.
@@ -54,7 +68,7 @@ func (c Changes) Empty() bool {
 	return len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Renamed) == 0 && len(c.Updated) == 0 &&
 		len(c.RoutesAdded) == 0 && len(c.RoutesRemoved) == 0 && len(c.RoutesChanged) == 0 &&
 		len(c.ReleasesAdded) == 0 && len(c.ReleasesRemoved) == 0 &&
-		len(c.EndpointsAdded) == 0 && len(c.EndpointsRemoved) == 0 && !c.ProfileChanged
+		len(c.EndpointsAdded) == 0 && len(c.EndpointsRemoved) == 0 && !c.ProfileChanged && len(c.ToolNames) == 0
 }
 
 // Diff compares two bindings; old may be nil (the first publish). Tools are
@@ -77,11 +91,14 @@ func Diff(old, new *Binding) Changes {
 	for i := range new.Endpoints {
 		newEP[new.Endpoints[i].Endpoint] = &new.Endpoints[i]
 	}
+	stated := statedModes(new)
 	for name, p := range newEP {
 		o, ok := oldEP[name]
 		if !ok {
 			c.EndpointsAdded = append(c.EndpointsAdded, name)
 			o = &Projection{}
+		} else if om, nm := effectiveMode(o.ToolNames), effectiveMode(p.ToolNames); om != nm {
+			c.ToolNames = append(c.ToolNames, ToolNamesChange{Endpoint: name, Old: om, New: nm, Stated: stated[name] != ""})
 		}
 		diffTools(&c, name, o, p)
 	}
@@ -134,6 +151,7 @@ func Diff(old, new *Binding) Changes {
 	slices.SortFunc(c.Added, byTool)
 	slices.SortFunc(c.Removed, byTool)
 	slices.SortFunc(c.Updated, byTool)
+	slices.SortFunc(c.ToolNames, func(a, b ToolNamesChange) int { return strings.Compare(a.Endpoint, b.Endpoint) })
 	slices.SortFunc(c.Renamed, func(a, b ToolRename) int {
 		return cmp.Or(strings.Compare(a.Endpoint, b.Endpoint), strings.Compare(a.Command, b.Command))
 	})

@@ -22,10 +22,11 @@ const (
 	TransportHTTP  = "http"
 )
 
-// Tool name modes (SPEC §6).
+// Tool name modes (SPEC §6). Compact is the default.
 const (
-	ToolNamesFull    = "full"
 	ToolNamesCompact = "compact"
+	ToolNamesFull    = "full"
+	ToolNamesStable  = "stable"
 )
 
 // Profile defaults.
@@ -68,15 +69,25 @@ type Profile struct {
 }
 
 // Endpoint is one named place agents connect to. Zero-valued Transports,
-// Subject, Template and ToolNames take their defaults (stdio, owner,
-// default, full).
+// Subject and Template take their defaults (stdio, owner, default). An
+// empty ToolNames means the profile states none: the endpoint uses the
+// default (compact), and the canonical form leaves it out, so that a later
+// default can be told apart from an owner's choice.
 type Endpoint struct {
 	Namespace  string   `json:"namespace"`
 	Transports []string `json:"transports"`
 	Subject    string   `json:"subject"`
 	Template   string   `json:"template"`
 	Publish    Publish  `json:"publish"`
-	ToolNames  string   `json:"toolNames"`
+	ToolNames  string   `json:"toolNames,omitempty"`
+}
+
+// ToolNameMode is the endpoint's effective tool name mode.
+func (e Endpoint) ToolNameMode() string {
+	if e.ToolNames == "" {
+		return ToolNamesCompact
+	}
+	return e.ToolNames
 }
 
 // Publish names what an endpoint publishes: command identities and package
@@ -112,7 +123,6 @@ func DefaultProfile() *Profile {
 				Transports: []string{TransportStdio},
 				Subject:    DefaultSubject,
 				Template:   DefaultTemplate,
-				ToolNames:  ToolNamesFull,
 			},
 		},
 		Templates: map[string]TemplateSpec{DefaultTemplate: DefaultTemplateSpec()},
@@ -308,8 +318,10 @@ func (p *Profile) Validate() error {
 		if _, ok := p.template(ep.Template); !ok {
 			return invalidAt(path+"/template", fmt.Sprintf("unknown template %q", ep.Template))
 		}
-		if ep.ToolNames != ToolNamesFull && ep.ToolNames != ToolNamesCompact {
-			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want full or compact", ep.ToolNames))
+		switch ep.ToolNames {
+		case "", ToolNamesCompact, ToolNamesFull, ToolNamesStable:
+		default:
+			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want compact, full or stable", ep.ToolNames))
 		}
 		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 			return err
@@ -400,9 +412,6 @@ func (e Endpoint) withDefaults() Endpoint {
 	if e.Template == "" {
 		e.Template = DefaultTemplate
 	}
-	if e.ToolNames == "" {
-		e.ToolNames = ToolNamesFull
-	}
 	return e
 }
 
@@ -418,8 +427,8 @@ func (p *Profile) template(name string) (TemplateSpec, bool) {
 	return TemplateSpec{}, false
 }
 
-// normalized returns a deep copy with every default filled in, the implicit
-// default template present, and transports and publish lists sorted (their
+// normalized returns a deep copy with every default filled in (but
+// toolNames, kept as stated), the implicit default template present, and transports and publish lists sorted (their
 // order carries no meaning).
 func (p *Profile) normalized() *Profile {
 	n := &Profile{
@@ -443,7 +452,8 @@ func (p *Profile) normalized() *Profile {
 }
 
 // Canonical returns the profile as deterministic JSON with every default
-// filled in: the form a revision stores and `rukh policy show` prints.
+// filled in but toolNames, which appears only where the profile states it:
+// the form a revision stores and `rukh policy show` prints.
 func (p *Profile) Canonical() jsontext.Value {
 	b, err := json.Marshal(p.normalized(), json.Deterministic(true))
 	if err != nil {

@@ -30,12 +30,17 @@ func TestParseProfileValid(t *testing.T) {
 		name, in, canonical string
 	}{
 		{"spec example", specProfile,
-			`{"endpoints":{"local":{"namespace":"acme-laptop","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":["notes.add"],"packages":["acme.notes"]},"toolNames":"full"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+			`{"endpoints":{"local":{"namespace":"acme-laptop","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":["notes.add"],"packages":["acme.notes"]}}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
 		{"empty", `{}`,
 			`{"endpoints":{},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
 		{"defaults filled and lists sorted",
 			`{"endpoints":{"b":{"namespace":"nb","template":"fast","toolNames":"compact","transports":["http","stdio"],"publish":{"packages":["z.pkg","a.pkg"]}},"a":{"namespace":"na"}},"templates":{"fast":{"timeoutMs":5000}}}`,
-			`{"endpoints":{"a":{"namespace":"na","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"full"},"b":{"namespace":"nb","transports":["http","stdio"],"subject":"owner","template":"fast","publish":{"commands":[],"packages":["a.pkg","z.pkg"]},"toolNames":"compact"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072},"fast":{"timeoutMs":5000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+			`{"endpoints":{"a":{"namespace":"na","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]}},"b":{"namespace":"nb","transports":["http","stdio"],"subject":"owner","template":"fast","publish":{"commands":[],"packages":["a.pkg","z.pkg"]},"toolNames":"compact"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072},"fast":{"timeoutMs":5000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
+		// toolNames is kept exactly as stated: absent stays absent (the
+		// default, compact), an explicit mode stays, even "compact".
+		{"toolNames as stated",
+			`{"endpoints":{"c":{"namespace":"nc","toolNames":"compact"},"f":{"namespace":"nf","toolNames":"full"},"n":{"namespace":"nn"},"s":{"namespace":"ns","toolNames":"stable"}}}`,
+			`{"endpoints":{"c":{"namespace":"nc","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"compact"},"f":{"namespace":"nf","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"full"},"n":{"namespace":"nn","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]}},"s":{"namespace":"ns","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"stable"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +68,7 @@ func TestDefaultProfile(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("DefaultProfile is invalid: %v", err)
 	}
-	want := `{"endpoints":{"local":{"namespace":"local","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]},"toolNames":"full"}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`
+	want := `{"endpoints":{"local":{"namespace":"local","transports":["stdio"],"subject":"owner","template":"default","publish":{"commands":[],"packages":[]}}},"templates":{"default":{"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072}}}`
 	if got := string(p.Canonical()); got != want {
 		t.Errorf("Canonical:\n got %s\nwant %s", got, want)
 	}
@@ -99,7 +104,7 @@ func TestParseProfileInvalid(t *testing.T) {
 		{"duplicate transport", ep(`{"namespace":"n","transports":["stdio","stdio"]}`), "/endpoints/local/transports/1", `duplicate transport "stdio"`},
 		{"no transports", ep(`{"namespace":"n","transports":[]}`), "/endpoints/local/transports", "no transports"},
 		{"subject syntax", ep(`{"namespace":"n","subject":"Owner"}`), "/endpoints/local/subject", `invalid subject "Owner"`},
-		{"toolNames", ep(`{"namespace":"n","toolNames":"short"}`), "/endpoints/local/toolNames", `unknown toolNames "short"`},
+		{"toolNames", ep(`{"namespace":"n","toolNames":"short"}`), "/endpoints/local/toolNames", `unknown toolNames "short": want compact, full or stable`},
 		{"publish command syntax", ep(`{"namespace":"n","publish":{"commands":["Notes.Add"]}}`), "/endpoints/local/publish/commands/0", `invalid command "Notes.Add"`},
 		{"publish command duplicate", ep(`{"namespace":"n","publish":{"commands":["a.b","c","a.b"]}}`), "/endpoints/local/publish/commands/2", `duplicate command "a.b"`},
 		{"publish rukh command", ep(`{"namespace":"n","publish":{"commands":["rukh.install"]}}`), "/endpoints/local/publish/commands/0", "built-in rukh namespace"},

@@ -16,22 +16,33 @@ const ToolNameDomain = "rukh.mcp-tool/1"
 const (
 	maxSlugFull    = 48
 	maxSlugCompact = 16
+	maxSlugStable  = 64
 	compactHexLen  = 24
+
+	// MaxHostToolName is the tool name length popular hosts (Claude,
+	// Cursor, Copilot) accept, counting their own mcp__server__ prefix.
+	MaxHostToolName = 64
 )
 
 // ToolName returns the MCP tool name of a command in an endpoint's
-// namespace and revision (SPEC §6): slug__fingerprint. mode is "full" (or
-// empty) or "compact". It returns "" only when the inputs cannot be
-// canonicalised (invalid UTF-8), which Build rules out beforehand.
+// namespace and revision (SPEC §6). mode is "compact" (or empty, the
+// default): slug of at most 16 characters + "__" + 24 hex digits of the
+// fingerprint; "full": slug of at most 48 + "__" + all 64 hex digits;
+// "stable": the slug alone, at most 64 characters, the same in every
+// revision. It returns "" only when the inputs cannot be canonicalised
+// (invalid UTF-8), which Build rules out beforehand.
 func ToolName(mode, namespace, revision, commandID string) string {
+	if mode == ToolNamesStable {
+		return slug(commandID, maxSlugStable)
+	}
 	fp, err := Fingerprint(namespace, revision, commandID)
 	if err != nil {
 		return ""
 	}
-	if mode == ToolNamesCompact {
-		return slug(commandID, maxSlugCompact) + "__" + fp[:compactHexLen]
+	if mode == ToolNamesFull {
+		return slug(commandID, maxSlugFull) + "__" + fp
 	}
-	return slug(commandID, maxSlugFull) + "__" + fp
+	return slug(commandID, maxSlugCompact) + "__" + fp[:compactHexLen]
 }
 
 // Fingerprint is the lowercase hex SHA-256 of the RFC 8785 form of

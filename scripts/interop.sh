@@ -3,6 +3,7 @@
 #   @modelcontextprotocol/client 2.4.0  pinned to 2026-07-28, and legacy
 #   @modelcontextprotocol/sdk 1.32.2    legacy initialize
 #   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
+#   @modelcontextprotocol/client 2.4.0  told of a publish by another process
 # It builds rukh, installs and publishes testdata/interop/pkg (41 commands in
 # POSIX sh) in a fresh home, installs the locked npm tree in scripts/interop/,
 # then runs each client script: it walks every tools/list page and calls the
@@ -66,6 +67,11 @@ run "client 2.4.0 legacy" MODE=legacy node client-v2.mjs
 run "sdk 1.32.2 legacy" node client-v1.mjs
 run "inspector 2.12.0 --cli modern" ERA=modern node inspector.mjs
 run "inspector 2.12.0 --cli legacy" ERA=legacy node inspector.mjs
+# These publish while connected, each in its own copy of the home.
+for mode in pin legacy; do
+  cp -R "$RUKH_HOME" "$tmp/home-$mode"
+  run "client 2.4.0 list changed $mode" MODE=$mode RUKH_HOME="$tmp/home-$mode" node client-list-changed.mjs
+done
 
 if pgrep -f rukh-interop-hang-marker >/dev/null; then
   echo "interop: a hanging extension process outlived its session" >&2

@@ -42,7 +42,7 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 	}
 
 	// Releases and the digest index must mirror each other.
-	digestOf := map[string]string{} // release key → digest
+	digestOf := map[string]string{} // release key → Ref (its digest, "dev:"-prefixed for development)
 	err := tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
 		var rec releaseRec
 		if err := s.decode("release "+string(k), v, &rec); err != nil {
@@ -54,10 +54,14 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 		if string(k) != rec.Name+"@"+rec.Version {
 			return s.broken("release key %s holds %s@%s", k, rec.Name, rec.Version)
 		}
-		if idx := tx.Bucket(bucketDigests).Get([]byte(rec.Digest)); !bytes.Equal(idx, k) {
-			return s.broken("digest index for %s points to %q, not %s", rec.Digest, idx, k)
+		if rec.Development != (rec.Version == DevVersion) {
+			return s.broken("release %s: development %v with version %q", k, rec.Development, rec.Version)
 		}
-		digestOf[string(k)] = rec.Digest
+		ref := fromReleaseRec(rec).Ref()
+		if idx := tx.Bucket(bucketDigests).Get([]byte(ref)); !bytes.Equal(idx, k) {
+			return s.broken("digest index for %s points to %q, not %s", ref, idx, k)
+		}
+		digestOf[string(k)] = ref
 		return nil
 	})
 	if err != nil {

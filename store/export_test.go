@@ -56,3 +56,6 @@ func CountForTest(s *Store, bucket string) (n int, err error) {
 	})
 	return n, err
 }
+
+// WatchReadsForTest is how often WatchActive has read the active pointer.
+func WatchReadsForTest() int64 { return watchReads.Load() }

@@ -22,8 +22,36 @@ type Release struct {
 	Signer                string // trusted key name; "" if unsigned
 	KeyID                 string
 	AllowUnsigned         bool
-	InstalledAt           time.Time
+	// Development marks a package author's working copy (`rukh dev`):
+	// never signed, recorded under DevVersion, at most one per name, and
+	// replaced in place by the next one.
+	Development bool
+	InstalledAt time.Time
 }
+
+// DevVersion is the version a development release is recorded under. It
+// is not a semantic version, so no installed release can ever have it.
+const DevVersion = "dev"
+
+// devRefPrefix marks a development release in the digest index and in a
+// revision's release list, so a development copy and an installed release
+// of the same content stay two entries.
+const devRefPrefix = "dev:"
+
+// Ref is how the digest index and revisions name r: its digest, prefixed
+// "dev:" for a development release.
+func (r Release) Ref() string { return ReleaseRef(r.Digest, r.Development) }
+
+// ReleaseRef is Ref for a digest and a development flag.
+func ReleaseRef(digest string, development bool) string {
+	if development {
+		return devRefPrefix + digest
+	}
+	return digest
+}
+
+// IsDevRef reports whether a revision's release entry is a development release.
+func IsDevRef(ref string) bool { return strings.HasPrefix(ref, devRefPrefix) }
 
 // Key is a trusted publisher key.
 type Key struct {
@@ -51,6 +79,7 @@ type releaseRec struct {
 	Signer        string    `json:"signer,omitempty"`
 	KeyID         string    `json:"keyId,omitempty"`
 	AllowUnsigned bool      `json:"allowUnsigned,omitempty"`
+	Development   bool      `json:"development,omitempty"` // absent in homes older than `rukh dev`
 	InstalledAt   time.Time `json:"installedAt"`
 }
 
@@ -89,7 +118,12 @@ func encode(v any) []byte {
 
 func fromReleaseRec(r releaseRec) Release {
 	return Release{Name: r.Name, Version: r.Version, Digest: r.Digest, Manifest: r.Manifest, Dir: r.Dir,
-		Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, InstalledAt: r.InstalledAt}
+		Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, Development: r.Development, InstalledAt: r.InstalledAt}
+}
+
+func toReleaseRec(r Release) releaseRec {
+	return releaseRec{Name: r.Name, Version: r.Version, Digest: r.Digest, Manifest: r.Manifest, Dir: r.Dir,
+		Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, Development: r.Development, InstalledAt: r.InstalledAt}
 }
 
 func notInstalled(name, version string) error {
@@ -103,6 +137,9 @@ func notInstalled(name, version string) error {
 func (s *Store) PutRelease(r Release) (existed bool, err error) {
 	if r.Name == "" || r.Version == "" || r.Digest == "" || strings.Contains(r.Name, "@") {
 		return false, kernel.Errorf(kernel.CodeInvalid, "a release needs a name (without @), a version and a digest")
+	}
+	if r.Development || r.Version == DevVersion {
+		return false, kernel.Errorf(kernel.CodeInvalid, "a development release is recorded with PutDevRelease")
 	}
 	if r.InstalledAt.IsZero() {
 		r.InstalledAt = now()
@@ -126,14 +163,60 @@ func (s *Store) PutRelease(r Release) (existed bool, err error) {
 		if other := digs.Get([]byte(r.Digest)); other != nil {
 			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for release %s", r.Digest, other)
 		}
-		rec := releaseRec{Name: r.Name, Version: r.Version, Digest: r.Digest, Manifest: r.Manifest, Dir: r.Dir,
-			Signer: r.Signer, KeyID: r.KeyID, AllowUnsigned: r.AllowUnsigned, InstalledAt: r.InstalledAt}
-		if err := rels.Put(key, encode(rec)); err != nil {
+		if err := rels.Put(key, encode(toReleaseRec(r))); err != nil {
 			return err
 		}
 		return digs.Put([]byte(r.Digest), key)
 	})
 	return existed, err
+}
+
+// PutDevRelease records r as the development release of its name
+// (name@DevVersion), replacing the previous one, if any, in the same
+// transaction; it returns the one it replaced. Unlike a release, a
+// development release is mutable: that is its point. The draft and the
+// active revision may keep naming it; the caller keeps a replaced copy on
+// disk while the active revision binds it.
+func (s *Store) PutDevRelease(r Release) (prev *Release, err error) {
+	if r.Name == "" || r.Digest == "" || strings.Contains(r.Name, "@") {
+		return nil, kernel.Errorf(kernel.CodeInvalid, "a development release needs a name (without @) and a digest")
+	}
+	if r.Signer != "" || r.KeyID != "" {
+		return nil, kernel.Errorf(kernel.CodeInvalid, "a development release is never signed")
+	}
+	r.Version, r.Development, r.AllowUnsigned = DevVersion, true, false
+	if r.InstalledAt.IsZero() {
+		r.InstalledAt = now()
+	}
+	key := releaseKey(r.Name, r.Version)
+	err = s.update(func(tx *bolt.Tx) error {
+		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
+		if raw := rels.Get(key); raw != nil {
+			var old releaseRec
+			if err := s.decode("release "+string(key), raw, &old); err != nil {
+				return err
+			}
+			o := fromReleaseRec(old)
+			prev = &o
+			if old.Digest == r.Digest {
+				return nil
+			}
+			if err := digs.Delete([]byte(o.Ref())); err != nil {
+				return err
+			}
+		}
+		if other := digs.Get([]byte(r.Ref())); other != nil {
+			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for development release %s", r.Digest, other)
+		}
+		if err := rels.Put(key, encode(toReleaseRec(r))); err != nil {
+			return err
+		}
+		return digs.Put([]byte(r.Ref()), key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return prev, nil
 }
 
 // Release returns name@version.
@@ -158,7 +241,7 @@ func (s *Store) Release(name, version string) (Release, error) {
 	return out, err
 }
 
-// ReleaseByDigest returns the release with this digest.
+// ReleaseByDigest returns the installed (not development) release with this digest.
 func (s *Store) ReleaseByDigest(digest string) (Release, error) {
 	var out Release
 	found := false
@@ -263,7 +346,7 @@ func (s *Store) DeleteRelease(name, version string) error {
 			if err != nil {
 				return err
 			}
-			if slices.Contains(rev.Releases, rec.Digest) {
+			if slices.Contains(rev.Releases, fromReleaseRec(rec).Ref()) {
 				uses = append(uses, "bound by the active revision "+rev.ID)
 				hints = append(hints, "publish a revision without it")
 			}
@@ -284,7 +367,7 @@ func (s *Store) DeleteRelease(name, version string) error {
 		if err := tx.Bucket(bucketReleases).Delete(key); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketDigests).Delete([]byte(rec.Digest))
+		return tx.Bucket(bucketDigests).Delete([]byte(fromReleaseRec(rec).Ref()))
 	})
 }
 

@@ -17,7 +17,7 @@ type Revision struct {
 	CreatedAt  time.Time
 	Parent     uint64   // the revision active before this one (0 = none)
 	RollbackOf uint64   // the revision whose binding this one restores (0 = none)
-	Releases   []string // digests bound
+	Releases   []string // Release.Ref of each release bound
 	Binding    []byte   // schema-1 layout only: one opaque blob (see Indexed)
 	Note       string
 	// Indexed: the revision is stored as an index (read it with
@@ -94,7 +94,7 @@ func activeNumber(tx *bolt.Tx) uint64 {
 // it and moves the active pointer. The store sets Number, ID and Parent (=
 // expectActive), and CreatedAt when zero. If another publish got in
 // between, nothing becomes visible and the error is a conflict; every
-// digest in Releases must be an installed release.
+// entry in Releases must be an installed release's Ref.
 func (s *Store) Publish(expectActive uint64, build func(number uint64, id string, w *IndexWriter) (Revision, error)) (Revision, error) {
 	var active, last uint64
 	if _, err := s.view(func(tx *bolt.Tx) error {

@@ -4,7 +4,9 @@
 // that keys cursor MACs. It is the only package that imports go.etcd.io/bbolt.
 //
 // The file is opened per operation with a timeout and closed before the
-// operation returns, so no long-lived process (serve-mcp) ever holds it.
+// operation returns, so no long-lived process (serve-mcp) ever holds it;
+// such a process learns of a publish from WatchActive (inotify on the home,
+// not a polling loop, where the platform has it).
 // Every mutation is one transaction, and bbolt's copy-on-write commit means a
 // crash at any instant leaves the previous state intact. The store knows
 // nothing of policy: manifests and revision bindings are opaque bytes.
@@ -22,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -42,7 +45,7 @@ const (
 var (
 	bucketMeta      = []byte("meta")
 	bucketReleases  = []byte("releases")  // "name@version" → releaseRec JSON
-	bucketDigests   = []byte("digests")   // digest → "name@version"
+	bucketDigests   = []byte("digests")   // Release.Ref (digest, or "dev:"+digest) → "name@version"
 	bucketKeys      = []byte("keys")      // key name → keyRec JSON
 	bucketRevisions = []byte("revisions") // 8-byte big-endian number → revisionRec JSON
 	bucketBindings  = []byte("bindings")  // 8-byte big-endian number → raw binding
@@ -67,6 +70,7 @@ type Store struct {
 	Timeout time.Duration
 
 	reads counter
+	safe atomic.Bool // the home passed checkHome once
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
@@ -84,8 +88,25 @@ func (s *Store) Home() string { return s.home }
 // Path returns the bbolt file path.
 func (s *Store) Path() string { return s.path }
 
+// Exists reports whether the home has a store file yet; it creates nothing.
+func (s *Store) Exists() (bool, error) {
+	_, err := os.Stat(s.path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, s.openError(err)
+}
+
 // ReleasesDir is where installed release copies live (written by extpkg).
 func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") }
+
+// DevReleasesDir is where development release copies live, apart from
+// installed ones so that the same content can be both without sharing a
+// directory that either could remove.
+func (s *Store) DevReleasesDir() string { return filepath.Join(s.home, "dev-releases") }
 
 // DefaultHome resolves the home: $RUKH_HOME, else $XDG_DATA_HOME/rukh, else
 // $HOME/.local/share/rukh. A nil env reads the process environment.
@@ -166,6 +187,9 @@ func (s *Store) openError(err error) error {
 // open takes the in-process gate, then bbolt's file lock, sharing one
 // deadline. It reports (nil, nil) when a read finds no file.
 func (s *Store) open(write bool) (*bolt.DB, func(), error) {
+	if err := s.checkHome(); err != nil {
+		return nil, nil, err
+	}
 	deadline := time.Now().Add(s.timeout())
 	g := gateFor(s.path)
 	if !g.acquire(write, deadline) {

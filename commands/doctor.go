@@ -1,0 +1,132 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/urfave/cli/v3"
+)
+
+// doctorCheck is one line of `rukh doctor`.
+type doctorCheck struct {
+	Check   string `json:"check"`
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+type doctorReport struct {
+	Home     string        `json:"home"`
+	Healthy  bool          `json:"healthy"`
+	Problems int           `json:"problems"`
+	Checks   []doctorCheck `json:"checks"`
+}
+
+func (a *app) doctorCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check the home: permissions, the store's consistency, every installed release against its digest",
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			rep := a.doctor()
+			if c.Bool("json") {
+				if err := printJSON(a.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				for _, ch := range rep.Checks {
+					if ch.OK {
+						fmt.Fprintf(a.stdout, "ok    %s\n", ch.Check)
+						continue
+					}
+					fmt.Fprintf(a.stdout, "FAIL  %s: %s\n", ch.Check, printable(ch.Problem))
+					if ch.Hint != "" {
+						fmt.Fprintf(a.stdout, "      hint: %s\n", printable(ch.Hint))
+					}
+				}
+				if rep.Healthy {
+					fmt.Fprintf(a.stdout, "home %s is healthy\n", rep.Home)
+				}
+			}
+			if !rep.Healthy {
+				return &exitError{code: ExitFailed, err: kernel.Errorf(kernel.CodeInvalid, "%d problem(s) in home %s", rep.Problems, rep.Home)}
+			}
+			return nil
+		},
+	}
+}
+
+// doctor runs every check it can: a failed one does not stop the others,
+// except that nothing is read from a home that is not safe to read.
+func (a *app) doctor() *doctorReport {
+	rep := &doctorReport{Home: a.store.Home(), Checks: []doctorCheck{}}
+	add := func(check string, err error) bool {
+		ch := doctorCheck{Check: check, OK: err == nil}
+		if err != nil {
+			ch.Problem, ch.Hint = err.Error(), kernel.ErrorHint(err)
+			rep.Problems++
+		}
+		rep.Checks = append(rep.Checks, ch)
+		return err == nil
+	}
+	defer func() { rep.Healthy = rep.Problems == 0 }()
+
+	if !add("home permissions", a.store.CheckHome()) {
+		return rep
+	}
+	if _, err := os.Stat(a.store.Path()); errors.Is(err, os.ErrNotExist) {
+		add("store (none yet: nothing was installed in this home)", nil)
+		return rep
+	}
+	add("store consistency", a.store.Check())
+	rels, err := a.store.Releases()
+	if err != nil {
+		add("release records", err)
+		return rep
+	}
+	known := map[string]bool{} // copy directories the records name
+	for _, r := range rels {
+		dir := a.copyDir(r.Digest, r.Development)
+		known[dir] = true
+		what := fmt.Sprintf("release %s@%s", r.Name, r.Version)
+		if err := extpkg.CheckInstalled(dir, r.Digest); err != nil {
+			hint := "install the original package again ('rukh install PATH') to repair it"
+			if r.Development {
+				hint = "run 'rukh dev PATH' on the package again to replace it"
+			}
+			add(what, kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).WithHint(hint))
+			continue
+		}
+		add(fmt.Sprintf("%s matches %s", what, r.Digest), nil)
+	}
+	// Copies no record names: left by an older rukh or put there by hand.
+	for _, dev := range []bool{false, true} {
+		ents, err := os.ReadDir(a.copiesDir(dev))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			p := filepath.Join(a.copiesDir(dev), e.Name())
+			if known[p] || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			add("copies", kernel.Errorf(kernel.CodeConflict, "%s is not an installed release", p).
+				WithHint(fmt.Sprintf("nothing runs it; remove it: chmod -R u+w %s && rm -rf %s", p, p)))
+		}
+	}
+	if b, rev, err := a.activeBinding(); err != nil {
+		add("active revision", err)
+	} else if b != nil {
+		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
+	}
+	return rep
+}
