@@ -93,7 +93,7 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	b, err := a.decodeBinding(rev.ID, rev.Binding)
+	b, err := a.revisionBinding(rev)
 	if err != nil {
 		return err
 	}

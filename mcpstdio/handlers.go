@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,25 +44,37 @@ const (
 	pageBytes = 1 << 20
 )
 
-// current returns the active revision, nil when nothing is published.
-func (s *server) current() (*revision, *rpcError) {
-	n, err := s.cfg.Active()
-	if err != nil {
-		if kernel.ErrorCode(err) == kernel.CodeNotFound {
-			return nil, nil
+// current calls fn with the active revision's catalog of the launch
+// endpoint (n 0 and a nil catalog when nothing is published), read for
+// this one request.
+func (s *server) current(fn func(n uint64, c Catalog) error) *rpcError {
+	err := s.cfg.View(0, func(n uint64, c Catalog) error {
+		if c != nil && !c.HasEndpoint() {
+			s.warnEndpoint(n, c)
 		}
-		s.logf("mcp: reading the active revision: %v", err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
+		return fn(n, c)
+	})
+	if err == nil {
+		return nil
 	}
-	if n == 0 {
-		return nil, nil
+	if re, ok := err.(rpcFailure); ok {
+		return re.e
 	}
-	r, err := s.cache.get(n)
-	if err != nil {
-		s.logf("mcp: loading revision %d: %v", n, err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
+	s.logf("mcp: reading the active revision: %v", err)
+	return newError(codeInternalError, "the active revision is unavailable")
+}
+
+// rpcFailure carries a JSON-RPC error out of a catalog callback.
+type rpcFailure struct{ e *rpcError }
+
+func (f rpcFailure) Error() string { return f.e.message }
+
+// warnEndpoint says once per revision that the launch endpoint is not in
+// it: most likely a typo in --endpoint.
+func (s *server) warnEndpoint(n uint64, c Catalog) {
+	if s.warned.Swap(n) != n {
+		s.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", s.cfg.Endpoint, c.Revision(), strings.Join(c.Endpoints(), ", "))
 	}
-	return r, nil
 }
 
 const listAgain = "; list again without a cursor"
@@ -74,55 +87,55 @@ const listToolsAgain = ": list tools again (tools/list) to get current names"
 // listTools returns one page of the launch endpoint's tools from the active
 // revision. It copies pre-encoded tool objects and runs nothing else.
 func (s *server) listTools(cursor jsontext.Value) (result, *rpcError) {
-	rev, rerr := s.current()
-	if rerr != nil {
-		return result{}, rerr
-	}
-	pos := 0
-	if cursor != nil {
-		c, ok := stringParam(cursor)
-		if !ok {
-			return result{}, newError(codeInvalidParams, "invalid params: cursor must be a string")
+	var res result
+	rerr := s.current(func(n uint64, c Catalog) error {
+		pos := 0
+		pages := 0
+		if c != nil {
+			pages = c.Pages()
 		}
-		n, p, ok := s.cursors.decode(c)
-		if !ok {
-			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
+		if cursor != nil {
+			cs, ok := stringParam(cursor)
+			if !ok {
+				return rpcFailure{newError(codeInvalidParams, "invalid params: cursor must be a string")}
+			}
+			cn, p, ok := s.cursors.decode(cs)
+			if !ok {
+				return rpcFailure{newError(codeInvalidParams, "invalid cursor"+listAgain)}
+			}
+			if c == nil || cn != n {
+				return rpcFailure{newError(codeInvalidParams, "cursor is from another revision of the tool list"+listAgain)}
+			}
+			if p <= 0 || p >= pages {
+				return rpcFailure{newError(codeInvalidParams, "invalid cursor"+listAgain)}
+			}
+			pos = p
 		}
-		if rev == nil || n != rev.n {
-			return result{}, newError(codeInvalidParams, "cursor is from another revision of the tool list"+listAgain)
+		body := make([]byte, 0, 4096)
+		body = append(body, `"tools":[`...)
+		if pos < pages {
+			first := true
+			if err := c.Page(pos, func(name string, tool []byte) error {
+				if !first {
+					body = append(body, ',')
+				}
+				first = false
+				body = policy.AppendToolWire(body, name, tool)
+				return nil
+			}); err != nil {
+				return err
+			}
 		}
-		if p <= 0 || p > len(rev.wire) {
-			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
+		body = append(body, ']')
+		if pos+1 < pages {
+			body = append(body, `,"nextCursor":"`...)
+			body = append(body, s.cursors.encode(n, pos+1)...)
+			body = append(body, '"')
 		}
-		pos = p
-	}
-	var page []jsontext.Value
-	if rev != nil {
-		page = rev.wire[pos:]
-	}
-	size, end := 0, 0
-	for end < len(page) && end < pageTools {
-		size += len(page[end]) + 1
-		if end > 0 && size > pageBytes {
-			break
-		}
-		end++
-	}
-	body := make([]byte, 0, size+128)
-	body = append(body, `"tools":[`...)
-	for i, w := range page[:end] {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, w...)
-	}
-	body = append(body, ']')
-	if end < len(page) {
-		body = append(body, `,"nextCursor":"`...)
-		body = append(body, s.cursors.encode(rev.n, pos+end)...)
-		body = append(body, '"')
-	}
-	return result{body: body, cacheable: true}, nil
+		res = result{body: body, cacheable: true}
+		return nil
+	})
+	return res, rerr
 }
 
 // Reasons the adapter itself gives in a rejected envelope.
@@ -151,19 +164,21 @@ func (s *server) callTool(req *request, e era) {
 		}
 		token = t
 	}
-	rev, rerr := s.current()
+	var bc *Resolved
+	rerr := s.current(func(_ uint64, c Catalog) error {
+		if c == nil || !c.HasEndpoint() {
+			return nil
+		}
+		var err error
+		if bc, err = c.Resolve(name); err != nil {
+			s.logf("mcp: %v", err)
+			return rpcFailure{newError(codeInternalError, "the active revision is inconsistent")}
+		}
+		return nil
+	})
 	if rerr != nil {
 		s.replyError(req.id, rerr)
 		return
-	}
-	var bc *boundCall
-	if rev != nil && rev.proj != nil {
-		var err error
-		if bc, err = rev.resolve(name); err != nil {
-			s.logf("mcp: %v", err)
-			s.replyError(req.id, newError(codeInternalError, "the active revision is inconsistent"))
-			return
-		}
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
@@ -180,7 +195,7 @@ func (s *server) callTool(req *request, e era) {
 	}
 
 	invID := s.newID()
-	cmd := bc.command
+	cmd := bc.Command
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
 		s.reply(req.id, e, s.rejected(invID, reasonNotManaged))
 		return
@@ -204,7 +219,7 @@ func (s *server) callTool(req *request, e era) {
 	if s.launch == nil {
 		// The launch binding's template is fixed for the life of the
 		// process (SPEC §6): later publishes change tools, not limits.
-		t := bc.template
+		t := bc.Template
 		s.launch = &t
 	}
 	tmpl := *s.launch
@@ -225,7 +240,7 @@ func (s *server) callTool(req *request, e era) {
 	inv := &kernel.Invocation{
 		ID:          invID,
 		Command:     cmd,
-		Dir:         bc.release.Dir,
+		Dir:         bc.Dir,
 		Request:     kreq,
 		Interactive: false,
 		Limits:      tmpl.Limits(),

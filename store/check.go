@@ -143,6 +143,18 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 		return s.broken("%d bindings for %d revisions in the schema-1 layout", bn, blobs)
 	}
 
+	// Shared objects hold what their content address says.
+	if objs := tx.Bucket(bucketObjects); objs != nil {
+		if err := objs.ForEach(func(k, v []byte) error {
+			if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
+				return s.broken("object %x does not match its content address", k)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+
 	// The active pointer: absent before the first publish, then always the
 	// newest revision (every publish and rollback appends and activates).
 	raw := tx.Bucket(bucketMeta).Get(keyActive)

@@ -18,7 +18,6 @@ import (
 //	bucket "gens": key = generation id (16 random bytes) + tag + rest
 //	  'h'                          header: revision id, profile, endpoints
 //	                               (meta, tool and page counts)
-//	  'l'                          the bound releases (opaque JSON)
 //	  'r' depth words…             one CLI route, words joined by 0x00;
 //	                               the depth byte keeps a group's children
 //	                               contiguous and apart from grandchildren
@@ -26,7 +25,8 @@ import (
 //	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
 //	bucket "objects": key = kind + sha256(content) → content, shared by
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
-//	  (a tool object without its name, which alone depends on the revision)
+//	  (a tool object without its name, which alone depends on the revision),
+//	  'l' the bound releases (opaque JSON); the header names its ref
 //	bucket "pending": generation id → start time of a publish still writing
 //
 // A generation is written in bounded chunks (many small transactions) and
@@ -47,13 +47,13 @@ var (
 
 const (
 	tagHeader   = 'h'
-	tagReleases = 'l'
 	tagRoute    = 'r'
 	tagTool     = 't'
 	tagPage     = 'p'
 
-	objDecl = 'd'
-	objBody = 'b'
+	objDecl     = 'd'
+	objBody     = 'b'
+	objReleases = 'l'
 
 	genIDLen = 16
 	refLen   = sha256.Size
@@ -197,11 +197,12 @@ type EndpointInfo struct {
 type header struct {
 	Revision  string
 	Profile   []byte
+	Releases  string // ref of the releases object
 	Endpoints []EndpointInfo
 }
 
 func (h *header) encode() []byte {
-	e := enc(nil).uint(1).str(h.Revision).bytes(h.Profile).uint(uint64(len(h.Endpoints)))
+	e := enc(nil).uint(1).str(h.Revision).bytes(h.Profile).str(h.Releases).uint(uint64(len(h.Endpoints)))
 	for _, ep := range h.Endpoints {
 		e = e.str(ep.Name).bytes(ep.Meta).uint(uint64(ep.Tools)).uint(uint64(ep.Pages))
 	}
@@ -213,7 +214,7 @@ func decodeHeader(b []byte) (*header, bool) {
 	if d.uint() != 1 {
 		return nil, false
 	}
-	h := &header{Revision: d.str(), Profile: clone(d.bytes())}
+	h := &header{Revision: d.str(), Profile: clone(d.bytes()), Releases: d.str()}
 	n := d.uint()
 	if d.err || n > uint64(len(b)) {
 		return nil, false

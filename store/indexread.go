@@ -127,7 +127,7 @@ func (ix *Index) Endpoint(name string) (EndpointInfo, bool) {
 
 // Releases returns the bound releases record (opaque).
 func (ix *Index) Releases() ([]byte, error) {
-	v := ix.get(ix.gens, genKey(ix.gen, tagReleases))
+	v := ix.get(ix.object, append([]byte{objReleases}, ix.hdr.Releases...))
 	if v == nil {
 		return nil, ix.broken("releases")
 	}

@@ -224,9 +224,11 @@ func (w *IndexWriter) finish() error {
 	if err := w.endEndpoint(); err != nil {
 		return err
 	}
-	if err := w.put(bucketGens, genKey(w.gen, tagReleases), w.releases, false); err != nil {
+	ref, err := w.object(objReleases, w.releases)
+	if err != nil {
 		return err
 	}
+	w.hdr.Releases = ref
 	if err := w.put(bucketGens, genKey(w.gen, tagHeader), w.hdr.encode(), false); err != nil {
 		return err
 	}

@@ -118,6 +118,9 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 		used := map[string]struct{}{}
 		for _, g := range kept {
 			ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
+			if h, ok := decodeHeader(gens.Get(genKey(g, tagHeader))); ok {
+				used[string(objReleases)+h.Releases] = struct{}{}
+			}
 			if err := ix.Routes(func(r Route) error {
 				if r.Decl != "" {
 					used[string(objDecl)+r.Decl] = struct{}{}
