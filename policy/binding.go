@@ -48,8 +48,8 @@ type BoundCommand struct {
 	Eligible    bool           `json:"eligible"`
 	// Development: the release is a development copy (`rukh dev`); the
 	// index sets it so a command's copy is found from its record alone.
-	Development bool `json:"development,omitzero"`
-	Reason      string         `json:"reason,omitempty"` // why not eligible
+	Development bool   `json:"development,omitzero"`
+	Reason      string `json:"reason,omitempty"` // why not eligible
 }
 
 // Route kinds.

@@ -46,10 +46,10 @@ var (
 )
 
 const (
-	tagHeader   = 'h'
-	tagRoute    = 'r'
-	tagTool     = 't'
-	tagPage     = 'p'
+	tagHeader = 'h'
+	tagRoute  = 'r'
+	tagTool   = 't'
+	tagPage   = 'p'
 
 	objDecl     = 'd'
 	objBody     = 'b'

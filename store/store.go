@@ -70,7 +70,7 @@ type Store struct {
 	Timeout time.Duration
 
 	reads counter
-	safe atomic.Bool // the home passed checkHome once
+	safe  atomic.Bool // the home passed checkHome once
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
