@@ -191,13 +191,9 @@ func (a *app) draftInput(revID string) (policy.Input, error) {
 	if err != nil {
 		return policy.Input{}, err
 	}
-	rels := make([]store.Release, 0, len(names))
-	for _, n := range names {
-		r, err := a.store.Release(n, d.Active[n])
-		if err != nil {
-			return policy.Input{}, err
-		}
-		rels = append(rels, r)
+	rels, err := a.store.ReleasesAt(names, d.Active)
+	if err != nil {
+		return policy.Input{}, err
 	}
 	return a.candidateInput(in, rels, trusted)
 }
