@@ -93,6 +93,9 @@ func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
 // fakeExtension speaks rukh.invoke/1 on fd 3 and misbehaves on request:
 // its first argument (a fixed execute.args entry) picks the behaviour.
 func fakeExtension() {
+	if code, ok := fakeProcsChild(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(runFake(os.Args[1:]))
 }
 
@@ -178,6 +181,10 @@ func runFake(args []string) int {
 	case "close-early":
 		ch.Close()
 		return 0
+	case "procs": // procs_test.go
+		return fakeProcs(args[1:], inv.Input, func(outcome, text string) {
+			report(outcome, map[string]any{"kind": "text", "text": text}, "")
+		})
 	case "flood":
 		chunk := strings.Repeat("f", 64<<10)
 		for i := 0; i < 64; i++ { // 4 MiB on each stream
@@ -185,6 +192,9 @@ func runFake(args []string) int {
 			os.Stderr.WriteString(chunk)
 		}
 		report("succeeded", text("flooded"), "")
+	case "pretty": // a report pretty-printed over several lines
+		b, _ := json.Marshal(map[string]any{"type": "report", "invocationId": inv.InvocationID, "outcome": "succeeded", "commandResult": text("hi")}, jsontext.WithIndent("  "))
+		ch.Write(append(b, '\n'))
 	case "progress":
 		for i := 1; i <= 3; i++ {
 			fmt.Fprintf(ch, `{"type":"progress","message":"step %d","progress":%d,"total":3}`+"\n", i, i)

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -44,13 +46,18 @@ type app struct {
 	env    func(string) string
 	store  *store.Store
 	runner *kernel.Runner
+	// jsonErrors prints errors as one JSON object (under --json or
+	// --output json): guessed from the arguments before parsing, settled
+	// by the verb once its flags are parsed.
+	jsonErrors bool
 }
 
 // exitError carries an exit code chosen by a verb (an extension's outcome,
 // a passthrough program's status) past urfave/cli.
 type exitError struct {
-	code int
-	err  error // printed unless nil
+	code    int
+	err     error  // printed unless nil
+	outcome string // the extension's outcome, the error's code under --json
 }
 
 func (e *exitError) Error() string {
@@ -65,7 +72,9 @@ func (e *exitError) Unwrap() error { return e.err }
 // Main runs rukh with args (args[0] is the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// A hangup (the terminal or the agent's host went away) stops running
+	// commands like SIGTERM does, so none outlives rukh.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: os.Getenv, runner: kernel.NewRunner()}
 	home, err := store.DefaultHome(a.env)
@@ -78,6 +87,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
 	}
 	root, loadErr := a.root(args)
+	a.jsonErrors = wantsJSON(root, args)
 	if err := unknownCommand(root, args); err != nil {
 		if loadErr != nil && kernel.ErrorCode(err) == kernel.CodeUsage {
 			// the word may be a published command we could not read
@@ -92,32 +102,51 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if ctx.Err() != nil && kernel.ErrorCode(err) != kernel.CodeUsage {
 		var ee *exitError
 		if !errors.As(err, &ee) {
-			fmt.Fprintln(stderr, "rukh: error: interrupted")
+			a.printError(kernel.Errorf(kernel.CodeInternal, "interrupted"), ExitCancelled, "cancelled")
 			return ExitCancelled
 		}
 	}
 	return a.fail(err)
 }
 
-// fail prints err for a person and returns its exit code.
+// fail prints err for a person (or, under --json, as one JSON object) and
+// returns its exit code.
 func (a *app) fail(err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			printError(a.stderr, ee.err)
+			a.printError(ee.err, ee.code, ee.outcome)
 		}
 		return ee.code
 	}
-	printError(a.stderr, err)
-	return exitCode(err)
+	code := exitCode(err)
+	a.printError(err, code, "")
+	return code
 }
 
-func printError(w io.Writer, err error) {
-	msg := err.Error()
-	fmt.Fprintf(w, "rukh: error: %s\n", printable(strings.TrimRight(msg, "\n")))
+// printError writes err to stderr: "rukh: error:" and "rukh: hint:" lines,
+// or under --json one line {"error":{"code","message","hint","exitCode"}}
+// (stdout stays data). The code is the extension's outcome when there is
+// one, else the error's kernel code.
+func (a *app) printError(err error, exit int, outcome string) {
+	msg := strings.TrimRight(err.Error(), "\n")
+	if a.jsonErrors {
+		type jsonError struct {
+			Code     kernel.Code `json:"code"`
+			Message  string      `json:"message"`
+			Hint     string      `json:"hint,omitempty"`
+			ExitCode int         `json:"exitCode"`
+		}
+		b, _ := json.Marshal(struct {
+			Error jsonError `json:"error"`
+		}{jsonError{kernel.Code(orDefault(outcome, string(kernel.ErrorCode(err)))), msg, kernel.ErrorHint(err), exit}}, jsontext.EscapeForHTML(false))
+		fmt.Fprintf(a.stderr, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(a.stderr, "rukh: error: %s\n", printable(msg))
 	if h := kernel.ErrorHint(err); h != "" {
 		for _, line := range strings.Split(h, "\n") {
-			fmt.Fprintf(w, "rukh: hint: %s\n", printable(line))
+			fmt.Fprintf(a.stderr, "rukh: hint: %s\n", printable(line))
 		}
 	}
 }
@@ -177,29 +206,89 @@ func (a *app) root(args []string) (*cli.Command, error) {
 		},
 		Commands: a.ownerVerbs(),
 	}
+	root.ConfigureShellCompletionCommand = configureCompletion
 	err := a.addExtensionCommands(root, args)
-	prepare(root)
+	a.prepare(root)
 	return root, err
 }
 
-// prepare applies the settings urfave/cli does not inherit to every command.
-func prepare(c *cli.Command) {
+// prepare applies the settings urfave/cli does not inherit to every
+// command, completion, and --output beside every owner verb's --json.
+func (a *app) prepare(c *cli.Command) {
 	c.DisableSliceFlagSeparator = true
 	if c.OnUsageError == nil {
 		c.OnUsageError = onUsageError
 	}
-	for _, sub := range c.Commands {
-		prepare(sub)
+	if c.ShellComplete == nil {
+		c.ShellComplete = a.completeOwner
 	}
+	if hasFlag(c, "json") && !hasFlag(c, "output") && c.Action != nil {
+		c.Flags = append(c.Flags, &cli.StringFlag{Name: "output", Value: "text", Usage: "`FORMAT`: text or json (--json is short for --output json)"})
+		act := c.Action
+		c.Action = func(ctx context.Context, cmd *cli.Command) error {
+			out, err := outputFormat(cmd, "output", true)
+			if err != nil {
+				return err
+			}
+			a.jsonErrors = out == "json"
+			if out == "json" {
+				if err := cmd.Set("json", "true"); err != nil {
+					return err
+				}
+			}
+			return act(ctx, cmd)
+		}
+	}
+	for _, sub := range c.Commands {
+		a.prepare(sub)
+	}
+}
+
+// outputFormat reads --output (named name) and, when the command has it
+// from rukh, its --json shorthand.
+func outputFormat(cmd *cli.Command, name string, shorthand bool) (string, error) {
+	out := cmd.String(name)
+	if out != "text" && out != "json" {
+		hint := fmt.Sprintf("run '%s --help' for usage", cmd.FullName())
+		if hasFlag(cmd, "out") {
+			hint = "--out names the file to write; --output is the format of what is printed\n" + hint
+		}
+		return "", kernel.Errorf(kernel.CodeUsage, "--%s must be text or json, got %q", name, out).WithHint(hint)
+	}
+	if shorthand && cmd.Bool("json") {
+		if cmd.IsSet(name) && out != "json" {
+			return "", usageErr("--json contradicts --%s %s", name, out)
+		}
+		out = "json"
+	}
+	return out, nil
+}
+
+func hasFlag(c *cli.Command, name string) bool {
+	for _, f := range c.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func onUsageError(_ context.Context, c *cli.Command, err error, _ bool) error {
 	msg := err.Error()
+	hint := fmt.Sprintf("run '%s --help' for usage", c.FullName())
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown flag " + flagName(name) // urfave/cli prints one dash whatever was typed
+		var names []string
+		for _, f := range c.Flags {
+			names = append(names, f.Names()...)
+		}
+		if s := didYouMean(strings.TrimLeft(name, "-"), "--", names); s != "" {
+			hint = s + "\n" + hint
+		}
 	}
-	return kernel.Errorf(kernel.CodeUsage, "%s", msg).
-		WithHint(fmt.Sprintf("run '%s --help' for usage", c.FullName()))
+	return kernel.Errorf(kernel.CodeUsage, "%s", msg).WithHint(hint)
 }
 
 func jsonFlag() cli.Flag {
@@ -224,6 +313,18 @@ func unknownCommand(root *cli.Command, args []string) error {
 			if cur != root {
 				where = fmt.Sprintf(" in %q", path)
 				hint = fmt.Sprintf("run '%s --help' to see its commands", path)
+			}
+			var names []string
+			if cur == root {
+				names = append(names, "completion") // added by urfave/cli when it runs
+			}
+			for _, sub := range cur.Commands {
+				if !sub.Hidden {
+					names = append(names, sub.Names()...)
+				}
+			}
+			if s := didYouMean(w, "", names); s != "" {
+				hint = s + "\n" + hint
 			}
 			return kernel.Errorf(kernel.CodeUsage, "unknown command %q%s", w, where).WithHint(hint)
 		}

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -32,7 +31,7 @@ func (a *app) policyCmd() *cli.Command {
 					}
 					p, err := policy.ParseProfile(data)
 					if err != nil {
-						return inFile(c.Args().First(), err)
+						return kernel.InFile(c.Args().First(), data, err)
 					}
 					canon := p.Canonical()
 					if err := a.store.UpdateDraft(func(d *store.Draft) error {
@@ -83,18 +82,4 @@ func (a *app) draftProfile() (*policy.Profile, error) {
 		return policy.DefaultProfile(), nil
 	}
 	return policy.ParseProfile(d.Profile)
-}
-
-// inFile prefixes a JSON error with the file it came from.
-func inFile(name string, err error) error {
-	var ke *kernel.Error
-	if errors.As(err, &ke) {
-		c := *ke
-		c.Message = name + ": " + c.Message
-		if c.Path != "" {
-			c.Message, c.Path = name+": "+c.Path+": "+ke.Message, ""
-		}
-		return &c
-	}
-	return err
 }

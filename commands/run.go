@@ -187,14 +187,20 @@ func (a *app) extensionCommand(t cliTarget, bc *policy.BoundCommand, name string
 			Value: &recordValue{rec: rec, param: p.ID}})
 	}
 	c.Flags = append(c.Flags, &cli.StringFlag{Name: outputFlag(decl), Value: "text", Usage: "`FORMAT`: text prints the result as is (structured data as JSON); json prints the whole outcome envelope"})
+	if !taken["json"] {
+		// the shorthand owner verbs have; a command declaring --json keeps its own
+		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "short for --" + outputFlag(decl) + " json"})
+	}
+	c.ShellComplete = a.completeExtension(decl)
 	c.Action = func(ctx context.Context, cmd *cli.Command) error {
-		values, err := cliValues(cmd, decl, rec)
+		out, err := outputFormat(cmd, outputFlag(decl), !taken["json"])
+		a.jsonErrors = out == "json"
 		if err != nil {
 			return err
 		}
-		out := cmd.String(outputFlag(decl))
-		if out != "text" && out != "json" {
-			return usageErr("--output must be text or json, got %q", out)
+		values, err := cliValues(cmd, decl, rec)
+		if err != nil {
+			return err
 		}
 		return a.runManaged(ctx, t, bc, values, out)
 	}
@@ -245,7 +251,7 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		var ke *kernel.Error
 		if errors.As(err, &ke) && ke.Code == kernel.CodeInvalid {
 			ke = ke.AtPath(cliName(decl, ke.Path)).WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
-			return &exitError{code: ExitUsage, err: ke}
+			return &exitError{code: ExitUsage, err: ke, outcome: string(kernel.Rejected)}
 		}
 		return err
 	}
@@ -263,6 +269,7 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		Stdout:     a.stdout,
 		Stderr:     a.stderr,
 		OnProgress: a.progressPrinter(),
+		Terminal:   true, // a person's command may need the terminal
 	})
 	if output == "json" {
 		if err := printJSON(a.stdout, res); err != nil {
@@ -275,13 +282,13 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 	case kernel.Succeeded:
 		return nil
 	case kernel.CommandFailed:
-		return &exitError{code: ExitFailed, err: fmt.Errorf("%s failed: %s", decl.ID, orDefault(res.Reason, "no reason given"))}
+		return &exitError{code: ExitFailed, outcome: string(res.Outcome), err: fmt.Errorf("%s failed: %s", decl.ID, orDefault(res.Reason, "no reason given"))}
 	case kernel.Rejected:
-		return &exitError{code: ExitUsage, err: fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)}
+		return &exitError{code: ExitUsage, outcome: string(res.Outcome), err: fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)}
 	case kernel.Cancelled:
-		return &exitError{code: ExitCancelled, err: fmt.Errorf("%s was cancelled: %s", decl.ID, strings.TrimPrefix(res.Reason, "cancelled: "))}
+		return &exitError{code: ExitCancelled, outcome: string(res.Outcome), err: fmt.Errorf("%s was cancelled: %s", decl.ID, strings.TrimPrefix(res.Reason, "cancelled: "))}
 	default:
-		return &exitError{code: ExitExecution, err: fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)}
+		return &exitError{code: ExitExecution, outcome: string(res.Outcome), err: fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)}
 	}
 }
 

@@ -157,7 +157,7 @@ func (p *Package) check(t *tree) error {
 	}
 	m, err := kernel.ParseManifest(data)
 	if err != nil {
-		return err
+		return kernel.InFile(kernel.ManifestFile, data, err)
 	}
 	for i, c := range m.Commands {
 		if err := checkProgram(t, i, &c); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -126,7 +127,7 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 		return channelEvent{violation: fmt.Sprintf(format, args...)}
 	}
 	if err := CheckJSON(line, JSONLimits{MaxDepth: channelDepth}); err != nil {
-		return bad("invalid channel message: %v", err)
+		return bad("invalid channel message: %v%s", err, lineHint(line, err))
 	}
 	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return bad("channel message is not a JSON object")
@@ -185,6 +186,26 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 	default:
 		return bad("unknown message type %s", strconv.Quote(*head.Type))
 	}
+}
+
+// lineHint explains a line that is not one whole JSON object: the usual
+// cause is a program that pretty-prints its messages or splits one across
+// writes, and the JSON error alone ("unexpected end of JSON input") does
+// not say so.
+func lineHint(line []byte, err error) string {
+	const rule = " (the channel carries one complete JSON object per line, ending in a newline"
+	t, msg := bytes.TrimSpace(line), err.Error()
+	switch {
+	case len(t) == 0:
+		return rule + "; this line is empty)"
+	case strings.Contains(msg, "several top-level"):
+		return rule + "; this line holds more than one value)"
+	case strings.Contains(msg, "unexpected end of JSON input"):
+		return rule + "; this line starts a value it does not finish: pretty-printed or truncated JSON?)"
+	case t[0] != '{' && t[0] != '[':
+		return rule + "; this line does not start with '{': part of a pretty-printed or split message?)"
+	}
+	return ""
 }
 
 // resultChecker checks a commandResult against the declared kind and

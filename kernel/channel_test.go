@@ -77,8 +77,11 @@ func TestParseChannelLine(t *testing.T) {
 		{"no type", `{"message":"x"}`, `without "type"`, "", ""},
 		{"core message", `{"type":"cancel","reason":"x"}`, `"cancel" is sent by the core`, "", ""},
 		{"invalid utf-8", "{\"type\":\"progress\",\"message\":\"\xff\"}", "invalid UTF-8", "", ""},
-		{"two values", `{"type":"progress"} {}`, "invalid channel message", "", ""},
-		{"empty", ``, "invalid channel message", "", ""},
+		{"two values", `{"type":"progress"} {}`, "invalid channel message: several top-level JSON values (the channel carries one complete JSON object per line, ending in a newline; this line holds more than one value)", "", ""},
+		{"empty", ``, "one complete JSON object per line, ending in a newline; this line is empty", "", ""},
+		{"pretty-printed first line", `{`, "invalid channel message: unexpected end of JSON input (the channel carries one complete JSON object per line, ending in a newline; this line starts a value it does not finish: pretty-printed or truncated JSON?)", "", ""},
+		{"truncated", `{"type":"report","invocationId":"inv_a","outc`, "one complete JSON object per line, ending in a newline; this line starts a value it does not finish", "", ""},
+		{"pretty-printed member line", `  "type": "report",`, "one complete JSON object per line, ending in a newline; this line does not start with '{': part of a pretty-printed or split message?", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

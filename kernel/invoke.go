@@ -80,10 +80,12 @@ func orDefault(d, def time.Duration) time.Duration {
 // Invoke runs inv.Command once and returns its one final outcome. The
 // program is Dir + execute.program, argv is the program plus execute.args
 // (never user input), the working directory is the caller's, the process
-// gets its own process group and a minimal environment, and input travels
-// only on the channel. Invoke returns after the program exited, its whole
-// process group was killed and reaped, and its streams were drained (or
-// DrainTimeout passed); only then is checked data handed out.
+// gets its own process group (and, unless inv.Terminal, its own session
+// without a controlling terminal) and a minimal environment, and input
+// travels only on the channel. Invoke returns after the program exited,
+// every process it left behind, in its group or not, was killed and reaped
+// (procs.go), and its streams were drained (or DrainTimeout passed); only
+// then is checked data handed out.
 // inv.OnProgress runs on the goroutine driving the invocation and must not
 // block; it is not called once the stop sequence began.
 func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
@@ -216,6 +218,27 @@ type session struct {
 	invokeLine []byte
 
 	termGrace, killGrace, drain time.Duration
+
+	// set by start
+	cmd        *exec.Cmd
+	proc       *tracked
+	conn       *os.File       // the parent end of the channel
+	parentSide closers        // conn, pipe read ends, the stdin write end
+	readEnds   []*os.File     // stdout/stderr pipes being drained
+	copies     sync.WaitGroup // the stdout/stderr drains
+	out        chan []byte    // to the writer: the invoke line, then at most one cancel
+	writerDone chan struct{}
+	events     chan channelEvent // from the reader
+	quit       chan struct{}     // stops the reader
+	readerDone chan struct{}
+
+	// set by supervise and drain
+	report     *checkedReport
+	violation  string
+	stopReason string
+	stopping   bool
+	killC      <-chan time.Time
+	readerEnd  bool
 }
 
 // closers collects file descriptors to close once.
@@ -228,40 +251,71 @@ func (c closers) close() {
 	}
 }
 
-// run starts the child and drives it to its one outcome.
+// run starts the child and drives it to its one outcome: start, supervise
+// until the leader exits, clean up every process it left, drain.
 func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
-	var parentSide, childSide closers
-	defer parentSide.close()
-	defer childSide.close() // no-op after the explicit close below
+	if reason := s.start(); reason != "" {
+		return ExecutionFailed, reason, nil
+	}
+	defer s.parentSide.close()
+	s.supervise(ctx)
+	// The leader is a zombie, so its pid still names its group: kill every
+	// process left in it and every other one the invocation left behind,
+	// then reap the leader.
+	syscall.Kill(-s.proc.leader, syscall.SIGKILL)
+	cleanup(s.proc)
+	waitErr := s.cmd.Wait()
+	untrack(s.proc)
+	s.drainAll()
+
+	return s.decide(s.cmd.ProcessState, waitErr, s.report, s.violation, s.stopReason)
+}
+
+// start creates the channel and the stream pipes, starts the program and
+// the goroutines serving it. On failure it returns the reason and leaves
+// nothing open.
+func (s *session) start() (reason string) {
+	var childSide closers // the child holds its own copies once started
+	defer func() { childSide.close() }()
+	defer func() {
+		if reason != "" {
+			s.parentSide.close()
+			s.copies.Wait()
+		}
+	}()
 
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return ExecutionFailed, fmt.Sprintf("cannot create the channel: %v", err), nil
+		return fmt.Sprintf("cannot create the channel: %v", err)
 	}
 	// A nonblocking parent end makes the *os.File pollable, so Close
 	// unblocks a pending Read or Write.
 	if err := syscall.SetNonblock(fds[0], true); err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
-		return ExecutionFailed, fmt.Sprintf("cannot create the channel: %v", err), nil
+		return fmt.Sprintf("cannot create the channel: %v", err)
 	}
-	conn := os.NewFile(uintptr(fds[0]), "rukh-channel")
+	s.conn = os.NewFile(uintptr(fds[0]), "rukh-channel")
 	childConn := os.NewFile(uintptr(fds[1]), "rukh-channel-child")
-	parentSide.add(conn)
+	s.parentSide.add(s.conn)
 	childSide.add(childConn)
 
-	cmd := &exec.Cmd{
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if s.inv.Terminal {
+		attr.Setpgid = true // the caller's session: the terminal stays reachable
+	} else {
+		attr.Setsid = true // no controlling terminal: /dev/tty cannot be opened
+	}
+	s.cmd = &exec.Cmd{
 		Path:        s.prog,
 		Args:        append([]string{s.prog}, s.inv.Command.Execute.Args...),
 		Env:         s.r.childEnv(s.id),
 		ExtraFiles:  []*os.File{childConn},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: attr,
 	}
 
 	// Streams: an *os.File goes to the child as is (the CLI's terminal);
 	// any other writer gets a pipe drained by a goroutine to EOF.
-	var copies sync.WaitGroup
-	var readEnds []*os.File
 	output := func(w io.Writer) (io.Writer, error) {
 		if w == nil {
 			return nil, nil // exec connects the null device
@@ -273,56 +327,43 @@ func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
 		if err != nil {
 			return nil, err
 		}
-		parentSide.add(pr)
+		s.parentSide.add(pr)
 		childSide.add(pw)
-		readEnds = append(readEnds, pr)
-		copies.Add(1)
+		s.readEnds = append(s.readEnds, pr)
+		s.copies.Add(1)
 		go func() {
-			defer copies.Done()
+			defer s.copies.Done()
 			drainTo(w, pr)
 		}()
 		return pw, nil
 	}
-	if cmd.Stdout, err = output(s.inv.Stdout); err == nil {
-		cmd.Stderr, err = output(s.inv.Stderr)
+	if s.cmd.Stdout, err = output(s.inv.Stdout); err == nil {
+		s.cmd.Stderr, err = output(s.inv.Stderr)
 	}
 	if err != nil {
-		childSide.close()
-		childSide = nil
-		parentSide.close()
-		parentSide = nil
-		copies.Wait()
-		return ExecutionFailed, fmt.Sprintf("cannot create output pipes: %v", err), nil
+		return fmt.Sprintf("cannot create output pipes: %v", err)
 	}
 	var stdinW *os.File
 	switch in := s.inv.Stdin.(type) {
 	case nil:
 		// exec connects the null device: a closed stdin.
 	case *os.File:
-		cmd.Stdin = in
+		s.cmd.Stdin = in
 	default:
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			childSide.close()
-			childSide = nil
-			return ExecutionFailed, fmt.Sprintf("cannot create the stdin pipe: %v", err), nil
+			return fmt.Sprintf("cannot create the stdin pipe: %v", err)
 		}
 		childSide.add(pr)
-		parentSide.add(pw)
-		cmd.Stdin = pr
+		s.parentSide.add(pw)
+		s.cmd.Stdin = pr
 		stdinW = pw
 	}
 
-	err = cmd.Start()
-	childSide.close() // the child holds its own copies now
-	childSide = nil
+	s.proc, err = startTracked(s.cmd, s.id)
 	if err != nil {
-		parentSide.close()
-		parentSide = nil
-		copies.Wait()
-		return ExecutionFailed, fmt.Sprintf("cannot start program: %v", err), nil
+		return fmt.Sprintf("cannot start program: %v", err)
 	}
-	pgid := cmd.Process.Pid
 	if stdinW != nil {
 		// Not waited for: it may block reading the caller's reader. Closing
 		// stdinW at the end makes its next write fail.
@@ -332,133 +373,128 @@ func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
 		}()
 	}
 
-	// Writer: the invoke line first, then at most one cancel.
-	out := make(chan []byte, 2)
-	out <- s.invokeLine
-	writerDone := make(chan struct{})
+	s.out = make(chan []byte, 2)
+	s.out <- s.invokeLine
+	s.writerDone = make(chan struct{})
 	go func() {
-		defer close(writerDone)
-		for b := range out {
-			if _, err := conn.Write(b); err != nil {
-				for range out {
+		defer close(s.writerDone)
+		for b := range s.out {
+			if _, err := s.conn.Write(b); err != nil {
+				for range s.out {
 				}
 				return
 			}
 		}
 	}()
 
-	// Reader: checks each message as it arrives.
-	events := make(chan channelEvent)
-	quit := make(chan struct{})
-	readerDone := make(chan struct{})
+	// The reader checks each message as it arrives.
+	s.events = make(chan channelEvent)
+	s.quit = make(chan struct{})
+	s.readerDone = make(chan struct{})
 	go func() {
-		defer close(readerDone)
-		s.readChannel(conn, events, quit)
+		defer close(s.readerDone)
+		s.readChannel(s.conn, s.events, s.quit)
 	}()
+	return ""
+}
 
+// supervise handles channel events, the deadline, cancellation and the
+// stop sequence until the leader exits (it is left a zombie).
+func (s *session) supervise(ctx context.Context) {
 	exited := make(chan error, 1)
-	go func() { exited <- waitExited(pgid) }()
-
-	var (
-		report     *checkedReport
-		violation  string
-		stopReason string
-		stopping   bool
-		termC      <-chan time.Time
-		killC      <-chan time.Time
-		readerEnd  bool
-	)
+	go func() { exited <- waitExited(s.proc.leader) }()
 	deadline := time.NewTimer(s.lim.Timeout)
 	defer deadline.Stop()
 	ctxDone := ctx.Done()
-	leaderExited := false
-
-	signalGroup := func(sig syscall.Signal) { syscall.Kill(-pgid, sig) }
-	stop := func(reason string) {
-		if stopping {
-			return // the stop deadline is fixed at the first stop
-		}
-		stopping = true
-		stopReason = reason
-		select {
-		case out <- encodeCancel(reason):
-		default:
-		}
-		termC = time.After(s.termGrace)
-		killC = time.After(s.termGrace + s.killGrace)
-	}
-	handle := func(ev channelEvent, ok bool) {
-		if !ok {
-			readerEnd = true
-			return
-		}
-		switch {
-		case ev.violation != "":
-			if violation == "" && stopReason == "" {
-				violation = ev.violation
-			}
-			conn.Close() // the child's further writes fail
-			if !leaderExited && !stopping {
-				stopping = true
-				signalGroup(syscall.SIGTERM)
-				killC = time.After(s.killGrace)
-			}
-		case ev.report != nil:
-			report = ev.report
-		case ev.progress != nil:
-			if s.inv.OnProgress != nil && !stopping {
-				s.inv.OnProgress(*ev.progress)
-			}
-		}
-	}
-
-	for !leaderExited {
+	var termC <-chan time.Time
+	for {
 		select {
 		case <-exited:
-			leaderExited = true
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-			}
-			handle(ev, ok)
+			return
+		case ev, ok := <-s.events:
+			s.handle(ev, ok, false)
 		case <-ctxDone:
 			ctxDone = nil
-			stop(cancelReason(ctx))
+			termC = s.stop(cancelReason(ctx))
 		case <-deadline.C:
-			stop("deadline exceeded")
+			termC = s.stop("deadline exceeded")
 		case <-termC:
 			termC = nil
-			signalGroup(syscall.SIGTERM)
-		case <-killC:
-			killC = nil
-			signalGroup(syscall.SIGKILL)
+			s.signalGroup(syscall.SIGTERM)
+		case <-s.killC:
+			s.killC = nil
+			s.signalGroup(syscall.SIGKILL)
 		}
 	}
-	// The leader is a zombie, so its pid still names the group: kill every
-	// process left in it, then reap the leader.
-	signalGroup(syscall.SIGKILL)
-	waitErr := cmd.Wait()
+}
 
-	// Drain the channel and the streams to EOF, bounded.
+func (s *session) signalGroup(sig syscall.Signal) { syscall.Kill(-s.proc.leader, sig) }
+
+// stop begins the stop sequence: the cancel message now, SIGTERM after the
+// term grace, SIGKILL at the stop deadline. The stop deadline is fixed at
+// the first stop; it returns the SIGTERM timer (nil if already stopping).
+func (s *session) stop(reason string) <-chan time.Time {
+	if s.stopping {
+		return nil
+	}
+	s.stopping = true
+	s.stopReason = reason
+	select {
+	case s.out <- encodeCancel(reason):
+	default:
+	}
+	s.killC = time.After(s.termGrace + s.killGrace)
+	return time.After(s.termGrace)
+}
+
+// handle records one channel event; ok false is the reader's end. A
+// violation closes the channel and, while the leader lives, stops it at
+// once: SIGTERM now, SIGKILL after the kill grace.
+func (s *session) handle(ev channelEvent, ok, leaderExited bool) {
+	if !ok {
+		s.readerEnd = true
+		s.events = nil
+		return
+	}
+	switch {
+	case ev.violation != "":
+		if s.violation == "" && s.stopReason == "" {
+			s.violation = ev.violation
+		}
+		s.conn.Close() // the child's further writes fail
+		if !leaderExited && !s.stopping {
+			s.stopping = true
+			s.signalGroup(syscall.SIGTERM)
+			s.killC = time.After(s.killGrace)
+		}
+	case ev.report != nil:
+		s.report = ev.report
+	case ev.progress != nil:
+		if s.inv.OnProgress != nil && !s.stopping {
+			s.inv.OnProgress(*ev.progress)
+		}
+	}
+}
+
+// drainAll reads the channel and the streams to EOF, bounded by the drain
+// timeout, then closes the channel.
+func (s *session) drainAll() {
 	drainC := time.After(s.drain)
 	expired := false
-	for !readerEnd {
+	for !s.readerEnd {
 		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-			}
-			handle(ev, ok)
+		case ev, ok := <-s.events:
+			s.handle(ev, ok, true)
 		case <-drainC:
 			expired = true
-			close(quit)
-			conn.Close()
-			<-readerDone
-			readerEnd = true
+			close(s.quit)
+			s.conn.Close()
+			<-s.readerDone
+			s.readerEnd = true
 		}
 	}
 	copiesDone := make(chan struct{})
-	go func() { copies.Wait(); close(copiesDone) }()
+	go func() { s.copies.Wait(); close(copiesDone) }()
 	if !expired {
 		select {
 		case <-copiesDone:
@@ -467,16 +503,14 @@ func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
 		}
 	}
 	if expired {
-		for _, f := range readEnds {
+		for _, f := range s.readEnds {
 			f.Close()
 		}
 		<-copiesDone
 	}
-	close(out)
-	conn.Close()
-	<-writerDone
-
-	return s.decide(cmd.ProcessState, waitErr, report, violation, stopReason)
+	close(s.out)
+	s.conn.Close()
+	<-s.writerDone
 }
 
 // decide applies the outcome rules of docs/extension-protocol.md.

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeArg marks a re-exec of the test binary as a fake extension: argv is
@@ -76,6 +79,20 @@ func data(v any) any    { return map[string]any{"kind": "structured", "data": v}
 func runFake(behaviour string) int {
 	switch behaviour {
 	case "sleep": // a grandchild: holds the inherited stdout until killed
+		time.Sleep(time.Minute)
+		return 0
+	case "escapee": // a grandchild that left the session; with "double", its parent exited
+		if len(os.Args) > 3 && os.Args[3] == "double" {
+			exe, _ := os.Executable()
+			g := exec.Command(exe, fakeArg, "escapee")
+			g.Env = []string{} // no RUKH_INVOCATION_ID to find it by
+			g.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if g.Start() != nil {
+				return 9
+			}
+			fmt.Println(g.Process.Pid)
+			return 0
+		}
 		time.Sleep(time.Minute)
 		return 0
 	case "passthrough":
@@ -196,6 +213,41 @@ func runFake(behaviour string) int {
 			}
 		}
 		c.report("succeeded", text(fmt.Sprint(os.Getpid())))
+	case "escape": // reports "SETSID_PID DOUBLE_FORKED_PID", leaves both running
+		exe, _ := os.Executable()
+		a := exec.Command(exe, fakeArg, "escapee")
+		a.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if a.Start() != nil {
+			return 9
+		}
+		pid, err := exec.Command(exe, fakeArg, "escapee", "double").Output()
+		if err != nil {
+			return 9
+		}
+		c.report("succeeded", text(fmt.Sprintf("%d %s", a.Process.Pid, strings.TrimSpace(string(pid)))))
+	case "session": // whether the program leads its own session, and its tty_nr
+		sid, _ := unix.Getsid(0)
+		st, _ := os.ReadFile("/proc/self/stat")
+		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+		c.report("succeeded", text(fmt.Sprintf("leader=%v tty_nr=%s", sid == os.Getpid(), f[4])))
+	case "record-stop": // logs to the file named by input title what reaches it, never exits
+		log, err := os.Create(fmt.Sprint(c.msg.Input["title"]))
+		if err != nil {
+			return 9
+		}
+		start := time.Now()
+		note := func(what string) { fmt.Fprintf(log, "%s %d\n", what, time.Since(start).Milliseconds()) }
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		go func() {
+			for range sigs {
+				note("term")
+			}
+		}()
+		if line, _ := c.r.ReadString('\n'); strings.Contains(line, `"type":"cancel"`) {
+			note("cancel")
+		}
+		time.Sleep(time.Minute)
 	case "close-early":
 		c.f.Close()
 	case "flood-output":

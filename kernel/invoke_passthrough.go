@@ -23,8 +23,9 @@ const passthroughKillGrace = 5 * time.Second
 // (so Ctrl-C and job control reach it directly) and the caller's group is
 // restored afterwards; otherwise SIGINT, SIGTERM, SIGHUP and SIGQUIT the
 // caller receives are forwarded to the group. When ctx is done the group
-// gets SIGTERM, then SIGKILL 5 s later. After the program exits
-// whatever it left in its group is killed. exitCode is the program's exit
+// gets SIGTERM, then SIGKILL 5 s later. After the program exits every
+// process it left behind, in its group or not, is killed (see procs.go);
+// the program gets SIGKILL if rukh dies. exitCode is the program's exit
 // status, or 128+signal when a signal ended it; err is set only when the
 // program could not be started or waited for.
 func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error) {
@@ -43,7 +44,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		// An escaped grandchild holding a copied stream must not hang Wait.
 		WaitDelay: time.Second,
 	}
@@ -58,10 +59,11 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	if err := cmd.Start(); err != nil {
+	proc, err := startTracked(cmd, "")
+	if err != nil {
 		return -1, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("cannot start program %q", c.Execute.Program), Err: err}
 	}
-	pgid := cmd.Process.Pid
+	pgid := proc.leader
 	if tty >= 0 {
 		defer restoreForeground(tty)
 	}
@@ -86,7 +88,9 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 		}
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	cleanup(proc)
 	waitErr := cmd.Wait()
+	untrack(proc)
 	ps := cmd.ProcessState
 	if ps == nil {
 		return -1, &Error{Code: CodeInternal, Message: "cannot wait for the program", Err: waitErr}

@@ -62,6 +62,10 @@ type Invocation struct {
 	Stdout      io.Writer
 	Stderr      io.Writer
 	OnProgress  func(Progress)
+	// Terminal keeps the program in the caller's session, so it can reach
+	// the caller's controlling terminal (the CLI). Otherwise it starts in a
+	// new session with no controlling terminal (MCP).
+	Terminal bool
 }
 
 // Result is the final word on one invocation. CommandResult is the checked

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -157,4 +158,117 @@ func goTypeName(t string) string {
 		return "an array"
 	}
 	return "an object"
+}
+
+// InFile locates an error about a JSON text in the file it came from: the
+// message gains name:line:column, of the syntax error or else of the value
+// (or member name) at the error's JSON pointer, and keeps the pointer, so a
+// person or an editor can jump there. Errors that are not *Error pass
+// through.
+func InFile(name string, data []byte, err error) error {
+	var ke *Error
+	if !errors.As(err, &ke) {
+		return err
+	}
+	c := *ke
+	where := name
+	if line, col, ok := jsonPosition(data, ke.Path); ok {
+		where = fmt.Sprintf("%s:%d:%d", name, line, col)
+	}
+	c.Message = where + ": " + ke.Message
+	if ke.Path != "" {
+		c.Message = where + ": " + ke.Path + ": " + ke.Message
+	}
+	c.Path = ""
+	if off, ok := syntaxOffset(data); ok && trailingComma(data, off) {
+		c.Message += " (JSON allows no comma before a closing bracket)"
+	}
+	return &c
+}
+
+func trailingComma(data []byte, off int64) bool {
+	if off >= int64(len(data)) || data[off] != ',' {
+		return false
+	}
+	rest := bytes.TrimLeft(data[off+1:], " \t\r\n")
+	return len(rest) > 0 && (rest[0] == '}' || rest[0] == ']')
+}
+
+// jsonPosition finds the 1-based line and column (in characters) of the
+// first syntax error in data or, when the text is sound, of the value at
+// ptr or its nearest enclosing value.
+func jsonPosition(data []byte, ptr string) (line, col int, ok bool) {
+	off, found := syntaxOffset(data)
+	if !found {
+		if ptr != "" && !strings.HasPrefix(ptr, "/") {
+			return 0, 0, false
+		}
+		for p := jsontext.Pointer(ptr); ; p = p.Parent() {
+			if off, found = pointerOffset(data, string(p)); found || p == "" {
+				break
+			}
+		}
+	}
+	if !found {
+		return 0, 0, false
+	}
+	before := data[:min(int(off), len(data))]
+	nl := bytes.LastIndexByte(before, '\n')
+	return bytes.Count(before, []byte{'\n'}) + 1, utf8.RuneCount(before[nl+1:]) + 1, true
+}
+
+// syntaxOffset returns where data stops being one JSON value.
+func syntaxOffset(data []byte) (int64, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	depth := 0
+	for {
+		tok, err := d.ReadToken()
+		var se *jsontext.SyntacticError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF && depth > 0:
+			return int64(len(bytes.TrimRight(data, " \t\r\n"))), true
+		case errors.As(err, &se):
+			return se.ByteOffset, true
+		case err == io.EOF:
+			return 0, false // an empty text is reported without a position
+		case err != nil:
+			return d.InputOffset(), true
+		}
+		switch tok.Kind() {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		if depth == 0 {
+			end := d.InputOffset()
+			if _, err := d.ReadToken(); err == io.EOF {
+				return 0, false
+			}
+			return skipSpace(data, end), true // a second top-level value
+		}
+	}
+}
+
+// pointerOffset returns where the token at ptr starts: a member's name for
+// an object member, the value for an array element or the root.
+func pointerOffset(data []byte, ptr string) (int64, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	for {
+		start := d.InputOffset()
+		tok, err := d.ReadToken()
+		if err != nil {
+			return 0, false
+		}
+		if k := tok.Kind(); k != '}' && k != ']' && string(d.StackPointer()) == ptr {
+			return skipSpace(data, start), true
+		}
+	}
+}
+
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off
 }

@@ -50,3 +50,36 @@ func TestCheckJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestInFile(t *testing.T) {
+	t.Parallel()
+	text := "{\n  \"a\": [1,\n    {\"b\": true}],\n  \"c\": \"é\", \"d\": 3\n}\n"
+	tests := []struct {
+		name string
+		data string
+		err  error
+		want string
+	}{
+		{"member", text, &Error{Code: CodeInvalid, Path: "/c", Message: "bad"}, "f.json:4:3: /c: bad"},
+		{"after a wide character", text, &Error{Code: CodeInvalid, Path: "/d", Message: "bad"}, "f.json:4:13: /d: bad"},
+		{"array element", text, &Error{Code: CodeInvalid, Path: "/a/1/b", Message: "bad"}, "f.json:3:6: /a/1/b: bad"},
+		{"missing member: the enclosing object", text, &Error{Code: CodeInvalid, Path: "/a/1/x", Message: "missing"}, "f.json:3:5: /a/1/x: missing"},
+		{"no path: the root", text, &Error{Code: CodeInvalid, Message: "bad"}, "f.json:1:1: bad"},
+		{"trailing comma", "{\n  \"a\": 1,\n}\n", nil, "f.json:2:9: "},
+		{"truncated", "{\n  \"a\": [1,\n", nil, "f.json:2:11: unexpected end of JSON input"},
+		{"duplicate name", "{\"a\": 1,\n \"a\": 2}", nil, "f.json:2:2: "},
+		{"two values", "{}\n {}", nil, "f.json:2:2: several top-level JSON values"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err
+			if err == nil {
+				err = CheckJSON([]byte(tt.data), JSONLimits{})
+			}
+			got := InFile("f.json", []byte(tt.data), err).Error()
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want prefix %q", got, tt.want)
+			}
+		})
+	}
+}

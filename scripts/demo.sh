@@ -37,10 +37,12 @@ pretty() {
 	fi
 }
 
-step "build rukh (static) and the notes example"
+step "build rukh (static) and the notes example (the first build downloads Go modules: ~1-2 min)"
 # Built before HOME changes below, so Go keeps using its own caches.
 mkdir -p "$tmp/bin"
+echo "building rukh (CGO_ENABLED=0 go build -trimpath) into $tmp/bin"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/bin/rukh" .
+echo "building the notes example into a copy of its package: notes-pkg/bin/notes"
 cp -R examples/notes/package "$tmp/notes-pkg"
 rm -rf "$tmp/notes-pkg/bin" "$tmp/notes-pkg/rukh-extension.sig"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/notes-pkg/bin/notes" ./examples/notes

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, vet, the static build, every Go test
-# (unit, store crash, testscript against the real binary, Go MCP clients),
-# and the npm MCP clients against the real binary (scripts/interop.sh).
+# The whole test suite: formatting, vet, staticcheck, the static build, every
+# Go test (unit, store crash, testscript against the real binary, Go MCP
+# clients), the race detector over the concurrent packages, and the npm MCP
+# clients against the real binary (scripts/interop.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,11 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== staticcheck"
+# Pinned; go run builds it once into the build cache (the module proxy must
+# be reachable the first time).
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
 echo "== go.mod is tidy"
 go mod tidy -diff
 
@@ -23,6 +29,9 @@ CGO_ENABLED=0 go build -trimpath -o bin/rukh .
 
 echo "== go test"
 go test -count=1 ./...
+
+echo "== go test -race (kernel, store, mcpstdio)"
+go test -race -count=1 ./kernel/ ./store/ ./mcpstdio/
 
 if [ -x scripts/interop.sh ]; then
   echo "== interop (npm MCP clients)"

@@ -1,0 +1,621 @@
+package main
+
+// Process hygiene through the real binary: for every way an invocation stops
+// and every shape of child process, nothing the extension started is left
+// running. Each process of the fake extension ("procs" behaviours below)
+// writes "PID STARTTIME ROLE" into the case's directory; after the stop the
+// test checks each of those processes by pid (the start time guards against
+// pid reuse; a zombie counts as gone), never by name.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gowebpki/jcs"
+	"golang.org/x/sys/unix"
+)
+
+// procShapes are the child shapes and how many processes each starts.
+var procShapes = []struct {
+	name  string
+	procs int
+}{
+	{"simple", 1},   // the leader alone
+	{"group", 3},    // two grandchildren in the leader's process group
+	{"setsid", 2},   // a grandchild in a session of its own
+	{"double", 3},   // double fork: a child starts a grandchild that leaves the session and clears its environment, then exits
+	{"stubborn", 3}, // leader and two grandchildren ignore SIGTERM
+}
+
+func procCount(shape string) int {
+	for _, s := range procShapes {
+		if s.name == shape {
+			return s.procs
+		}
+	}
+	return 0
+}
+
+// fakeProcs is the leader of a "procs" command: it starts its shape, waits
+// until every process wrote its marker, then exits, fails or hangs as the
+// input's mode says. "fds" and "tty" report what the program can see.
+func fakeProcs(args []string, input jsontext.Value, report func(outcome, text string)) int {
+	var in struct{ Dir, Mode string }
+	stdjson.Unmarshal(input, &in)
+	shape := args[0]
+	switch shape {
+	case "fds": // where every open descriptor points
+		ents, _ := os.ReadDir("/proc/self/fd")
+		var links []string
+		for _, e := range ents {
+			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			links = append(links, e.Name()+"="+l)
+		}
+		report("succeeded", strings.Join(links, " "))
+		return 0
+	case "tty": // whether the program can reach a controlling terminal
+		devtty := "ok"
+		if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err != nil {
+			devtty = err.Error()
+		} else {
+			f.Close()
+		}
+		st := statFields(os.Getpid())
+		report("succeeded", fmt.Sprintf("devtty=%s tty_nr=%s", devtty, st[4]))
+		return 0
+	}
+	markSelf(in.Dir, "leader")
+	switch shape {
+	case "group":
+		startFake(nil, nil, "procs-child", in.Dir)
+		startFake(nil, nil, "procs-child", in.Dir)
+	case "setsid":
+		startFake(&syscall.SysProcAttr{Setsid: true}, nil, "procs-child", in.Dir)
+	case "double":
+		startFake(nil, nil, "procs-middle", in.Dir)
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		startFake(nil, nil, "procs-child", in.Dir, "stubborn")
+		startFake(nil, nil, "procs-child", in.Dir, "stubborn")
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(readMarkers(in.Dir)) < procCount(shape); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return 9
+		}
+	}
+	switch in.Mode {
+	case "exit":
+		report("succeeded", "started")
+		return 0
+	case "fail":
+		report("command_failed", "")
+		return 1
+	}
+	time.Sleep(time.Hour) // hang: ignores cancel; SIGTERM ends it unless stubborn
+	return 0
+}
+
+// fakeProcsChild runs the grandchildren of fakeProcs, which have no channel.
+func fakeProcsChild(args []string) (int, bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	switch args[0] {
+	case "procs-child": // DIR [stubborn]: holds stdout and stderr until killed
+		if len(args) > 2 && args[2] == "stubborn" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		markSelf(args[1], "child")
+		time.Sleep(time.Hour)
+		return 0, true
+	case "procs-middle": // DIR: start an escaping grandchild, then exit
+		markSelf(args[1], "middle")
+		startFake(&syscall.SysProcAttr{Setsid: true}, []string{}, "procs-child", args[1])
+		return 0, true
+	}
+	return 0, false
+}
+
+// startFake starts this binary as rukh-fake-ext with args, sharing stdout
+// and stderr (so a stream stays open while it lives).
+func startFake(attr *syscall.SysProcAttr, env []string, args ...string) {
+	exe, err := os.Executable()
+	if err != nil {
+		os.Exit(9)
+	}
+	cmd := &exec.Cmd{Path: exe, Args: append([]string{"rukh-fake-ext"}, args...), Env: env,
+		Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: attr}
+	if env == nil {
+		cmd.Env = os.Environ()
+	}
+	if err := cmd.Start(); err != nil {
+		os.Exit(9)
+	}
+}
+
+// statFields are the fields of /proc/PID/stat after the command name: [0]
+// is the state, [1] the parent, [4] tty_nr, [19] the start time.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+func markSelf(dir, role string) {
+	pid := os.Getpid()
+	tmp := filepath.Join(dir, ".tmp-"+strconv.Itoa(pid))
+	os.WriteFile(tmp, fmt.Appendf(nil, "%d %s %s", pid, statFields(pid)[19], role), 0o644)
+	os.Rename(tmp, filepath.Join(dir, strconv.Itoa(pid)))
+}
+
+type procMarker struct {
+	pid         int
+	start, role string
+}
+
+func readMarkers(dir string) []procMarker {
+	ents, _ := os.ReadDir(dir)
+	var ms []procMarker
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		f := strings.Fields(string(b))
+		if err != nil || len(f) != 3 {
+			continue
+		}
+		pid, _ := strconv.Atoi(f[0])
+		ms = append(ms, procMarker{pid, f[1], f[2]})
+	}
+	return ms
+}
+
+// alive: the marked process still runs (not a zombie, same start time).
+func (m procMarker) alive() bool {
+	f := statFields(m.pid)
+	return len(f) > 19 && f[19] == m.start && f[0] != "Z" && f[0] != "X"
+}
+
+func survivors(ms []procMarker, role string) []string {
+	var s []string
+	for _, m := range ms {
+		if (role == "" || m.role == role) && m.alive() {
+			s = append(s, fmt.Sprintf("%s %d", m.role, m.pid))
+		}
+	}
+	return s
+}
+
+// waitFor polls cond until it holds or d passed.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+const procsNamespace = "procs"
+
+// newProcsHome installs and publishes the procs fixture with a 4 s deadline.
+func newProcsHome(t *testing.T, bin string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var cmds []string
+	for _, shape := range []string{"simple", "group", "setsid", "double", "stubborn", "fds", "tty"} {
+		cmds = append(cmds, fmt.Sprintf(`{"id":"procs.%[1]s","path":["procs","%[1]s"],"summary":"Child shape %[1]s",
+		 "params":[{"id":"dir","type":"string","flag":"dir","required":true},{"id":"mode","type":"string","flag":"mode","enum":["exit","fail","hang"],"default":"exit"}],
+		 "execute":{"program":"bin/ext","args":["procs","%[1]s"],"result":{"kind":"text"}},
+		 "machine":{"eligible":true,"interaction":"none","requiredFeatures":[{"id":"command-result","version":1}]}}`, shape))
+	}
+	manifest := `{"apiVersion":"rukh.extension/2","name":"procs.fake","version":"1.0.0","publisher":"procs",
+	 "description":"Process hygiene fixture","commands":[` + strings.Join(cmds, ",") + `]}`
+	pkg := filepath.Join(dir, "pkg")
+	must(t, os.MkdirAll(filepath.Join(pkg, "bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(pkg, "rukh-extension.json"), []byte(manifest), 0o644))
+	// exec: the leader is the Go fake itself
+	must(t, os.WriteFile(filepath.Join(pkg, "bin", "ext"), []byte("#!/bin/sh\nexec rukh-fake-ext \"$@\"\n"), 0o755))
+	profile := filepath.Join(dir, "profile.json")
+	must(t, os.WriteFile(profile, []byte(`{"endpoints":{"local":{"namespace":"procs","template":"t","publish":{"packages":["procs.fake"]}}},
+	 "templates":{"t":{"timeoutMs":4000}}}`), 0o644))
+	home := filepath.Join(dir, "home")
+	mustRukh(t, bin, home, "install", "--allow-unsigned", pkg)
+	mustRukh(t, bin, home, "activate", "procs.fake")
+	mustRukh(t, bin, home, "policy", "set", profile)
+	mustRukh(t, bin, home, "publish")
+	return home
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// procsTool is the MCP tool name of command id in revision r1 (SPEC §6).
+func procsTool(id string) string {
+	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", procsNamespace, "r1", id})
+	canon, _ := jcs.Transform(raw)
+	sum := sha256.Sum256(canon)
+	return strings.ReplaceAll(id, ".", "_") + "__" + hex.EncodeToString(sum[:])
+}
+
+// procsServer is one serve-mcp process under test.
+type procsServer struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startProcsServer(bin, home string, attr *syscall.SysProcAttr, stderr *os.File, extra []*os.File) (*procsServer, error) {
+	cmd := exec.Command(bin, "serve-mcp")
+	cmd.Env = rukhEnv(home)
+	cmd.Dir = filepath.Dir(home)
+	cmd.Stderr, cmd.SysProcAttr, cmd.ExtraFiles = stderr, attr, extra
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &procsServer{cmd: cmd, in: in, lines: make(chan string, 16)}
+	go func() {
+		r := bufio.NewScanner(out)
+		r.Buffer(nil, 1<<20)
+		for r.Scan() {
+			s.lines <- r.Text()
+		}
+		close(s.lines)
+	}()
+	return s, nil
+}
+
+func (s *procsServer) call(id, tool string, args map[string]string) error {
+	a, _ := stdjson.Marshal(args)
+	_, err := fmt.Fprintf(s.in, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", id, procsTool(tool), a, modernMeta)
+	return err
+}
+
+// answer waits for the response to request id.
+func (s *procsServer) answer(id string, d time.Duration) (string, error) {
+	timeout := time.After(d)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				return "", errors.New("serve-mcp closed stdout")
+			}
+			if strings.Contains(line, `"id":"`+id+`"`) {
+				return line, nil
+			}
+		case <-timeout:
+			return "", fmt.Errorf("no answer to %s within %v", id, d)
+		}
+	}
+}
+
+// wait waits for the process to exit on its own.
+func waitExit(cmd *exec.Cmd, d time.Duration) (syscall.WaitStatus, error) {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return cmd.ProcessState.Sys().(syscall.WaitStatus), nil
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return 0, fmt.Errorf("rukh did not exit within %v", d)
+	}
+}
+
+// stopPath is one way an invocation ends.
+type stopPath struct {
+	name, mode string
+	mcp        bool
+	signal     syscall.Signal // sent to rukh once every process started
+	cancel     bool           // MCP notifications/cancelled
+	eof        bool           // MCP end of input
+	exit       int            // the CLI's exit code; -1: killed
+}
+
+var stopPaths = []stopPath{
+	{name: "cli-exit", mode: "exit", exit: 0},
+	{name: "cli-fail", mode: "fail", exit: 1},
+	{name: "cli-deadline", mode: "hang", exit: 130},
+	{name: "cli-sigint", mode: "hang", signal: syscall.SIGINT, exit: 130},
+	{name: "cli-sigterm", mode: "hang", signal: syscall.SIGTERM, exit: 130},
+	{name: "cli-sighup", mode: "hang", signal: syscall.SIGHUP, exit: 130},
+	{name: "cli-kill9", mode: "hang", signal: syscall.SIGKILL, exit: -1},
+	{name: "mcp-exit", mode: "exit", mcp: true},
+	{name: "mcp-fail", mode: "fail", mcp: true},
+	{name: "mcp-deadline", mode: "hang", mcp: true},
+	{name: "mcp-cancel", mode: "hang", mcp: true, cancel: true},
+	{name: "mcp-eof", mode: "hang", mcp: true, eof: true},
+	{name: "mcp-sigterm", mode: "hang", mcp: true, signal: syscall.SIGTERM},
+	{name: "mcp-sighup", mode: "hang", mcp: true, signal: syscall.SIGHUP},
+	{name: "mcp-kill9", mode: "hang", mcp: true, signal: syscall.SIGKILL, exit: -1},
+}
+
+// TestNoProcessOutlivesItsInvocation runs every stop path against every
+// child shape, all at once (each case mostly waits).
+func TestNoProcessOutlivesItsInvocation(t *testing.T) {
+	bin := buildRukh(t)
+	home := newProcsHome(t, bin)
+	type result struct {
+		name string
+		err  error
+	}
+	var results []*result
+	var wg sync.WaitGroup
+	for _, p := range stopPaths {
+		for _, shape := range procShapes {
+			r := &result{name: p.name + "/" + shape.name}
+			results = append(results, r)
+			dir := t.TempDir()
+			wg.Go(func() {
+				r.err = runStopCase(bin, home, dir, p, shape.name)
+				for _, m := range readMarkers(dir) { // never leak into other tests
+					if m.alive() {
+						syscall.Kill(m.pid, syscall.SIGKILL)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for _, r := range results {
+		t.Run(r.name, func(t *testing.T) {
+			if r.err != nil {
+				t.Error(r.err)
+			}
+		})
+	}
+}
+
+func runStopCase(bin, home, dir string, p stopPath, shape string) error {
+	want := procCount(shape)
+	started := func() bool { return len(readMarkers(dir)) == want }
+	stderr, err := os.Create(filepath.Join(dir, ".stderr"))
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	logs := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+	var ws syscall.WaitStatus
+	if !p.mcp {
+		cmd := exec.Command(bin, "procs", shape, "--dir", dir, "--mode", p.mode)
+		cmd.Env = rukhEnv(home)
+		cmd.Dir = dir
+		// files, not pipes: a survivor holding a pipe would hang Wait
+		cmd.Stdout, cmd.Stderr = stderr, stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		if p.signal != 0 {
+			if !waitFor(10*time.Second, started) {
+				cmd.Process.Kill()
+				return fmt.Errorf("only %d of %d processes started", len(readMarkers(dir)), want)
+			}
+			cmd.Process.Signal(p.signal)
+		}
+		if ws, err = waitExit(cmd, 20*time.Second); err != nil {
+			return err
+		}
+		if got := ws.ExitStatus(); p.exit >= 0 && got != p.exit || p.exit < 0 && !ws.Signaled() {
+			return fmt.Errorf("rukh exit status %v, want %d\n%s", ws, p.exit, logs())
+		}
+	} else {
+		s, err := startProcsServer(bin, home, nil, stderr, nil)
+		if err != nil {
+			return err
+		}
+		defer s.cmd.Process.Kill()
+		if err := s.call("c1", "procs."+shape, map[string]string{"dir": dir, "mode": p.mode}); err != nil {
+			return err
+		}
+		if p.mode != "hang" || !p.cancel && !p.eof && p.signal == 0 {
+			// the answer comes after the invocation ended: nothing may be left
+			// while the server keeps running
+			if _, err := s.answer("c1", 20*time.Second); err != nil {
+				return fmt.Errorf("%v\n%s", err, logs())
+			}
+			if len(readMarkers(dir)) != want {
+				return fmt.Errorf("only %d of %d processes started", len(readMarkers(dir)), want)
+			}
+			if alive := survivors(readMarkers(dir), ""); len(alive) > 0 {
+				return fmt.Errorf("still running after the answer: %v", alive)
+			}
+		} else {
+			if !waitFor(10*time.Second, started) {
+				return fmt.Errorf("only %d of %d processes started\n%s", len(readMarkers(dir)), want, logs())
+			}
+			switch {
+			case p.cancel:
+				fmt.Fprintln(s.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"test"}}`)
+				if !waitFor(10*time.Second, func() bool { return len(survivors(readMarkers(dir), "")) == 0 }) {
+					return fmt.Errorf("still running after the cancel: %v", survivors(readMarkers(dir), ""))
+				}
+			case p.eof:
+			default:
+				s.cmd.Process.Signal(p.signal)
+			}
+		}
+		s.in.Close()
+		if ws, err = waitExit(s.cmd, 20*time.Second); err != nil {
+			return err
+		}
+		if p.exit >= 0 && ws.Signaled() {
+			return fmt.Errorf("serve-mcp was killed by %v, want it to stop its calls and exit\n%s", ws.Signal(), logs())
+		}
+	}
+	if len(readMarkers(dir)) != want {
+		return fmt.Errorf("only %d of %d processes started", len(readMarkers(dir)), want)
+	}
+	role := ""
+	if p.signal == syscall.SIGKILL {
+		// Nothing of rukh runs after SIGKILL: only the leader's parent-death
+		// signal remains (docs/extension-protocol.md §6).
+		role = "leader"
+	}
+	// rukh reaps everything before it exits; the leader's parent-death
+	// signal after kill -9 is asynchronous.
+	if !waitFor(3*time.Second, func() bool { return len(survivors(readMarkers(dir), role)) == 0 }) {
+		return fmt.Errorf("still running after rukh exited: %v", survivors(readMarkers(dir), role))
+	}
+	return nil
+}
+
+// TestConcurrentInvocationsKeepTheirProcesses: when one invocation ends,
+// the cleanup of what it left never touches another running invocation's
+// processes, even ones that left its group or session.
+func TestConcurrentInvocationsKeepTheirProcesses(t *testing.T) {
+	bin := buildRukh(t)
+	home := newProcsHome(t, bin)
+	hangDir, exitDir := t.TempDir(), t.TempDir()
+	s, err := startProcsServer(bin, home, nil, nil, nil)
+	must(t, err)
+	defer s.cmd.Process.Kill()
+	must(t, s.call("h", "procs.setsid", map[string]string{"dir": hangDir, "mode": "hang"}))
+	if !waitFor(10*time.Second, func() bool { return len(readMarkers(hangDir)) == 2 }) {
+		t.Fatal("the hanging call did not start")
+	}
+	for i, shape := range []string{"double", "group", "setsid"} {
+		d := filepath.Join(exitDir, shape)
+		must(t, os.Mkdir(d, 0o755))
+		must(t, s.call(fmt.Sprint("e", i), "procs."+shape, map[string]string{"dir": d, "mode": "exit"}))
+		if _, err := s.answer(fmt.Sprint("e", i), 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if alive := survivors(readMarkers(d), ""); len(alive) > 0 {
+			t.Errorf("%s: still running after the answer: %v", shape, alive)
+		}
+	}
+	if alive := survivors(readMarkers(hangDir), ""); len(alive) != 2 {
+		t.Errorf("the running call's processes were killed: alive %v of 2", alive)
+	}
+	fmt.Fprintln(s.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h","reason":"test"}}`)
+	if !waitFor(10*time.Second, func() bool { return len(survivors(readMarkers(hangDir), "")) == 0 }) {
+		t.Errorf("still running after the cancel: %v", survivors(readMarkers(hangDir), ""))
+	}
+	s.in.Close()
+	waitExit(s.cmd, 20*time.Second)
+}
+
+// TestInheritedFDsNeverReachPrograms: a descriptor rukh inherited without
+// close-on-exec (exec 7<file; rukh …) is not open in the program, on the
+// CLI or under MCP.
+func TestInheritedFDsNeverReachPrograms(t *testing.T) {
+	bin := buildRukh(t)
+	home := newProcsHome(t, bin)
+	secret := filepath.Join(t.TempDir(), "inherited")
+	must(t, os.WriteFile(secret, []byte("x"), 0o644))
+	f, err := os.Open(secret)
+	must(t, err)
+	defer f.Close()
+	extra := []*os.File{nil, nil, nil, nil, f} // fd 7 in rukh
+
+	cmd := exec.Command(bin, "procs", "fds", "--dir", ".")
+	cmd.Env, cmd.Dir, cmd.ExtraFiles = rukhEnv(home), t.TempDir(), extra
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rukh procs fds: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "0=") || strings.Contains(string(out), secret) {
+		t.Errorf("CLI program's descriptors: %s; want none pointing at %s", out, secret)
+	}
+
+	s, err := startProcsServer(bin, home, nil, nil, extra)
+	must(t, err)
+	defer s.cmd.Process.Kill()
+	must(t, s.call("f", "procs.fds", map[string]string{"dir": "."}))
+	line, err := s.answer("f", 20*time.Second)
+	must(t, err)
+	if !strings.Contains(line, "0=") || strings.Contains(line, secret) {
+		t.Errorf("MCP program's descriptors: %s; want none pointing at %s", line, secret)
+	}
+	s.in.Close()
+	waitExit(s.cmd, 20*time.Second)
+}
+
+// TestMCPProgramsHaveNoTerminal runs rukh with a pseudo-terminal as its
+// controlling terminal: a CLI program still reaches it through /dev/tty, an
+// MCP program cannot (it has no controlling terminal at all).
+func TestMCPProgramsHaveNoTerminal(t *testing.T) {
+	bin := buildRukh(t)
+	home := newProcsHome(t, bin)
+	ptmx, pts := openPTY(t)
+	go io.Copy(io.Discard, ptmx) // keep the terminal's buffer from filling
+	// rukh leads a new session whose controlling terminal is the pty (its stderr).
+	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2}
+
+	cmd := exec.Command(bin, "procs", "tty", "--dir", ".")
+	cmd.Env, cmd.Dir, cmd.SysProcAttr = rukhEnv(home), t.TempDir(), attr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, pts
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("rukh procs tty: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "devtty=ok") || strings.Contains(out.String(), "tty_nr=0\n") {
+		t.Fatalf("CLI program does not reach the terminal (the test's pty setup is broken?): %s", out.String())
+	}
+
+	s, err := startProcsServer(bin, home, attr, pts, nil)
+	must(t, err)
+	defer s.cmd.Process.Kill()
+	must(t, s.call("t", "procs.tty", map[string]string{"dir": "."}))
+	line, err := s.answer("t", 20*time.Second)
+	must(t, err)
+	if !strings.Contains(line, "devtty=open /dev/tty: no such device or address tty_nr=0") {
+		t.Errorf("MCP program: %s; want /dev/tty unavailable and tty_nr 0", line)
+	}
+	s.in.Close()
+	waitExit(s.cmd, 20*time.Second)
+}
+
+// openPTY opens a pseudo-terminal pair with nothing but the kernel's
+// /dev/ptmx interface.
+func openPTY(t *testing.T) (ptmx, pts *os.File) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	ptmx = os.NewFile(uintptr(fd), "ptmx")
+	t.Cleanup(func() { ptmx.Close() })
+	must(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	must(t, err)
+	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	must(t, err)
+	t.Cleanup(func() { pts.Close() })
+	return ptmx, pts
+}
