@@ -32,3 +32,23 @@ func (s *Store) ReleasesAt(names []string, versions map[string]string) ([]Releas
 	}
 	return out, err
 }
+
+// BucketStat is the size of one bucket of the store file.
+type BucketStat struct {
+	Name  string
+	Keys  int
+	Bytes int // bytes of pages in use (leaf and branch)
+}
+
+// Stats sizes every bucket, for reports on what a revision costs.
+func (s *Store) Stats() ([]BucketStat, error) {
+	var out []BucketStat
+	_, err := s.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			out = append(out, BucketStat{Name: string(name), Keys: st.KeyN, Bytes: st.LeafInuse + st.BranchInuse})
+			return nil
+		})
+	})
+	return out, err
+}
