@@ -74,17 +74,3 @@ func signal(ch chan<- struct{}) {
 	default:
 	}
 }
-
-// poll signals every PollInterval until ctx ends.
-func poll(ctx context.Context, ch chan<- struct{}) {
-	t := time.NewTicker(PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			signal(ch)
-		}
-	}
-}
