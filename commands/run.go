@@ -68,7 +68,15 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 			parent, depth = g, k
 		}
 		if parent == root {
-			return nil
+			if _, isVerb := verbNames(root)[words[0]]; isVerb {
+				return nil
+			}
+			// An unknown first word: the top-level routes are what the
+			// "did you mean" of the error needs.
+			return ix.Children(nil, func(r store.Route) error {
+				root.Commands = append(root.Commands, &cli.Command{Name: r.Words[0], Usage: r.Line, Category: "published commands"})
+				return nil
+			})
 		}
 		// The words end at a group (or at a word that is not in it): its
 		// children are what its help and the unknown-word message need.
@@ -421,4 +429,16 @@ func outputFlag(decl *kernel.Command) string {
 		}
 	}
 	return "output"
+}
+
+// verbNames is the set of words root already answers to.
+func verbNames(root *cli.Command) map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, c := range root.Commands {
+		m[c.Name] = struct{}{}
+		for _, a := range c.Aliases {
+			m[a] = struct{}{}
+		}
+	}
+	return m
 }
