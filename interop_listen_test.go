@@ -73,9 +73,11 @@ func listChanged(t *testing.T, bin, home, version string) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	// Another process publishes a profile that renames every tool.
+	// Another process publishes a profile that renames every tool: every
+	// revision does (a new namespace would be refused by this server: its
+	// launch binding is fixed).
 	profile := filepath.Join(t.TempDir(), "profile2.json")
-	p := `{"endpoints":{"local":{"namespace":"interop-renamed","publish":{"packages":["interop.fake"]}}}}`
+	p := `{"endpoints":{"local":{"namespace":"` + interopNamespace + `","publish":{"packages":["interop.fake"]}}},"templates":{"default":{"timeoutMs":29000}}}`
 	if err := os.WriteFile(profile, []byte(p), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -946,7 +946,13 @@ func equivalence(t *testing.T, bin, home string) {
 					continue
 				}
 				// The CLI prints a text result as is, plus a final newline.
-				if out != text+"\n" {
+				// Only the caller differs: who asked, never what was asked.
+				cliReq, ok1 := strings.CutPrefix(out, `{"caller":{"transport":"cli","subject":"owner"},`)
+				mcpReq, ok2 := strings.CutPrefix(text, `{"caller":{"transport":"stdio","endpoint":"local","subject":"owner"},`)
+				if !ok1 || !ok2 {
+					t.Errorf("the extension was not told who called:\nCLI %s\nMCP %s", out, text)
+				}
+				if cliReq != mcpReq+"\n" {
 					t.Errorf("the extension got different requests:\nCLI %q\n    %s\nMCP %s\n    %s", tc.cli, out, args, text)
 				}
 			}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -21,27 +23,38 @@ import (
 // one at a time: after a request (a line with "id" and "method") it waits
 // for the answer with that id before sending the next line, so a transcript
 // can call tools (serve-mcp stops unanswered calls at end of input). Then it
-// closes stdin and waits for the server to exit 0. The server's stdout and
-// stderr become the script's.
+// closes stdin and waits for the server to exit with status N (default 0).
+// The server's stdout and stderr become the script's. Lines starting with
+// '#' are directives:
 //
-//	mcpsession FILE [ARGS...]
+//	#send LINE      send LINE without waiting for its answer
+//	#rukh ARGS...   run rukh ARGS (e.g. a publish) with the script's
+//	                environment while the server runs; it must succeed
+//	#waitfile NAME  wait up to 10 s for NAME (a child's readiness marker)
+//	#signal SIG     send SIG (TERM, INT or HUP) to the server with stdin
+//	                still open, then read its output to the end; it must be
+//	                the last line
+//
+//	mcpsession [-exit=N] FILE [ARGS...]
 func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 {
-		ts.Fatalf("usage: mcpsession FILE [ARGS...]")
-	}
-	cmd := exec.Command("rukh", append([]string{"serve-mcp"}, args[1:]...)...)
-	cmd.Dir = ts.MkAbs(".")
-	for _, k := range []string{"PATH", "HOME", "RUKH_HOME", "LANG", "TMPDIR"} {
-		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
-	}
-	cmd.Path, cmd.Err = "", errors.New("rukh not on the script's PATH")
-	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
-		if p := filepath.Join(dir, "rukh"); fileExists(p) {
-			cmd.Path, cmd.Err = p, nil
-			break
+	wantExit := 0
+	if len(args) > 0 {
+		if n, ok := strings.CutPrefix(args[0], "-exit="); ok {
+			var err error
+			wantExit, err = strconv.Atoi(n)
+			ts.Check(err)
+			args = args[1:]
 		}
 	}
-	var stderr bytes.Buffer
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: mcpsession [-exit=N] FILE [ARGS...]")
+	}
+	rukh, err := scriptRukh(ts)
+	ts.Check(err)
+	cmd := exec.Command(rukh, append([]string{"serve-mcp"}, args[1:]...)...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = scriptEnv(ts)
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()
 	ts.Check(err)
@@ -65,9 +78,41 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}()
 	stdout := ts.Stdout()
+	signalled := false
 	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
+		}
+		if signalled {
+			ts.Fatalf("mcpsession: #signal must be the last line")
+		}
+		directive, rest, _ := strings.Cut(line, " ")
+		switch directive {
+		case "#send":
+			_, err := io.WriteString(in, rest+"\n")
+			ts.Check(err)
+			continue
+		case "#rukh":
+			c := exec.Command(rukh, strings.Fields(rest)...)
+			c.Dir, c.Env = cmd.Dir, cmd.Env
+			if b, err := c.CombinedOutput(); err != nil {
+				ts.Fatalf("rukh %s: %v\n%s", rest, err, b)
+			}
+			continue
+		case "#waitfile":
+			cmdWaitFile(ts, false, []string{rest})
+			continue
+		case "#signal":
+			sig := map[string]os.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}[rest]
+			if sig == nil {
+				ts.Fatalf("mcpsession: unknown signal %q", rest)
+			}
+			ts.Check(cmd.Process.Signal(sig))
+			signalled = true
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			ts.Fatalf("mcpsession: unknown directive %q", line)
 		}
 		_, err := io.WriteString(in, line+"\n")
 		ts.Check(err)
@@ -92,15 +137,42 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	in.Close()
+	if !signalled {
+		in.Close()
+	}
 	for got := range lines {
 		stdout.Write(got)
 	}
 	err = cmd.Wait()
-	ts.Stderr().Write(stderr.Bytes())
-	if err != nil {
+	in.Close()
+	ts.Stderr().Write([]byte(stderr.String()))
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
 		ts.Fatalf("serve-mcp: %v", err)
 	}
+	if got != wantExit {
+		ts.Fatalf("serve-mcp exited %d, want %d\nstderr: %s", got, wantExit, stderr.String())
+	}
+}
+
+// scriptRukh is the rukh on the script's PATH.
+func scriptRukh(ts *testscript.TestScript) (string, error) {
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, "rukh"); fileExists(p) {
+			return p, nil
+		}
+	}
+	return "", errors.New("rukh not on the script's PATH")
+}
+
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "RUKH_HOME", "LANG", "TMPDIR"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
 }
 
 // requestID is the raw id of a request line, "" for anything else.

@@ -258,12 +258,17 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// procsTool is the MCP tool name of command id in revision r1 (SPEC §6).
+// procsTool is the compact MCP tool name of command id in revision r1
+// (SPEC §6): a slug of at most 16 characters and 24 hex digits.
 func procsTool(id string) string {
 	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", procsNamespace, "r1", id})
 	canon, _ := jcs.Transform(raw)
 	sum := sha256.Sum256(canon)
-	return strings.ReplaceAll(id, ".", "_") + "__" + hex.EncodeToString(sum[:])
+	slug := strings.ReplaceAll(id, ".", "_")
+	if len(slug) > 16 {
+		slug = slug[:16]
+	}
+	return slug + "__" + hex.EncodeToString(sum[:])[:24]
 }
 
 // procsServer is one serve-mcp process under test.

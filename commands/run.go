@@ -272,6 +272,7 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		Command:    decl,
 		Dir:        dir,
 		Request:    req,
+		Caller:     kernel.CLICaller,
 		Limits:     t.limits,
 		Stdin:      managedStdin(a.stdin),
 		Stdout:     a.stdout,

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -30,6 +31,10 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if c.Args().Len() > 0 {
 				return usageErr("serve-mcp takes no arguments")
 			}
+			// SIGHUP is the owner's cancel too, like SIGINT and SIGTERM
+			// (Main): calls in flight are answered cancelled, then we exit.
+			ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
+			defer stopHUP()
 			// A client that closes our stderr must not kill the server with
 			// SIGPIPE before it stops its children: handled (not ignored, so
 			// children still get the default), writes just fail.
@@ -42,6 +47,11 @@ func (a *app) serveMCPCmd() *cli.Command {
 			launch, err := a.launch(endpoint)
 			if err != nil {
 				return err
+			}
+			if launch != nil && !launch.Serves(policy.TransportStdio) {
+				return &kernel.Error{Code: kernel.CodeInvalid,
+					Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", endpoint, strings.Join(launch.Transports, ", ")),
+					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with serve-http once rukh has it`}
 			}
 			exists, err := a.store.Exists()
 			if err != nil {
@@ -103,9 +113,11 @@ func (a *app) serveMCPCmd() *cli.Command {
 // (a typo would otherwise serve an agent no tools). Nothing published: nil.
 func (a *app) launch(endpoint string) (*policy.Launch, error) {
 	var l *policy.Launch
-	_, err := a.viewActive(func(ix *store.Index) error {
-		ep, ok := ix.Endpoint(endpoint)
-		if !ok {
+	_, err := a.viewActive(func(ix *store.Index) (err error) {
+		if l, err = policy.LaunchOf(ix.Profile(), endpoint); err != nil {
+			return err
+		}
+		if l == nil {
 			var names []string
 			for _, e := range ix.Endpoints() {
 				names = append(names, e.Name)
@@ -113,11 +125,6 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 			return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
 				Hint: "published endpoints: " + strings.Join(names, ", ")}
 		}
-		m, err := policy.DecodeEndpointMeta(ep.Meta)
-		if err != nil {
-			return kernel.Errorf(kernel.CodeInternal, "revision %s: endpoint %s is unreadable", ix.Revision(), endpoint).Wrap(err)
-		}
-		l = &policy.Launch{Endpoint: endpoint, Namespace: m.Namespace, Subject: m.Subject, Template: m.Template}
 		return nil
 	})
 	return l, err
@@ -128,7 +135,7 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Catalog) error) error {
 	return func(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
 		view := func(ix *store.Index) error {
-			c := &storeCatalog{a: a, ix: ix}
+			c := &storeCatalog{a: a, ix: ix, endpoint: endpoint}
 			c.ep, c.has = ix.Endpoint(endpoint)
 			return fn(ix.Number(), c)
 		}
@@ -146,15 +153,37 @@ func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Cata
 // storeCatalog is mcpstdio.Catalog over one indexed revision, valid during
 // one store read.
 type storeCatalog struct {
-	a   *app
-	ix  *store.Index
-	ep  store.EndpointInfo
-	has bool
+	a        *app
+	ix       *store.Index
+	endpoint string
+	ep       store.EndpointInfo
+	has      bool
+
+	launchOnce sync.Once
+	launch     *policy.Launch
 }
 
 func (c *storeCatalog) HasEndpoint() bool { return c.has }
-func (c *storeCatalog) Pages() int        { return c.ep.Pages }
-func (c *storeCatalog) Revision() string  { return c.ix.Revision() }
+
+func (c *storeCatalog) Launch() *policy.Launch {
+	c.launchOnce.Do(func() {
+		l, err := policy.LaunchOf(c.ix.Profile(), c.endpoint)
+		if err == nil {
+			c.launch = l
+		}
+	})
+	return c.launch
+}
+
+func (c *storeCatalog) Template() policy.Template {
+	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
+	if err != nil {
+		return policy.Template{}
+	}
+	return m.Template
+}
+func (c *storeCatalog) Pages() int       { return c.ep.Pages }
+func (c *storeCatalog) Revision() string { return c.ix.Revision() }
 func (c *storeCatalog) Digest() ([32]byte, error) {
 	return mcpstdio.DigestPages(c)
 }

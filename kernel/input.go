@@ -669,8 +669,9 @@ func finishRequest(c *Command, ss []paramSpec, vals []any, given []bool) (Reques
 
 // Encode renders the invoke message of SPEC §5 as one line of JSON ending
 // in "\n". The bytes are deterministic: input keys sorted, integers exact,
-// decimals as strings, numbers in shortest form, strings exact.
-func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64) []byte {
+// decimals as strings, numbers in shortest form, strings exact. A zero
+// caller is left out.
+func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64, caller Caller) []byte {
 	b := []byte(`{"type":"invoke","invocationId":`)
 	b, _ = jsontext.AppendQuote(b, invocationID)
 	b = append(b, `,"command":`...)
@@ -688,7 +689,23 @@ func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64)
 	b = strconv.AppendBool(b, interactive)
 	b = append(b, `,"deadlineMs":`...)
 	b = strconv.AppendInt(b, deadlineMs, 10)
+	if caller != (Caller{}) {
+		b = append(b, `,"caller":`...)
+		b = caller.append(b)
+	}
 	return append(b, "}\n"...)
+}
+
+func (c Caller) append(b []byte) []byte {
+	b = append(b, `{"transport":`...)
+	b, _ = jsontext.AppendQuote(b, c.Transport)
+	for _, m := range [...]struct{ name, v string }{{"endpoint", c.Endpoint}, {"subject", c.Subject}} {
+		if m.v != "" {
+			b = append(b, `,"`+m.name+`":`...)
+			b, _ = jsontext.AppendQuote(b, m.v)
+		}
+	}
+	return append(b, '}')
 }
 
 func appendInput(b []byte, in map[string]any) []byte {

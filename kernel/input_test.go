@@ -103,7 +103,7 @@ func TestInputEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatalf("json: %v", err)
 			}
-			bc, bj := rc.Encode("inv-1", false, 30000), rj.Encode("inv-1", false, 30000)
+			bc, bj := rc.Encode("inv-1", false, 30000, Caller{}), rj.Encode("inv-1", false, 30000, Caller{})
 			if string(bc) != string(bj) {
 				t.Fatalf("encodings differ\ncli:  %s\njson: %s", bc, bj)
 			}
@@ -112,6 +112,26 @@ func TestInputEquivalence(t *testing.T) {
 				t.Fatalf("encoding\ngot:  %s\nwant: %s", bc, want)
 			}
 		})
+	}
+}
+
+// The caller goes last, from the core's own launch binding; empty fields
+// are left out and a zero caller is no member at all.
+func TestEncodeCaller(t *testing.T) {
+	r := Request{Command: "t.run", Input: map[string]any{}}
+	head := `{"type":"invoke","invocationId":"inv-1","command":"t.run","input":{},"explicit":[],"interactive":false,"deadlineMs":5`
+	for _, tt := range []struct {
+		caller Caller
+		want   string
+	}{
+		{Caller{}, `}`},
+		{CLICaller, `,"caller":{"transport":"cli","subject":"owner"}}`},
+		{Caller{Transport: TransportStdio, Endpoint: "local", Subject: "ci-bot"}, `,"caller":{"transport":"stdio","endpoint":"local","subject":"ci-bot"}}`},
+		{Caller{Transport: TransportStdio, Endpoint: "a\"b"}, `,"caller":{"transport":"stdio","endpoint":"a\"b"}}`},
+	} {
+		if got, want := string(r.Encode("inv-1", false, 5, tt.caller)), head+tt.want+"\n"; got != want {
+			t.Errorf("caller %+v\n got %s\nwant %s", tt.caller, got, want)
+		}
 	}
 }
 

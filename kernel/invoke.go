@@ -136,7 +136,7 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 			deadlineMs = max(left, 0)
 		}
 	}
-	line := inv.Request.Encode(id, inv.Interactive, deadlineMs)
+	line := inv.Request.Encode(id, inv.Interactive, deadlineMs, inv.Caller)
 	s := &session{
 		r: r, inv: inv, id: id, lim: lim, rc: rc, prog: prog, invokeLine: line,
 		termGrace: orDefault(r.TermGrace, DefaultTermGrace),

@@ -57,6 +57,7 @@ type Invocation struct {
 	Dir         string // the release directory the program lives in
 	Request     Request
 	Interactive bool
+	Caller      Caller // who asked; sent to the child in the invoke message
 	Limits      Limits
 	Stdin       io.Reader
 	Stdout      io.Writer
@@ -67,6 +68,26 @@ type Invocation struct {
 	// new session with no controlling terminal (MCP).
 	Terminal bool
 }
+
+// Caller says who asked for an invocation, as the core knows it (never as
+// a client claims it): the transport, the endpoint's launch binding and its
+// subject. Empty fields are left out of the invoke message; the agent and
+// credential a remote transport authenticates are to come.
+type Caller struct {
+	Transport string `json:"transport"`          // "cli" or "stdio"
+	Endpoint  string `json:"endpoint,omitempty"` // the profile endpoint (not on the CLI)
+	Subject   string `json:"subject,omitempty"`  // the endpoint's subject; "owner" on the CLI
+}
+
+// Caller transports.
+const (
+	TransportCLI   = "cli"
+	TransportStdio = "stdio"
+)
+
+// CLICaller is the caller of a command run from the terminal: the owner of
+// the home, whatever the profile's endpoints say.
+var CLICaller = Caller{Transport: TransportCLI, Subject: "owner"}
 
 // Result is the final word on one invocation. CommandResult is the checked
 // {"kind":"text","text":…} or {"kind":"structured","data":…} object, present

@@ -65,14 +65,38 @@
 // subscriptions/listen (checked like any modern request; at most 8 streams
 // open) is acknowledged with the honoured subset, tools only, then gets
 // notifications/tools/list_changed tagged with its id in
-// _meta["io.modelcontextprotocol/subscriptionId"]; it never gets a
-// response, and ends with the client's notifications/cancelled or with the
-// session. After a legacy initialize the same hint is sent untagged. The
+// _meta["io.modelcontextprotocol/subscriptionId"]; it ends with the
+// client's notifications/cancelled (no response) or with the session: at
+// end of input with no response, on the owner's cancel with the final
+// {"resultType":"complete"} response carrying its subscriptionId. After a legacy initialize the same hint is sent untagged. The
 // store is watched only while someone listens, and a hint is sent only when
 // the launch endpoint's tool list (a digest of its tool objects) changed.
 // Hints are dropped, never waited for, when the outgoing queue is full.
 //
-// Discover and list run on the read loop: they are a pointer read and a copy
-// (decoded revisions are cached, at most 4), so only a cache miss waits on
-// the store, bounded by the store's own timeout.
+// # Launch binding
+//
+// Config.Launch (or, when nothing was published at start, the first
+// revision that serves the endpoint on stdio) fixes the endpoint's
+// namespace, subject and template. A revision that changes the namespace
+// or subject, drops stdio from the endpoint's transports or removes the
+// endpoint is refused: tools/list and tools/call answer -32603 saying what
+// changed and to restart, logged once per revision. No older revision is
+// served instead. Each invocation carries the caller (stdio, the endpoint,
+// its subject) to the child.
+//
+// # Ending
+//
+// End of input (the stdio rule) and a broken transport stop every call
+// without answering it. The end of Serve's ctx is the owner's cancel (a
+// signal to serve-mcp): calls are stopped with the cause "the owner stopped
+// the server" and answered cancelled, reason "cancelled by the owner (the
+// server is stopping)", listen streams get their final response, the queue
+// is flushed (each write bounded as always) and Serve returns ctx.Err().
+//
+// Discover and list run on the read loop. Discover reads nothing; list (and
+// call) read the active revision, a pointer read and a copy when it is
+// cached (only the active one is kept). A cache miss waits on the store,
+// whose own lock timeout is 2 s, and the whole read is bounded at 30 s
+// (SPEC §6): past that the request gets -32603, and the load, left to
+// finish, fills the cache for the next one.
 package mcpstdio

@@ -96,7 +96,27 @@ func testBinding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding 
 			Wire: jsontext.Value(fmt.Sprintf(`{"name":%q,"inputSchema":%s}`, name, noArgs))})
 	}
 	b.Endpoints = []policy.Projection{local, many, other}
+	setProfile(b, nil)
 	return b
+}
+
+// setProfile writes b's profile from its projections: what serve-mcp
+// checks the launch binding against. transports overrides an endpoint's
+// (default stdio).
+func setProfile(b *policy.Binding, transports map[string][]string) {
+	eps := map[string]any{}
+	for _, p := range b.Endpoints {
+		ep := map[string]any{"namespace": p.Namespace, "subject": p.Subject}
+		if tr, ok := transports[p.Endpoint]; ok {
+			ep["transports"] = tr
+		}
+		eps[p.Endpoint] = ep
+	}
+	data, err := json.Marshal(map[string]any{"endpoints": eps}, json.Deterministic(true))
+	if err != nil {
+		panic(err)
+	}
+	b.Profile = data
 }
 
 var testTemplate = policy.Template{TimeoutMs: 1000, MaxConcurrent: 2, MaxHeld: 3, DiagnosticsBytes: 64, ResultBytes: 128 << 10}

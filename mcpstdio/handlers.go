@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,39 +42,6 @@ const (
 	pageTools = 32
 	pageBytes = 1 << 20
 )
-
-// current calls fn with the active revision's catalog of the launch
-// endpoint (n 0 and a nil catalog when nothing is published), read for
-// this one request.
-func (s *server) current(fn func(n uint64, c Catalog) error) *rpcError {
-	err := s.cfg.View(0, func(n uint64, c Catalog) error {
-		if c != nil && !c.HasEndpoint() {
-			s.warnEndpoint(n, c)
-		}
-		return fn(n, c)
-	})
-	if err == nil {
-		return nil
-	}
-	if re, ok := err.(rpcFailure); ok {
-		return re.e
-	}
-	s.logf("mcp: reading the active revision: %v", err)
-	return newError(codeInternalError, "the active revision is unavailable")
-}
-
-// rpcFailure carries a JSON-RPC error out of a catalog callback.
-type rpcFailure struct{ e *rpcError }
-
-func (f rpcFailure) Error() string { return f.e.message }
-
-// warnEndpoint says once per revision that the launch endpoint is not in
-// it: most likely a typo in --endpoint.
-func (s *server) warnEndpoint(n uint64, c Catalog) {
-	if s.warned.Swap(n) != n {
-		s.logf("endpoint %q is not in the published revision %s (endpoints: %s); serving no tools", s.cfg.Endpoint, c.Revision(), strings.Join(c.Endpoints(), ", "))
-	}
-}
 
 const listAgain = "; list again without a cursor"
 
@@ -135,7 +101,10 @@ func (s *server) listTools(cursor jsontext.Value) (result, *rpcError) {
 		res = result{body: body, cacheable: true}
 		return nil
 	})
-	return res, rerr
+	if rerr != nil {
+		return result{}, rerr // res may still be written by a read that timed out
+	}
+	return res, nil
 }
 
 // Reasons the adapter itself gives in a rejected envelope.
@@ -216,13 +185,11 @@ func (s *server) callTool(req *request, e era) {
 
 	c := &call{}
 	s.mu.Lock()
-	if s.launch == nil {
-		// The launch binding's template is fixed for the life of the
-		// process (SPEC §6): later publishes change tools, not limits.
-		t := bc.Template
-		s.launch = &t
-	}
-	tmpl := *s.launch
+	// admit fixed the launch binding: its template bounds every call for
+	// the life of the process (SPEC §6); later publishes change tools, not
+	// limits.
+	bound := s.binding
+	tmpl := bound.Template
 	maxConc, maxHeld := limits(tmpl)
 	if s.running >= maxConc || s.held >= maxHeld {
 		s.mu.Unlock()
@@ -243,6 +210,7 @@ func (s *server) callTool(req *request, e era) {
 		Dir:         bc.Dir,
 		Request:     kreq,
 		Interactive: false,
+		Caller:      s.caller(bound),
 		Limits:      tmpl.Limits(),
 		Stdout:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
 		Stderr:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
@@ -284,6 +252,9 @@ func (s *server) rejected(invID, reason string) result {
 func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
 	defer s.wg.Done()
 	res := s.invoke(ctx, inv)
+	if res.Outcome == kernel.Cancelled && context.Cause(ctx) == errOwnerCancel && res.Reason != "deadline exceeded" {
+		res.Reason = reasonOwnerCancel // one stable reason, whatever the invoker said
+	}
 	c.cancel()
 	if ps != nil {
 		ps.close()

@@ -33,6 +33,11 @@ type Catalog interface {
 	Endpoints() []string
 	// Revision is the revision id ("r7").
 	Revision() string
+	// Launch is the endpoint's launch binding as this revision's profile
+	// has it; nil when the profile has no such endpoint.
+	Launch() *policy.Launch
+	// Template is what the endpoint's projection runs under.
+	Template() policy.Template
 }
 
 // Resolved is everything a tools/call pins for its whole run.
@@ -73,6 +78,7 @@ type revision struct {
 	bodies    [][]byte           // tool objects without their names, in projection order
 	pages     []int              // index in bodies where each page starts
 	byName    map[string]int     // tool name -> index in proj.Tools
+	launch    *policy.Launch     // the endpoint as this revision's profile has it
 
 	commands map[string]*lazyCommand         // release + "\x00" + command identity
 	releases map[string]*policy.BoundRelease // name@version
@@ -83,6 +89,14 @@ func (r *revision) Pages() int                { return len(r.pages) }
 func (r *revision) Endpoints() []string       { return r.endpoints }
 func (r *revision) Revision() string          { return r.id }
 func (r *revision) Digest() ([32]byte, error) { return DigestPages(r) }
+func (r *revision) Launch() *policy.Launch    { return r.launch }
+
+func (r *revision) Template() policy.Template {
+	if r.proj == nil {
+		return policy.Template{}
+	}
+	return r.proj.Template
+}
 
 func (r *revision) Page(i int, fn func(name string, body []byte) error) error {
 	if i < 0 || i >= len(r.pages) {
@@ -138,7 +152,7 @@ func (r *revision) Resolve(name string) (*Resolved, error) {
 }
 
 func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
-	r := &revision{n: n, id: b.Revision, endpoints: b.Endpoints, proj: b.Projection}
+	r := &revision{n: n, id: b.Revision, endpoints: b.Endpoints, proj: b.Projection, launch: b.Launch}
 	if r.proj == nil {
 		return r, nil
 	}

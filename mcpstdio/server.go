@@ -50,9 +50,11 @@ type Config struct {
 	// it ends; inv.Stdout and inv.Stderr are the bounded *kernel.Diagnostics
 	// of the child's streams (owner diagnostics; never sent to the client).
 	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
-	// Launch is the endpoint's launch binding read at start; its template
-	// bounds every call for the life of the process. Nil (nothing was
-	// published at start) fixes the template at the first call.
+	// Launch is the endpoint's launch binding read at start: its namespace
+	// and subject must stay as they are for a revision to be served, and
+	// its template bounds every call for the life of the process. Nil
+	// (nothing was published at start) fixes the binding at the first
+	// revision that serves the endpoint.
 	Launch *policy.Launch
 	// Logf writes a line for the owner (stderr); nil discards.
 	Logf func(format string, args ...any)
@@ -70,6 +72,15 @@ var (
 	errWriteTimeout = errors.New("a write to the client blocked too long")
 )
 
+// errOwnerCancel is the cause a call's context ends with when the owner
+// stops the server (a signal to serve-mcp); the child's cancel message
+// carries it.
+var errOwnerCancel = errors.New("the owner stopped the server")
+
+// reasonOwnerCancel is the stable reason of a call the owner's cancel
+// ended while the client could still be answered.
+const reasonOwnerCancel = "cancelled by the owner (the server is stopping)"
+
 // call is one admitted tools/call.
 type call struct {
 	cancel  context.CancelFunc
@@ -78,8 +89,10 @@ type call struct {
 
 type server struct {
 	cfg     Config
-	ctx     context.Context // cancelled when the transport closes
-	warned  atomic.Uint64   // the last revision whose missing endpoint was logged
+	owner   context.Context // Serve's ctx: its end is the owner's cancel
+	ctx     context.Context // the session: calls and watches end with it
+	stop    context.CancelCauseFunc
+	logged  sync.Map // revision number → struct{}: the owner heard about it
 	cursors cursorCodec
 	out     *outQueue
 	subs    *subscriptions
@@ -97,7 +110,7 @@ type server struct {
 	running int
 	held    int
 	wg      sync.WaitGroup
-	launch  *policy.Template // the endpoint's template, fixed at the first call
+	binding *policy.Launch // the launch binding; see admit
 }
 
 // Serve speaks MCP over one stdio pair until in ends (nil), ctx ends
@@ -117,9 +130,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	s := newServer(cfg)
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s.ctx = sctx
+	// The session outlives ctx by as long as it takes to answer the calls
+	// the owner's cancel ends.
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	s.owner, s.ctx, s.stop = ctx, sctx, cancel
 	s.out = newOutQueue(out, cfg.WriteTimeout, s.fail)
 	s.subs.ctx = sctx
 	// On every exit but a clean end of input, nothing more is written.
@@ -151,7 +166,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 				s.send(appendError(nil, nil, newError(codeParseError,
 					fmt.Sprintf("parse error: message over %d bytes", maxLineBytes))))
 			case evEnd:
-				s.shutdown(cancel)
+				s.shutdown()
 				s.out.close()
 				select {
 				case <-s.out.done:
@@ -167,16 +182,23 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 			timerC = nil
 			if lr.open.Load() == armed {
 				s.out.abort()
-				s.shutdown(cancel)
+				s.shutdown()
 				return transportError(errReadTimeout)
 			}
 		case err := <-s.fatal:
 			s.out.abort()
-			s.shutdown(cancel)
+			s.shutdown()
 			return transportError(err)
 		case <-ctx.Done():
-			s.out.abort()
-			s.shutdown(cancel)
+			// The owner's cancel while the reply channel lives: every
+			// call gets its cancelled answer, every stream its end.
+			s.ownerCancel(context.Cause(ctx))
+			s.out.close()
+			select {
+			case <-s.out.done:
+			case <-s.fatal: // the client stopped reading; nothing more to do
+				s.out.abort()
+			}
 			return ctx.Err()
 		}
 	}
@@ -193,6 +215,8 @@ func newServer(cfg Config) *server {
 		newID: cfg.newID,
 		fatal: make(chan error, 1),
 		calls: make(map[string]*call),
+		owner: context.Background(), // Serve sets the session's
+		stop:  func(error) {},
 	}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
@@ -206,8 +230,8 @@ func newServer(cfg Config) *server {
 		hint: func(msg []byte) bool { return s.out.push(outMsg{data: msg}, true, 0) != errQueueFull },
 	}
 	if cfg.Launch != nil {
-		t := cfg.Launch.Template
-		s.launch = &t
+		l := *cfg.Launch
+		s.binding = &l
 	}
 	secret := cfg.Secret
 	if len(secret) == 0 {
@@ -235,7 +259,7 @@ func (s *server) fail(err error) {
 }
 
 // shutdown stops every invocation without answering it and waits for them.
-func (s *server) shutdown(cancel context.CancelFunc) {
+func (s *server) shutdown() {
 	s.mu.Lock()
 	if n := s.running; n > 0 {
 		// Say why a piped client got no answer: the stdio spec ends a
@@ -247,8 +271,25 @@ func (s *server) shutdown(cancel context.CancelFunc) {
 		c.cancel()
 	}
 	s.mu.Unlock()
-	cancel()
+	s.stop(nil)
 	s.subs.shutdown()
+	s.wg.Wait()
+}
+
+// ownerCancel ends the session for the owner (SPEC §6: "owner cancel while
+// the reply channel lives"): open listen streams get their final response,
+// running calls are stopped (SPEC §5: cancel, SIGTERM, SIGKILL) and each is
+// answered cancelled with a stable reason; it waits for them.
+func (s *server) ownerCancel(cause error) {
+	s.mu.Lock()
+	n := s.running
+	s.mu.Unlock()
+	streams := s.subs.end()
+	s.logf("stopping on the owner's cancel (%v): %d running call(s) are stopped and answered cancelled, %d listen stream(s) ended", cause, n, len(streams))
+	for _, id := range streams {
+		s.send(s.appendListenEnd(nil, id))
+	}
+	s.stop(errOwnerCancel)
 	s.wg.Wait()
 }
 

@@ -70,8 +70,8 @@ func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
 	if edit != nil {
 		edit(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h.cancel, h.owner = func() { cancel(nil) }, cancel
 	go func() { h.done <- Serve(ctx, h.cr, h.out, cfg) }()
 	return h
 }
@@ -358,7 +358,7 @@ func TestLaunchTemplateFromStart(t *testing.T) {
 	other.TimeoutMs = 5000
 	b2 := testBinding(2, 0, other)
 	_, _, inv := session(t, func(c *Config) {
-		c.Launch = &policy.Launch{Endpoint: "local", Template: testTemplate}
+		c.Launch = &policy.Launch{Endpoint: "local", Namespace: "test-ns", Subject: "owner", Template: testTemplate, Transports: []string{"stdio"}}
 		c.Load = bindings(func(n uint64) (*policy.Binding, error) { return b2, nil })
 	}, func(h *harness) {
 		h.send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))

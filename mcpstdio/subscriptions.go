@@ -198,6 +198,32 @@ func (u *subscriptions) shutdown() {
 	u.wg.Wait()
 }
 
+// end stops the watch like shutdown and returns the ids of the streams
+// that were open, in the order they were opened, so the server can end each
+// with its final response.
+func (u *subscriptions) end() []jsontext.Value {
+	u.mu.Lock()
+	ids := make([]jsontext.Value, len(u.streams))
+	for i, st := range u.streams {
+		ids[i] = st.id
+	}
+	u.mu.Unlock()
+	u.shutdown()
+	return ids
+}
+
+// appendListenEnd frames the final response a server sends for a
+// subscriptions/listen request when it ends the stream itself.
+func (s *server) appendListenEnd(dst []byte, id jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"`+metaServerInfo+`":`...)
+	dst = append(dst, s.info...)
+	return append(dst, "}}}\n"...)
+}
+
 // parseFilter checks params.notifications of subscriptions/listen and
 // reports whether tools changes were asked for. Known members must have
 // their spec types; members this server does not know are not honoured
@@ -286,7 +312,8 @@ func (s *server) currentDigest() ([32]byte, bool) {
 }
 
 // listen handles subscriptions/listen: it answers only with an error; an
-// open stream gets its acknowledgement now and no response, ever.
+// open stream gets its acknowledgement now, and a response only when the
+// server ends it (the owner's cancel).
 func (s *server) listen(req *request) {
 	tools, rerr := parseFilter(req.params.Notifications)
 	if rerr != nil {

@@ -3,6 +3,7 @@ package mcpstdio
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,7 +37,11 @@ var update = flag.Bool("update", false, "rewrite the -- server -- section of gol
 //	                 #sleep DURATION   let (fake) time pass
 //	                 #active N         switch the active revision (a publish:
 //	                                   the store watch reports it; revision 4
-//	                                   has revision 3's "local" tools)
+//	                                   has revision 3's "local" tools; 5
+//	                                   changes the namespace of "local", 6
+//	                                   its subject, 7 makes it http-only, 8
+//	                                   removes it, 9 is like 3)
+//	                 #owner-cancel     end Serve's ctx, as a signal does
 //	                 #hold / #release  stop / resume the client reading stdout
 //	                 #watching N       fail unless N store watches run
 //	               In lines, @REP(n,text)@ repeats text n times and $CURSOR is
@@ -140,7 +145,8 @@ type harness struct {
 	active   *atomic.Uint64
 	done     chan error
 	invoker  *fakeInvoker
-	cancel   context.CancelFunc
+	cancel   func()
+	owner    context.CancelCauseFunc // the owner's cancel (a signal)
 	serveErr error
 	finished bool
 	loads    *atomic.Int64
@@ -164,6 +170,16 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 	revs[4] = testBinding(3, fillers, testTemplate)
 	revs[4].Revision = "r4"
 	revs[4].Endpoints[2].Tools = nil
+	for rev, edit := range map[uint64]func(b *policy.Binding){
+		5: func(b *policy.Binding) { b.Endpoints[0].Namespace = "test-ns2"; setProfile(b, nil) },
+		6: func(b *policy.Binding) { b.Endpoints[0].Subject = "ci-bot"; setProfile(b, nil) },
+		7: func(b *policy.Binding) { setProfile(b, map[string][]string{"local": {"http"}}) },
+		8: func(b *policy.Binding) { b.Endpoints = b.Endpoints[1:]; setProfile(b, nil) },
+		9: func(b *policy.Binding) {},
+	} {
+		revs[rev] = testBinding(rev, fillers, testTemplate)
+		edit(revs[rev])
+	}
 	cfg := Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
 		Active: func() (uint64, error) { return h.active.Load(), nil },
@@ -194,8 +210,8 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 		Logf:    t.Logf,
 		newID:   counterIDs(),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h.cancel, h.owner = func() { cancel(nil) }, cancel
 	go func() { h.done <- Serve(ctx, h.cr, h.out, cfg) }()
 	return h
 }
@@ -275,6 +291,9 @@ func (h *harness) do(t *testing.T, line string) {
 		close(h.changed)
 		h.changed = make(chan struct{})
 		h.wmu.Unlock()
+		return
+	case "#owner-cancel":
+		h.owner(errors.New("terminated signal received"))
 		return
 	case "#watching":
 		if got := strconv.FormatInt(h.watches.Load(), 10); got != arg {

@@ -185,3 +185,14 @@ func compactLine(b *[]byte) error {
 	*b = v
 	return nil
 }
+
+// LaunchOf is endpoint's launch binding in a stored profile; nil when the
+// profile has no such endpoint.
+func LaunchOf(profile []byte, endpoint string) (*Launch, error) {
+	p, err := ParseProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+	l, _ := p.launchOf(endpoint)
+	return l, nil
+}

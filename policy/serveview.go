@@ -20,6 +20,10 @@ type ServeView struct {
 	Commands   []ServeCommand
 	Projection *Projection // nil when the revision has no such endpoint
 	Endpoints  []string    // every endpoint the revision has, for messages
+	// Launch is the endpoint's launch binding as this revision's profile
+	// has it (nil: no such endpoint), so serve-mcp can refuse a revision
+	// that no longer matches the one it was started with.
+	Launch *Launch
 }
 
 // ServeCommand is one bound command with its declaration still encoded.
@@ -57,6 +61,14 @@ func DecodeServeView(binding []byte, endpoint string) (*ServeView, error) {
 			err = json.UnmarshalDecode(d, &v.Revision)
 		case "releases":
 			err = json.UnmarshalDecode(d, &v.Releases)
+		case "profile":
+			var raw jsontext.Value
+			if raw, err = d.ReadValue(); err == nil {
+				var p *Profile
+				if p, err = ParseProfile(raw); err == nil {
+					v.Launch, _ = p.launchOf(endpoint)
+				}
+			}
 		case "commands":
 			err = decodeArray(d, func() error {
 				var c ServeCommand

@@ -70,12 +70,32 @@ func hasPrefix(words, prefix []string) bool {
 }
 
 // Launch is what serve-mcp fixes for its life when it starts: the endpoint,
-// its namespace, subject and template (SPEC §6).
+// its namespace, subject and template (SPEC §6). Transports is what the
+// revision read allows; serve-mcp checks it, it is not part of the binding.
 type Launch struct {
-	Endpoint  string
-	Namespace string
-	Subject   string
-	Template  Template
+	Endpoint   string
+	Namespace  string
+	Subject    string
+	Template   Template
+	Transports []string
+}
+
+// Serves reports whether the endpoint may be served on transport.
+func (l *Launch) Serves(transport string) bool {
+	return slices.Contains(l.Transports, transport)
+}
+
+// launchOf is endpoint's launch binding in p; false when p has no such
+// endpoint.
+func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
+	ep, ok := p.Endpoints[endpoint]
+	if !ok {
+		return nil, false
+	}
+	ep = ep.withDefaults()
+	spec, _ := p.template(ep.Template)
+	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(),
+		Transports: slices.Clone(ep.Transports)}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision
@@ -105,14 +125,13 @@ func LaunchFrom(binding []byte, endpoint string) (*Launch, error) {
 		if err != nil {
 			return nil, err
 		}
-		ep, ok := p.Endpoints[endpoint]
+		l, ok := p.launchOf(endpoint)
 		if !ok {
 			names := sortedKeys(p.Endpoints)
 			return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
 				Hint: "published endpoints: " + strings.Join(names, ", ")}
 		}
-		spec, _ := p.template(ep.Template)
-		return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template()}, nil
+		return l, nil
 	}
 	return nil, kernel.Errorf(kernel.CodeInternal, "the revision has no profile")
 }

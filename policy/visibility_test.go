@@ -3,6 +3,7 @@ package policy_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestDiff(t *testing.T) {
 func TestLaunchFrom(t *testing.T) {
 	a := parseManifest(t, manifestJSON("acme.notes", "1.2.0", cmdSpec{id: "notes.add", path: `["notes","add"]`}))
 	b, _, err := policy.Build(policy.Input{Revision: "r1", Releases: []policy.ReleaseInput{release(a)},
-		Profile: profile(t, `{"endpoints":{"local":{"namespace":"lap","subject":"me","template":"quick","publish":{"packages":["acme.notes"]}},"ci":{"namespace":"ci"}},
+		Profile: profile(t, `{"endpoints":{"local":{"namespace":"lap","subject":"me","template":"quick","publish":{"packages":["acme.notes"]}},"ci":{"namespace":"ci","transports":["http"]}},
 		 "templates":{"quick":{"timeoutMs":1500,"maxConcurrent":1}}}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -198,9 +199,26 @@ func TestLaunchFrom(t *testing.T) {
 			local = p
 		}
 	}
-	want := policy.Launch{Endpoint: "local", Namespace: "lap", Subject: "me", Template: local.Template}
-	if *l != want || l.Template.TimeoutMs != 1500 || l.Template.MaxConcurrent != 1 {
+	want := policy.Launch{Endpoint: "local", Namespace: "lap", Subject: "me", Template: local.Template, Transports: []string{"stdio"}}
+	if !reflect.DeepEqual(*l, want) || l.Template.TimeoutMs != 1500 || l.Template.MaxConcurrent != 1 || !l.Serves("stdio") {
 		t.Errorf("launch = %+v, want %+v", *l, want)
+	}
+	// the serve view carries the same launch binding, per endpoint
+	for _, ep := range []string{"local", "ci"} {
+		v, err := b.ServeView(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := policy.LaunchFrom(data, ep)
+		if v.Launch == nil || !reflect.DeepEqual(*v.Launch, *l) {
+			t.Errorf("serve view of %s: launch %+v, want %+v", ep, v.Launch, l)
+		}
+	}
+	if ci, _ := policy.LaunchFrom(data, "ci"); ci.Serves("stdio") || !ci.Serves("http") {
+		t.Errorf("ci launch %+v: want http only", ci)
+	}
+	if v, _ := b.ServeView("nope"); v.Launch != nil {
+		t.Errorf("serve view of an unknown endpoint has a launch binding: %+v", v.Launch)
 	}
 	if _, err := policy.LaunchFrom(data, "nope"); kernel.ErrorCode(err) != kernel.CodeNotFound || !strings.Contains(kernel.ErrorHint(err), "ci, local") {
 		t.Errorf("unknown endpoint: %v (hint %q)", err, kernel.ErrorHint(err))

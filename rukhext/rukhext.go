@@ -124,6 +124,7 @@ func (e *Extension) Serve(ctx context.Context, ch io.ReadWriter) (int, error) {
 		Explicit     []string                  `json:"explicit"`
 		Interactive  bool                      `json:"interactive"`
 		DeadlineMs   int64                     `json:"deadlineMs"`
+		Caller       Caller                    `json:"caller"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return ExitProtocolError, fmt.Errorf("decoding the invoke message: %w", err)
@@ -140,6 +141,7 @@ func (e *Extension) Serve(ctx context.Context, ch io.ReadWriter) (int, error) {
 		InvocationID: m.InvocationID,
 		Command:      m.Command,
 		Interactive:  m.Interactive,
+		caller:       m.Caller,
 		deadline:     time.Now().Add(time.Duration(m.DeadlineMs) * time.Millisecond),
 		input:        m.Input,
 		explicit:     m.Explicit,
@@ -315,11 +317,29 @@ type Call struct {
 	// under MCP).
 	Interactive bool
 
+	caller   Caller
 	deadline time.Time
 	input    map[string]jsontext.Value
 	explicit []string
 	w        *writer
 }
+
+// Caller says who asked for the invocation, as the core knows it (from
+// the endpoint the core serves, never from anything a client claims).
+// Fields the core did not send are empty; newer cores may fill more.
+type Caller struct {
+	// Transport is "cli" (a person at the terminal) or "stdio" (an agent
+	// through rukh serve-mcp).
+	Transport string `json:"transport"`
+	// Endpoint is the profile endpoint that served the call; empty on the
+	// CLI.
+	Endpoint string `json:"endpoint"`
+	// Subject is the endpoint's subject ("owner" on the CLI).
+	Subject string `json:"subject"`
+}
+
+// Caller returns who asked for this invocation.
+func (c *Call) Caller() Caller { return c.caller }
 
 // Deadline is when the core stops the invocation: it sends cancel then, and
 // kills the process a little later.

@@ -61,6 +61,10 @@ func notes() *rukhext.Extension {
 		fmt.Fprintln(os.Stderr, "cause:", context.Cause(ctx))
 		return rukhext.Failed(context.Cause(ctx).Error(), nil), nil
 	})
+	ext.Handle("notes.whoami", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		c := call.Caller()
+		return rukhext.Text(c.Transport + "|" + c.Endpoint + "|" + c.Subject), nil
+	})
 	ext.Handle("notes.term", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		call.Progress(strconv.Itoa(os.Getpid()), 0, 0)
 		<-ctx.Done()
@@ -217,6 +221,29 @@ func TestServe(t *testing.T) {
 	}
 	if code := <-done; code != rukhext.ExitSucceeded {
 		t.Errorf("exit %d", code)
+	}
+}
+
+// TestCaller: the caller the core puts in the invoke message reaches the
+// handler, through the real Runner; an older core that sends none gives
+// the zero Caller.
+func TestCaller(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		caller kernel.Caller
+		want   string
+	}{
+		{kernel.Caller{Transport: kernel.TransportStdio, Endpoint: "ci", Subject: "ci-bot"}, "stdio|ci|ci-bot"},
+		{kernel.CLICaller, "cli||owner"},
+		{kernel.Caller{}, "||"},
+	} {
+		inv := invocation(t, "notes.whoami", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
+		inv.Caller = tt.caller
+		res := kernel.NewRunner().Invoke(context.Background(), inv)
+		want := `{"kind":"text","text":"` + tt.want + `"}`
+		if res.Outcome != kernel.Succeeded || string(res.CommandResult) != want {
+			t.Errorf("caller %+v: got %s %q %s, want %s", tt.caller, res.Outcome, res.Reason, res.CommandResult, want)
+		}
 	}
 }
 

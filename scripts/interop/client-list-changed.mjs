@@ -45,10 +45,11 @@ if (modern) {
 const before = (await client.listTools()).tools.map((t) => t.name);
 check(before.length === TOOL_COUNT, `listed ${before.length} tools`);
 
-// Another process publishes: a new namespace renames every tool.
+// Another process publishes: every revision renames every tool (the same
+// namespace: a running server refuses a new one, its launch binding is fixed).
 const dir = mkdtempSync(join(tmpdir(), "rukh-list-changed-"));
 const profile = join(dir, "profile.json");
-writeFileSync(profile, JSON.stringify({ endpoints: { local: { namespace: `interop-${process.env.MODE}`, publish: { packages: ["interop.fake"] } } } }));
+writeFileSync(profile, JSON.stringify({ endpoints: { local: { namespace: "interop", publish: { packages: ["interop.fake"] } } }, templates: { default: { timeoutMs: 29000 } } }));
 const rukh = (...args) => execFileSync(env.bin, args, { env: { ...process.env, RUKH_HOME: env.home }, encoding: "utf8" });
 rukh("policy", "set", profile);
 rukh("publish");
