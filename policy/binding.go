@@ -46,7 +46,10 @@ type BoundCommand struct {
 	Digest      string         `json:"digest"`
 	Declaration kernel.Command `json:"declaration"`
 	Eligible    bool           `json:"eligible"`
-	Reason      string         `json:"reason,omitempty"` // why not eligible
+	// Development: the release is a development copy (`rukh dev`); the
+	// index sets it so a command's copy is found from its record alone.
+	Development bool   `json:"development,omitzero"`
+	Reason      string `json:"reason,omitempty"` // why not eligible
 }
 
 // Route kinds.
