@@ -161,7 +161,14 @@ func (a *app) pruneRevisions(keep int, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		return printJSON(a.stdout, map[string]any{"removed": append([]string{}, p.Revisions...), "objects": p.Objects, "abandoned": p.Abandoned, "swept": p.Swept})
+		held := map[string]string{}
+		for _, h := range p.Held {
+			held[h[0]] = h[1]
+		}
+		return printJSON(a.stdout, map[string]any{"removed": append([]string{}, p.Revisions...), "held": held, "objects": p.Objects, "abandoned": p.Abandoned, "swept": p.Swept})
+	}
+	for _, h := range p.Held {
+		fmt.Fprintf(a.stdout, "kept %s: it is in use by %s\n", h[0], h[1])
 	}
 	if len(p.Revisions) == 0 {
 		fmt.Fprintln(a.stdout, "nothing to prune")

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,24 +22,67 @@ type Pruned struct {
 	// Swept is false when a publish was still writing, so objects were
 	// left alone (the next prune sweeps them).
 	Swept bool
+	// Held are revisions prune would remove but a running call holds
+	// (its id, then who holds it); they are kept.
+	Held [][2]string
 }
 
 // PruneRevisions removes every revision but the newest keep ones and the
 // active one, with their indexes, and then every declaration and tool body
 // that no remaining revision uses. keep must be at least 1.
 //
-// Nothing pins a revision beyond the active one: a running call has read
-// everything it needs from the store before its program starts, so it is
-// not affected; a tools/list cursor of a removed revision is refused like
-// that of any other non-active revision.
+// A revision a running call holds (HoldRevision, in any process) is kept
+// too: prune takes each candidate's hold exclusively, without waiting, and
+// keeps what it cannot take until the transaction is over. A tools/list
+// cursor of a removed revision is refused like that of any other
+// non-active revision.
 func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 	var out Pruned
 	if keep < 1 {
 		return out, (&kernel.Error{Code: kernel.CodeUsage, Message: fmt.Sprintf("--keep must be at least 1, got %d", keep)}).
 			WithHint("the active revision is always kept")
 	}
+	var candidates []uint64
+	if _, err := s.view(func(tx *bolt.Tx) error {
+		active := activeNumber(tx)
+		var all []uint64
+		if err := tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
+			if n, ok := btoi(k); ok {
+				all = append(all, n)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i, n := range all {
+			if i < len(all)-keep && n != active {
+				candidates = append(candidates, n)
+			}
+		}
+		return nil
+	}); err != nil {
+		return out, err
+	}
+	// Removal holds each candidate's hold exclusively until the end, so no
+	// call starts holding one that is being removed; a held one is kept.
+	removable := map[uint64]bool{}
+	var held [][2]string
+	for _, n := range candidates {
+		f, err := lockHold(s.HoldsDir(), s.holdPath(HoldRevision, RevisionID(n)), true)
+		if errors.Is(err, errHeld) {
+			in := &InUseError{Kind: HoldRevision, ID: RevisionID(n), Holders: holders(f)}
+			f.Close()
+			held = append(held, [2]string{RevisionID(n), in.By()})
+			continue
+		}
+		if err != nil {
+			return out, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot check whether revision " + RevisionID(n) + " is in use", Err: err}
+		}
+		defer f.Close()
+		removable[n] = true
+	}
 	err := s.update(func(tx *bolt.Tx) error {
-		out = Pruned{}
+		out = Pruned{Held: held}
 		revs, gens := tx.Bucket(bucketRevisions), tx.Bucket(bucketGens)
 		active := activeNumber(tx)
 		var all []uint64
@@ -67,7 +111,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 				}
 				gen = g
 			}
-			if i >= len(all)-keep || n == active {
+			if i >= len(all)-keep || n == active || !removable[n] {
 				if gen != nil {
 					kept = append(kept, gen)
 				}
