@@ -149,10 +149,10 @@ type rawProfile struct {
 }
 
 type rawEndpoint struct {
-	Namespace  *string    `json:"namespace"`
-	Transports []string   `json:"transports"`
-	Subject    *string    `json:"subject"`
-	Template   *string    `json:"template"`
+	Namespace  *string      `json:"namespace"`
+	Transports []string     `json:"transports"`
+	Subject    *string      `json:"subject"`
+	Template   *string      `json:"template"`
 	Publish    rawPublish   `json:"publish"`
 	ToolNames  *string      `json:"toolNames"`
 	Security   *rawSecurity `json:"security"`
