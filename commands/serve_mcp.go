@@ -74,6 +74,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 				defer f.Close()
 				out = f
 			}
+			aw := a.store.NewAuditWriter(log.Logf)
+			defer aw.Close() // after Serve: every call's record is queued by then
+			audit := newServeAudit(a.runner, aw, endpoint)
 			cfg := mcpstdio.Config{
 				Endpoint:      endpoint,
 				Launch:        launch,
@@ -93,12 +96,14 @@ func (a *app) serveMCPCmd() *cli.Command {
 					for i := range v.Releases {
 						v.Releases[i].Dir = a.boundDir(v.Releases[i])
 					}
+					audit.loaded(v)
 					return v, nil
 				},
 				Watch:   a.store.WatchActive,
 				Secret:  secret,
-				Invoker: a.runner,
+				Invoker: audit,
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
+					audit.done(inv, res)
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}

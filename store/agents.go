@@ -343,7 +343,7 @@ func (s *Store) MintToken(agent, kind string, ttl time.Duration, command string)
 		return MintedToken{}, kernel.Errorf(kernel.CodeInternal, "cannot mint a %q token", kind)
 	}
 	if ttl < MinTokenTTL || ttl > MaxTokenTTL {
-		return MintedToken{}, kernel.Errorf(kernel.CodeUsage, "token lifetime %s is out of range: want %s to %s", ttl, MinTokenTTL, MaxTokenTTL).
+		return MintedToken{}, kernel.Errorf(kernel.CodeUsage, "token lifetime %s is out of range: want 1s to 24h", ttl).
 			WithHint("give --ttl a duration such as 15m or 2h (at most 24h)")
 	}
 	var out MintedToken

@@ -154,8 +154,8 @@ func lastUsed(tx *bolt.Tx, agents []Agent, index map[string]int) {
 }
 
 // AuditWriter appends audit records off the caller's path: Add never
-// blocks (a call's latency never waits on the store), and records queued
-// together are written in one transaction.
+// blocks (a call's latency never waits on the store), and the records of
+// up to auditFlushEvery are written in one transaction.
 type AuditWriter struct {
 	s       *Store
 	ch      chan AuditRecord
@@ -204,23 +204,31 @@ func (w *AuditWriter) Close() {
 	}
 }
 
+// auditFlushEvery spaces the writer's transactions: each one briefly
+// holds the store against the readers a call makes, so a busy server
+// writes a few batches a second, not one per call.
+const auditFlushEvery = 200 * time.Millisecond
+
 func (w *AuditWriter) run() {
 	defer close(w.done)
-	batch := make([]AuditRecord, 0, 256)
+	const maxBatch = 1024
+	batch := make([]AuditRecord, 0, maxBatch)
 	for r := range w.ch {
 		batch = append(batch[:0], r)
-	drain:
-		for len(batch) < cap(batch) {
+		timer := time.NewTimer(auditFlushEvery)
+	collect:
+		for len(batch) < maxBatch {
 			select {
 			case r, ok := <-w.ch:
 				if !ok {
-					break drain
+					break collect
 				}
 				batch = append(batch, r)
-			default:
-				break drain
+			case <-timer.C:
+				break collect
 			}
 		}
+		timer.Stop()
 		if err := w.s.AppendAudit(batch...); err != nil {
 			w.logf("audit: %d record(s) were lost: %v", len(batch), err)
 		}
