@@ -36,8 +36,6 @@ var (
 	ErrTokenWrongCommand = errors.New("one-time token bound to another command")
 )
 
-var base62 = big.NewInt(62)
-
 // encode62 writes n in base62 (0-9a-zA-Z), left-padded with '0' to width.
 func encode62(n *big.Int, width int) string {
 	s := n.Text(62)
