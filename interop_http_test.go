@@ -33,13 +33,7 @@ import (
 func newHTTPHome(t *testing.T, bin, fixture, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	pkg := filepath.Join(dir, "pkg")
-	if err := os.CopyFS(pkg, os.DirFS(fixture)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(pkg, "bin", "ext"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	pkg := copyInteropFixture(t, fixture, dir)
 	home := filepath.Join(dir, "home")
 	profile := filepath.Join(dir, "profile.json")
 	p := fmt.Sprintf(`{"endpoints":{"local":{"namespace":%q,"transports":["stdio","http"],"httpAuth":"none","publish":{"packages":[%q]}}}}`, interopNamespace, name)

@@ -46,6 +46,7 @@ func TestScript(t *testing.T) {
 			"noorphans":     cmdNoOrphans,
 			"mkhostile":     cmdMkHostile,
 			"flipbyte":      cmdFlipByte,
+			"copyhome":      cmdCopyHome,
 			"exitcode":      cmdExitCode,
 			"waitfile":      cmdWaitFile,
 			"forgetprofile": cmdForgetProfile,
@@ -288,3 +289,37 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Fatalf("%s did not appear within 10s", args[0])
 }
+
+// copyhome copies a fixture home from store/testdata (a home written by an
+// older rukh) to DIR, so a script can run the current rukh on it.
+//
+//	copyhome NAME DIR
+func cmdCopyHome(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: copyhome NAME DIR")
+	}
+	src := filepath.Join(repoRoot, "store", "testdata", args[0])
+	dst := ts.MkAbs(args[1])
+	ts.Check(filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o700)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, fi.Mode().Perm()&0o755|0o600)
+	}))
+}
+
+// repoRoot is where the tests run: the module root.
+var repoRoot, _ = os.Getwd()

@@ -1,10 +1,13 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -14,8 +17,9 @@ import (
 	"github.com/rukh-dev/rukh/store"
 )
 
-// activeBinding decodes the active revision; a nil binding means nothing
-// has been published yet.
+// activeBinding reads the whole active revision (owner verbs; running a
+// command reads only its route and record, see run.go); a nil binding
+// means nothing has been published yet.
 func (a *app) activeBinding() (*policy.Binding, store.Revision, error) {
 	rev, err := a.store.ActiveRevision()
 	if err != nil {
@@ -24,12 +28,114 @@ func (a *app) activeBinding() (*policy.Binding, store.Revision, error) {
 		}
 		return nil, store.Revision{}, err
 	}
-	b, err := a.decodeBinding(rev.ID, rev.Binding)
+	b, err := a.revisionBinding(rev)
 	return b, rev, err
 }
 
-// decodeBinding reads a stored revision. Release directories are resolved
-// under this home, so a copied or moved home runs its own copies.
+// revisionBinding reads a whole revision, indexed or in the schema-1 layout.
+func (a *app) revisionBinding(rev store.Revision) (*policy.Binding, error) {
+	if !rev.Indexed {
+		return a.decodeBinding(rev.ID, rev.Binding)
+	}
+	var b *policy.Binding
+	err := a.store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+		b, err = a.bindingFromIndex(ix)
+		return err
+	})
+	return b, err
+}
+
+// bindingFromIndex reads every record of an indexed revision back into the
+// Binding policy.WriteIndex wrote.
+func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
+	unreadable := func(err error) error {
+		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
+	}
+	b := &policy.Binding{Revision: ix.Revision(), Profile: ix.Profile(), Commands: []policy.BoundCommand{}, Endpoints: []policy.Projection{}}
+	raw, err := ix.Releases()
+	if err != nil {
+		return nil, err
+	}
+	if b.Releases, err = policy.DecodeReleases(raw); err != nil {
+		return nil, unreadable(err)
+	}
+	for i := range b.Releases {
+		b.Releases[i].Dir = a.boundDir(b.Releases[i])
+	}
+	err = ix.Routes(func(r store.Route) error {
+		b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
+		if r.Kind != store.RouteCommand {
+			return nil
+		}
+		raw, err := ix.Decl(r.Decl)
+		if err != nil {
+			return err
+		}
+		bc, err := policy.DecodeCommand(raw)
+		if err != nil {
+			return unreadable(err)
+		}
+		bc.Development = false // an index detail, not part of the binding
+		b.Commands = append(b.Commands, *bc)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(b.Routes, func(x, y policy.Route) int { return slices.Compare(x.Words, y.Words) })
+	slices.SortFunc(b.Commands, func(x, y policy.BoundCommand) int { return strings.Compare(x.Declaration.ID, y.Declaration.ID) })
+	for _, ep := range ix.Endpoints() {
+		m, err := policy.DecodeEndpointMeta(ep.Meta)
+		if err != nil {
+			return nil, unreadable(err)
+		}
+		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{}}
+		err = ix.Tools(ep.Name, func(t store.Tool) error {
+			body, err := ix.Body(t.Body)
+			if err != nil {
+				return err
+			}
+			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Wire: policy.AppendToolWire(nil, t.Name, body)})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.Endpoints = append(b.Endpoints, p)
+	}
+	return b, nil
+}
+
+// viewActive calls fn with the active revision's index (false: nothing is
+// published). A revision in the schema-1 layout gets its index first, once.
+func (a *app) viewActive(fn func(ix *store.Index) error) (bool, error) {
+	published, err := a.store.ViewActive(fn)
+	if !errors.Is(err, store.ErrNotIndexed) {
+		return published, err
+	}
+	rev, err := a.store.ActiveRevision()
+	if err != nil {
+		return false, err
+	}
+	if err := a.upgradeRevision(rev); err != nil {
+		return false, err
+	}
+	return a.store.ViewActive(fn)
+}
+
+// upgradeRevision gives a revision in the schema-1 layout its index: the
+// same binding, written as records.
+func (a *app) upgradeRevision(rev store.Revision) error {
+	b, err := a.decodeBinding(rev.ID, rev.Binding)
+	if err != nil {
+		return err
+	}
+	return a.store.AttachIndex(rev.Number, func(w *store.IndexWriter) error { return policy.WriteIndex(b, w) })
+}
+
+// decodeBinding reads a revision stored in the schema-1 layout (one blob).
+// Release directories are resolved under this home, so a copied or moved
+// home runs its own copies.
 func (a *app) decodeBinding(id string, data []byte) (*policy.Binding, error) {
 	var b policy.Binding
 	if err := json.Unmarshal(data, &b); err != nil {
@@ -85,13 +191,9 @@ func (a *app) draftInput(revID string) (policy.Input, error) {
 	if err != nil {
 		return policy.Input{}, err
 	}
-	rels := make([]store.Release, 0, len(names))
-	for _, n := range names {
-		r, err := a.store.Release(n, d.Active[n])
-		if err != nil {
-			return policy.Input{}, err
-		}
-		rels = append(rels, r)
+	rels, err := a.store.ReleasesAt(names, d.Active)
+	if err != nil {
+		return policy.Input{}, err
 	}
 	return a.candidateInput(in, rels, trusted)
 }
@@ -221,38 +323,4 @@ func currentTrust(r store.Release, trusted map[string]store.Key) string {
 		}
 	}
 	return trustBasis(r.Signer, r.AllowUnsigned)
-}
-
-// cliBinding reads what running a command on the CLI needs from the active
-// revision: releases, declarations, routes and the endpoint templates. It
-// skips the MCP tool objects, half of a large revision.
-func (a *app) cliBinding() (*policy.Binding, error) {
-	rev, err := a.store.ActiveRevision()
-	if err != nil {
-		if kernel.ErrorCode(err) == kernel.CodeNotFound {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var light struct {
-		Revision  string                `json:"revision"`
-		Releases  []policy.BoundRelease `json:"releases"`
-		Commands  []policy.BoundCommand `json:"commands"`
-		Routes    []policy.Route        `json:"routes"`
-		Endpoints []struct {
-			Endpoint string          `json:"endpoint"`
-			Template policy.Template `json:"template"`
-		} `json:"endpoints"`
-	}
-	if err := json.Unmarshal(rev.Binding, &light); err != nil {
-		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", rev.ID).Wrap(err)
-	}
-	b := &policy.Binding{Revision: light.Revision, Releases: light.Releases, Commands: light.Commands, Routes: light.Routes}
-	for _, e := range light.Endpoints {
-		b.Endpoints = append(b.Endpoints, policy.Projection{Endpoint: e.Endpoint, Template: e.Template})
-	}
-	for i := range b.Releases {
-		b.Releases[i].Dir = a.boundDir(b.Releases[i])
-	}
-	return b, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
@@ -80,18 +81,13 @@ func repairHint(dev bool) string {
 // pinCLI pins a CLI call of bc and returns its release directory. A refusal
 // is the call's execution_failed outcome (exit 3); under --output json its
 // envelope is printed too.
-func (a *app) pinCLI(b *policy.Binding, bc *policy.BoundCommand, output string) (dir string, unpin func(), err error) {
-	if dir, err = releaseDir(b, bc); err != nil {
+func (a *app) pinCLI(t cliTarget, bc *policy.BoundCommand, output string) (dir string, unpin func(), err error) {
+	if dir, err = t.releaseDir(bc); err != nil {
 		return "", nil, err
 	}
-	var br *policy.BoundRelease
-	for i := range b.Releases {
-		if r := &b.Releases[i]; r.Digest == bc.Digest && r.Dir == dir {
-			br = r
-			break
-		}
-	}
-	if unpin, err = a.pinCall(b.Revision, br); err != nil {
+	name, version, _ := strings.Cut(bc.Release, "@")
+	br := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
+	if unpin, err = a.pinCall(t.revision, br); err != nil {
 		if output == "json" {
 			_ = printJSON(a.stdout, kernel.Result{InvocationID: kernel.NewInvocationID(), Outcome: kernel.ExecutionFailed, Reason: err.Error()})
 		}

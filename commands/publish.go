@@ -8,8 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -110,7 +108,7 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 	}
 	candidate := func(id string) (policy.Input, error) {
 		if from != nil {
-			fb, err := a.decodeBinding(from.ID, from.Binding)
+			fb, err := a.revisionBinding(*from)
 			if err != nil {
 				return policy.Input{}, err
 			}
@@ -142,20 +140,23 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 		if err != nil {
 			return nil, oldRev, err
 		}
-		newID = store.RevisionID(uint64(len(revs)) + 1)
+		next := uint64(1)
+		if len(revs) > 0 {
+			next = revs[len(revs)-1].Number + 1 // numbers go on after a prune
+		}
+		newID = store.RevisionID(next)
 		if err := build(newID); err != nil {
 			return nil, oldRev, err
 		}
 	} else {
-		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string) (store.Revision, error) {
+		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
 			if err := build(id); err != nil {
 				return store.Revision{}, err
 			}
-			data, err := json.Marshal(built, json.Deterministic(true))
-			if err != nil {
-				return store.Revision{}, kernel.Errorf(kernel.CodeInternal, "cannot encode the revision").Wrap(err)
+			if err := policy.WriteIndex(built, w); err != nil {
+				return store.Revision{}, err
 			}
-			r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Binding: data, Note: note}
+			r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Note: note}
 			if from != nil {
 				r.RollbackOf = from.Number
 			}

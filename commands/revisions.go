@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,10 +26,23 @@ type revisionEntry struct {
 func (a *app) revisionsCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "revisions",
-		Usage:     "list published revisions, newest first, or show what one binds",
-		ArgsUsage: "[REV]",
-		Flags:     []cli.Flag{jsonFlag()},
+		Usage:     "list published revisions, newest first, show what one binds, or prune old ones",
+		ArgsUsage: "[REV | prune --keep N]",
+		Flags: []cli.Flag{jsonFlag(),
+			&cli.IntFlag{Name: "keep", Usage: "with prune: how many of the newest revisions to keep (the active one is always kept)"}},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.Args().First() == "prune" {
+				if c.Args().Len() > 1 {
+					return usageErr("revisions prune takes no arguments besides --keep N")
+				}
+				if !c.IsSet("keep") {
+					return usageErr("revisions prune needs --keep N (how many of the newest revisions to keep)")
+				}
+				return a.pruneRevisions(int(c.Int("keep")), c.Bool("json"))
+			}
+			if c.IsSet("keep") {
+				return usageErr("--keep is for 'rukh revisions prune'")
+			}
 			switch c.Args().Len() {
 			case 0:
 			case 1:
@@ -93,7 +107,7 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	b, err := a.decodeBinding(rev.ID, rev.Binding)
+	b, err := a.revisionBinding(rev)
 	if err != nil {
 		return err
 	}
@@ -136,6 +150,39 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	}
 	for _, p := range b.Endpoints {
 		fmt.Fprintf(a.stdout, "endpoint %s (namespace %s): %d tool(s)\n", p.Endpoint, p.Namespace, len(p.Tools))
+	}
+	return nil
+}
+
+// pruneRevisions removes older revisions and the records only they use.
+func (a *app) pruneRevisions(keep int, asJSON bool) error {
+	p, err := a.store.PruneRevisions(keep)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		held := map[string]string{}
+		for _, h := range p.Held {
+			held[h[0]] = h[1]
+		}
+		return printJSON(a.stdout, map[string]any{"removed": append([]string{}, p.Revisions...), "held": held, "objects": p.Objects, "abandoned": p.Abandoned, "swept": p.Swept})
+	}
+	for _, h := range p.Held {
+		fmt.Fprintf(a.stdout, "kept %s: it is in use by %s\n", h[0], h[1])
+	}
+	if len(p.Revisions) == 0 {
+		fmt.Fprintln(a.stdout, "nothing to prune")
+	} else {
+		fmt.Fprintf(a.stdout, "removed %s\n", strings.Join(p.Revisions, ", "))
+	}
+	if p.Objects > 0 {
+		fmt.Fprintf(a.stdout, "removed %d declaration(s) and tool object(s) no kept revision uses\n", p.Objects)
+	}
+	if p.Abandoned > 0 {
+		fmt.Fprintf(a.stdout, "removed %d index(es) left by publishes that never finished\n", p.Abandoned)
+	}
+	if !p.Swept {
+		fmt.Fprintln(a.stdout, "a publish is writing: unused declarations are left for the next prune")
 	}
 	return nil
 }

@@ -14,53 +14,110 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
 // addExtensionCommands grafts the active revision's CLI routes onto root.
-// Only what is published is live: the draft never reaches the CLI. A store
-// that cannot be read leaves the built-in verbs working, and the error is
-// returned for when the command turns out not to be one of them.
+// Only what is published is live: the draft never reaches the CLI. It reads
+// the routes of the words given, the one command record they name, and the
+// children of a group whose help is wanted: never the whole revision. A
+// store that cannot be read leaves the built-in verbs working, and the
+// error is returned for when the command turns out not to be one of them.
 func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return nil // owner verbs never need the revision
 	}
-	b, err := a.cliBinding()
-	if err != nil || b == nil {
-		return err
+	var words []string
+	for _, w := range args[1:] {
+		if strings.HasPrefix(w, "-") || w == "help" || w == "h" {
+			break
+		}
+		words = append(words, w)
 	}
-	for _, r := range b.Children(nil) {
-		c := a.routeCommand(b, r)
-		c.Category = "published commands"
-		root.Commands = append(root.Commands, c)
-	}
-	return nil
+	_, err := a.viewActive(func(ix *store.Index) error {
+		t := cliTarget{revision: ix.Revision(), limits: cliLimits(ix)}
+		if len(words) == 0 {
+			return ix.Children(nil, func(r store.Route) error {
+				root.Commands = append(root.Commands, &cli.Command{Name: r.Words[0], Usage: r.Line, Category: "published commands"})
+				return nil
+			})
+		}
+		parent, depth := root, 0
+		for k := 1; k <= len(words); k++ {
+			r, ok, err := ix.Route(words[:k])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			name := words[k-1]
+			if r.Kind != store.RouteGroup {
+				c, err := a.routeCommand(ix, t, r, name)
+				if err != nil {
+					return err
+				}
+				add(parent, root, c)
+				return nil
+			}
+			g := &cli.Command{Name: name, Usage: r.Line, Action: func(ctx context.Context, c *cli.Command) error {
+				return cli.ShowSubcommandHelp(c) // unknown words were refused before parsing
+			}}
+			add(parent, root, g)
+			parent, depth = g, k
+		}
+		if parent == root {
+			if _, isVerb := verbNames(root)[words[0]]; isVerb {
+				return nil
+			}
+			// An unknown first word: the top-level routes are what the
+			// "did you mean" of the error needs.
+			return ix.Children(nil, func(r store.Route) error {
+				root.Commands = append(root.Commands, &cli.Command{Name: r.Words[0], Usage: r.Line, Category: "published commands"})
+				return nil
+			})
+		}
+		// The words end at a group (or at a word that is not in it): its
+		// children are what its help and the unknown-word message need.
+		return ix.Children(words[:depth], func(r store.Route) error {
+			parent.Commands = append(parent.Commands, &cli.Command{Name: r.Words[len(r.Words)-1], Usage: r.Line})
+			return nil
+		})
+	})
+	return err
 }
 
-// routeCommand builds the urfave command for one route: a command, an
-// alias of one, or a group holding the routes one word below it.
-func (a *app) routeCommand(b *policy.Binding, r policy.Route) *cli.Command {
-	name := r.Words[len(r.Words)-1]
-	if r.Kind != policy.RouteGroup {
-		if bc, ok := b.Command(r.Command); ok {
-			c := a.extensionCommand(b, bc, name)
-			if r.Kind == policy.RouteAlias {
-				c.Usage += " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
-			}
-			return c
-		}
+func add(parent, root, c *cli.Command) {
+	if parent == root {
+		c.Category = "published commands"
 	}
-	g := &cli.Command{Name: name}
-	var names []string
-	for _, child := range b.Children(r.Words) {
-		g.Commands = append(g.Commands, a.routeCommand(b, child))
-		names = append(names, child.Words[len(child.Words)-1])
+	parent.Commands = append(parent.Commands, c)
+}
+
+// cliTarget is what a CLI run takes from the revision besides the command.
+type cliTarget struct {
+	revision string // the active revision's id, which the call holds
+	limits   kernel.Limits
+	dir      string // the release copy
+}
+
+// routeCommand builds the urfave command for a command route or an alias.
+func (a *app) routeCommand(ix *store.Index, t cliTarget, r store.Route, name string) (*cli.Command, error) {
+	raw, err := ix.Decl(r.Decl)
+	if err != nil {
+		return nil, err
 	}
-	g.Usage = "commands: " + strings.Join(names, ", ")
-	g.Action = func(ctx context.Context, c *cli.Command) error {
-		return cli.ShowSubcommandHelp(c) // unknown words were refused before parsing
+	bc, err := policy.DecodeCommand(raw)
+	if err != nil {
+		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s: command %s is unreadable", ix.Revision(), r.Command).Wrap(err)
 	}
-	return g
+	t.dir = a.copyDir(bc.Digest, bc.Development)
+	c := a.extensionCommand(t, bc, name)
+	if r.Kind == store.RouteAlias {
+		c.Usage += " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
+	}
+	return c, nil
 }
 
 // recorder keeps CLI values in the order they were given.
@@ -83,7 +140,7 @@ func (v *recordValue) String() string { return v.last }
 // extensionCommand builds the urfave command for one bound command. The
 // flags only collect raw text: typing and checking happen in the kernel,
 // the same step MCP arguments go through.
-func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name string) *cli.Command {
+func (a *app) extensionCommand(t cliTarget, bc *policy.BoundCommand, name string) *cli.Command {
 	decl := &bc.Declaration
 	c := &cli.Command{
 		Name:        name,
@@ -94,7 +151,7 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 	if decl.Execute.Mode == kernel.ModePassthrough {
 		c.SkipFlagParsing = true
 		c.Action = func(ctx context.Context, cmd *cli.Command) error {
-			return a.runPassthrough(ctx, b, bc, cmd.Args().Slice())
+			return a.runPassthrough(ctx, t, bc, cmd.Args().Slice())
 		}
 		return c
 	}
@@ -154,7 +211,7 @@ func (a *app) extensionCommand(b *policy.Binding, bc *policy.BoundCommand, name 
 		if err != nil {
 			return err
 		}
-		return a.runManaged(ctx, b, bc, values, out)
+		return a.runManaged(ctx, t, bc, values, out)
 	}
 	return c
 }
@@ -196,7 +253,7 @@ func cliValues(cmd *cli.Command, decl *kernel.Command, rec *recorder) ([]kernel.
 	return values, nil
 }
 
-func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, values []kernel.CLIValue, output string) error {
+func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundCommand, values []kernel.CLIValue, output string) error {
 	decl := &bc.Declaration
 	req, err := kernel.RequestFromCLI(decl, values)
 	if err != nil {
@@ -207,7 +264,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		}
 		return err
 	}
-	dir, unpin, err := a.pinCLI(b, bc, output)
+	dir, unpin, err := a.pinCLI(t, bc, output)
 	if err != nil {
 		return err
 	}
@@ -218,7 +275,7 @@ func (a *app) runManaged(ctx context.Context, b *policy.Binding, bc *policy.Boun
 		Dir:        dir,
 		Request:    req,
 		Caller:     kernel.CLICaller,
-		Limits:     cliLimits(b),
+		Limits:     t.limits,
 		Stdin:      managedStdin(a.stdin),
 		Stdout:     a.stdout,
 		Stderr:     a.stderr,
@@ -265,8 +322,8 @@ func (a *app) printResult(cr jsontext.Value) {
 	_ = printJSON(a.stdout, r.Data)
 }
 
-func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.BoundCommand, args []string) error {
-	dir, unpin, err := a.pinCLI(b, bc, "")
+func (a *app) runPassthrough(ctx context.Context, t cliTarget, bc *policy.BoundCommand, args []string) error {
+	dir, unpin, err := a.pinCLI(t, bc, "")
 	if err != nil {
 		return err
 	}
@@ -281,11 +338,9 @@ func (a *app) runPassthrough(ctx context.Context, b *policy.Binding, bc *policy.
 	return nil
 }
 
-func releaseDir(b *policy.Binding, bc *policy.BoundCommand) (string, error) {
-	for _, r := range b.Releases {
-		if r.Digest == bc.Digest && r.Dir != "" {
-			return r.Dir, nil
-		}
+func (t cliTarget) releaseDir(bc *policy.BoundCommand) (string, error) {
+	if t.dir != "" {
+		return t.dir, nil
 	}
 	return "", kernel.Errorf(kernel.CodeInternal, "the active revision binds no release directory for %s (%s)", bc.Declaration.ID, bc.Release)
 }
@@ -338,10 +393,10 @@ func orDefault(s, d string) string {
 
 // cliLimits applies the template of the local endpoint to CLI runs, so one
 // profile setting bounds a command wherever it is called from.
-func cliLimits(b *policy.Binding) kernel.Limits {
-	for _, p := range b.Endpoints {
-		if p.Endpoint == policy.DefaultEndpoint {
-			return p.Template.Limits()
+func cliLimits(ix *store.Index) kernel.Limits {
+	if ep, ok := ix.Endpoint(policy.DefaultEndpoint); ok {
+		if m, err := policy.DecodeEndpointMeta(ep.Meta); err == nil {
+			return m.Template.Limits()
 		}
 	}
 	return kernel.Limits{}
@@ -378,4 +433,16 @@ func outputFlag(decl *kernel.Command) string {
 		}
 	}
 	return "output"
+}
+
+// verbNames is the set of words root already answers to.
+func verbNames(root *cli.Command) map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, c := range root.Commands {
+		m[c.Name] = struct{}{}
+		for _, a := range c.Aliases {
+			m[a] = struct{}{}
+		}
+	}
+	return m
 }

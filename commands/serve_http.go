@@ -14,6 +14,7 @@ import (
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcphttp"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/time/rate"
 )
@@ -170,21 +171,27 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 	if err != nil {
 		return nil, err
 	}
-	n, err := a.store.Active()
-	if err != nil && kernel.ErrorCode(err) != kernel.CodeNotFound {
-		return nil, err
-	}
-	if n == 0 {
-		log.Logf("nothing is published in %s: serving no endpoints until restarted after a publish", a.store.Home())
-		return nil, nil
-	}
 	var launches []*policy.Launch
-	err = a.store.ReadBinding(n, func(data []byte) (err error) {
-		launches, err = policy.LaunchesFrom(data)
-		return err
+	var rev string
+	published, err := a.viewActive(func(ix *store.Index) error {
+		rev = ix.Revision()
+		for _, e := range ix.Endpoints() {
+			l, err := policy.LaunchOf(ix.Profile(), e.Name)
+			if err != nil {
+				return err
+			}
+			if l != nil {
+				launches = append(launches, l)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !published {
+		log.Logf("nothing is published in %s: serving no endpoints until restarted after a publish", a.store.Home())
+		return nil, nil
 	}
 	var eps []mcphttp.Endpoint
 	var skipped []string
@@ -200,7 +207,7 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 			Core: mcpcore.Config{
 				Endpoint: endpoint, Launch: l,
 				ServerName: "rukh", ServerVersion: version(),
-				Active: a.store.Active, Load: a.serveView(endpoint), Watch: a.store.WatchActive,
+				Active: a.store.Active, View: a.serveView(endpoint), Watch: a.store.WatchActive,
 				Secret: secret,
 				Invoker: timedInvoker{&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
 					m.called(endpoint, inv, res, d)
@@ -215,7 +222,7 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 		})
 	}
 	if len(eps) == 0 {
-		log.Logf("no endpoint of revision %d lists \"http\" in its transports (endpoints: %s): serving none", n, strings.Join(skipped, ", "))
+		log.Logf("no endpoint of revision %s lists \"http\" in its transports (endpoints: %s): serving none", rev, strings.Join(skipped, ", "))
 		log.Line("rukh: hint: add \"http\" to an endpoint's \"transports\" in the profile ('rukh policy set'), publish, and restart serve-http\n")
 	}
 	return eps, nil

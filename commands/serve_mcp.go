@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -74,17 +76,21 @@ func (a *app) serveMCPCmd() *cli.Command {
 				defer f.Close()
 				out = f
 			}
+			aw := a.store.NewAuditWriter(log.Logf)
+			defer aw.Close() // after Serve: every call's record is queued by then
+			audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
 			cfg := mcpstdio.Config{
 				Endpoint:      endpoint,
 				Launch:        launch,
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
-				Load:          a.serveView(endpoint),
+				View:          a.serveView(endpoint),
 				Watch:         a.store.WatchActive,
 				Secret:        secret,
-				Invoker:       &pinningInvoker{a: a, inner: a.runner, logf: log.Logf},
+				Invoker:       audit,
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
+					audit.done(inv, res)
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}
@@ -106,40 +112,118 @@ func (a *app) serveMCPCmd() *cli.Command {
 	}
 }
 
-// serveView loads endpoint's serve view of revision n, for serve-mcp and
-// serve-http.
-func (a *app) serveView(endpoint string) func(n uint64) (*policy.ServeView, error) {
-	return func(n uint64) (v *policy.ServeView, err error) {
-		// streamed straight from the store's pages into the serve view: a
-		// large revision is never held whole
-		err = a.store.ReadBinding(n, func(data []byte) (err error) {
-			v, err = policy.DecodeServeView(data, endpoint)
+// launch fixes serve-mcp's launch binding from the active revision's
+// endpoint record, refusing an endpoint the published profile does not name
+// (a typo would otherwise serve an agent no tools). Nothing published: nil.
+func (a *app) launch(endpoint string) (*policy.Launch, error) {
+	var l *policy.Launch
+	_, err := a.viewActive(func(ix *store.Index) (err error) {
+		if l, err = policy.LaunchOf(ix.Profile(), endpoint); err != nil {
 			return err
-		})
-		if err != nil {
-			return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", store.RevisionID(n)).Wrap(err)
 		}
-		for i := range v.Releases {
-			v.Releases[i].Dir = a.boundDir(v.Releases[i])
+		if l == nil {
+			var names []string
+			for _, e := range ix.Endpoints() {
+				names = append(names, e.Name)
+			}
+			return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
+				Hint: "published endpoints: " + strings.Join(names, ", ")}
 		}
-		return v, nil
+		return nil
+	})
+	return l, err
+}
+
+// serveView reads, for each request, the one page or tool record it needs
+// from the store: serve-mcp holds nothing of a revision between requests.
+func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Catalog) error) error {
+	return func(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
+		view := func(ix *store.Index) error {
+			c := &storeCatalog{a: a, ix: ix, endpoint: endpoint}
+			c.ep, c.has = ix.Endpoint(endpoint)
+			return fn(ix.Number(), c)
+		}
+		if n != 0 {
+			return a.store.ViewRevision(n, view)
+		}
+		published, err := a.viewActive(view)
+		if err == nil && !published {
+			return fn(0, nil)
+		}
+		return err
 	}
 }
 
-// launch fixes serve-mcp's launch binding from the active revision without
-// decoding it, refusing an endpoint the published profile does not name (a
-// typo would otherwise serve an agent no tools). Nothing published: nil.
-func (a *app) launch(endpoint string) (*policy.Launch, error) {
-	n, err := a.store.Active()
-	if err != nil || n == 0 {
+// storeCatalog is mcpstdio.Catalog over one indexed revision, valid during
+// one store read.
+type storeCatalog struct {
+	a        *app
+	ix       *store.Index
+	endpoint string
+	ep       store.EndpointInfo
+	has      bool
+
+	launchOnce sync.Once
+	launch     *policy.Launch
+}
+
+func (c *storeCatalog) HasEndpoint() bool { return c.has }
+
+func (c *storeCatalog) Launch() *policy.Launch {
+	c.launchOnce.Do(func() {
+		l, err := policy.LaunchOf(c.ix.Profile(), c.endpoint)
+		if err == nil {
+			c.launch = l
+		}
+	})
+	return c.launch
+}
+
+func (c *storeCatalog) Template() policy.Template {
+	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
+	if err != nil {
+		return policy.Template{}
+	}
+	return m.Template
+}
+func (c *storeCatalog) Pages() int       { return c.ep.Pages }
+func (c *storeCatalog) Revision() string { return c.ix.Revision() }
+func (c *storeCatalog) Digest() ([32]byte, error) {
+	return mcpstdio.DigestPages(c)
+}
+
+func (c *storeCatalog) Endpoints() []string {
+	var names []string
+	for _, e := range c.ix.Endpoints() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+func (c *storeCatalog) Page(i int, fn func(name string, body []byte) error) error {
+	return c.ix.Page(c.ep.Name, i, fn)
+}
+
+func (c *storeCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
+	t, ok, err := c.ix.Tool(c.ep.Name, name)
+	if err != nil || !ok {
 		return nil, err
 	}
-	var l *policy.Launch
-	err = a.store.ReadBinding(n, func(data []byte) (err error) {
-		l, err = policy.LaunchFrom(data, endpoint)
-		return err
-	})
-	return l, err
+	raw, err := c.ix.Decl(t.Decl)
+	if err != nil {
+		return nil, err
+	}
+	bc, err := policy.DecodeCommand(raw)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: tool %q: declaration: %v", c.ix.Revision(), name, err)
+	}
+	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: endpoint %s: %v", c.ix.Revision(), c.ep.Name, err)
+	}
+	name, version, _ := strings.Cut(bc.Release, "@")
+	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
+	return &mcpstdio.Resolved{Command: &bc.Declaration, Dir: c.a.copyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
 }
 
 // sayNothingPublished tells the owner, on stderr, why an agent would see no

@@ -25,6 +25,8 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.serveMCPCmd(),
 		a.serveHTTPCmd(),
 		a.mcpConfigCmd(),
+		a.agentCmd(),
+		a.auditCmd(),
 		a.diagnosticsCmd(),
 		a.doctorCmd(),
 		a.versionCmd(),

@@ -17,7 +17,7 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 
 func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 	loads := map[uint64]int{}
-	c := &revisionCache{endpoint: "local", load: bindings(func(n uint64) (*policy.Binding, error) {
+	c := &revisionCache{load: bindings(func(n uint64) (*policy.Binding, error) {
 		loads[n]++
 		return testBinding(n, 0, testTemplate), nil
 	})}
@@ -45,7 +45,7 @@ func TestWireIsCompactedForFraming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(r.wire[0]); got != `{"name":"big__r1","inputSchema":{"type":"object"}}` {
+	if got := string(policy.AppendToolWire(nil, "big__r1", r.bodies[0])); got != `{"name":"big__r1","inputSchema":{"type":"object"}}` {
 		t.Errorf("wire = %s", got)
 	}
 	if !bytes.ContainsRune(b.Endpoints[0].Tools[0].Wire, '\n') {

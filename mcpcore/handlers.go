@@ -53,55 +53,58 @@ const listToolsAgain = ": list tools again (tools/list) to get current names"
 // listTools returns one page of the launch endpoint's tools from the active
 // revision. It copies pre-encoded tool objects and runs nothing else.
 func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
-	rev, rerr := s.current()
+	var res result
+	rerr := s.current(func(n uint64, c Catalog) error {
+		pos := 0
+		pages := 0
+		if c != nil {
+			pages = c.Pages()
+		}
+		if cursor != nil {
+			cs, ok := stringParam(cursor)
+			if !ok {
+				return rpcFailure{newError(codeInvalidParams, "invalid params: cursor must be a string")}
+			}
+			cn, p, ok := s.cursors.decode(cs)
+			if !ok {
+				return rpcFailure{newError(codeInvalidParams, "invalid cursor"+listAgain)}
+			}
+			if c == nil || cn != n {
+				return rpcFailure{newError(codeInvalidParams, "cursor is from another revision of the tool list"+listAgain)}
+			}
+			if p <= 0 || p >= pages {
+				return rpcFailure{newError(codeInvalidParams, "invalid cursor"+listAgain)}
+			}
+			pos = p
+		}
+		body := make([]byte, 0, 4096)
+		body = append(body, `"tools":[`...)
+		if pos < pages {
+			first := true
+			if err := c.Page(pos, func(name string, tool []byte) error {
+				if !first {
+					body = append(body, ',')
+				}
+				first = false
+				body = policy.AppendToolWire(body, name, tool)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		body = append(body, ']')
+		if pos+1 < pages {
+			body = append(body, `,"nextCursor":"`...)
+			body = append(body, s.cursors.encode(n, pos+1)...)
+			body = append(body, '"')
+		}
+		res = result{body: body, cacheable: true}
+		return nil
+	})
 	if rerr != nil {
-		return result{}, rerr
+		return result{}, rerr // res may still be written by a read that timed out
 	}
-	pos := 0
-	if cursor != nil {
-		c, ok := stringParam(cursor)
-		if !ok {
-			return result{}, newError(codeInvalidParams, "invalid params: cursor must be a string")
-		}
-		n, p, ok := s.cursors.decode(c)
-		if !ok {
-			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
-		}
-		if rev == nil || n != rev.n {
-			return result{}, newError(codeInvalidParams, "cursor is from another revision of the tool list"+listAgain)
-		}
-		if p <= 0 || p > len(rev.wire) {
-			return result{}, newError(codeInvalidParams, "invalid cursor"+listAgain)
-		}
-		pos = p
-	}
-	var page []jsontext.Value
-	if rev != nil {
-		page = rev.wire[pos:]
-	}
-	size, end := 0, 0
-	for end < len(page) && end < pageTools {
-		size += len(page[end]) + 1
-		if end > 0 && size > pageBytes {
-			break
-		}
-		end++
-	}
-	body := make([]byte, 0, size+128)
-	body = append(body, `"tools":[`...)
-	for i, w := range page[:end] {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, w...)
-	}
-	body = append(body, ']')
-	if end < len(page) {
-		body = append(body, `,"nextCursor":"`...)
-		body = append(body, s.cursors.encode(rev.n, pos+end)...)
-		body = append(body, '"')
-	}
-	return result{body: body, cacheable: true}, nil
+	return res, nil
 }
 
 // Reasons the adapter itself gives in a rejected envelope.
@@ -130,19 +133,23 @@ func (s *Session) callTool(req *Request, e era) {
 		}
 		token = t
 	}
-	rev, rerr := s.current()
+	var bc *Resolved
+	var revN uint64
+	rerr := s.current(func(n uint64, c Catalog) error {
+		revN = n
+		if c == nil || !c.HasEndpoint() {
+			return nil
+		}
+		var err error
+		if bc, err = c.Resolve(name); err != nil {
+			s.logf("mcp: %v", err)
+			return rpcFailure{newError(codeInternalError, "the active revision is inconsistent")}
+		}
+		return nil
+	})
 	if rerr != nil {
 		s.replyError(req, rerr)
 		return
-	}
-	var bc *boundCall
-	if rev != nil && rev.proj != nil {
-		var err error
-		if bc, err = rev.resolve(name); err != nil {
-			s.logf("mcp: %v", err)
-			s.replyError(req, newError(codeInternalError, "the active revision is inconsistent"))
-			return
-		}
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
@@ -158,14 +165,14 @@ func (s *Session) callTool(req *Request, e era) {
 		return
 	}
 
+	cmd := bc.Command
 	if s.cfg.Authorize != nil {
-		if err := s.cfg.Authorize(req, bc.tool.Command); err != nil {
+		if err := s.cfg.Authorize(req, cmd.ID, bc.Security); err != nil {
 			req.rep.Respond(Message{Data: appendError(nil, req.id, newError(codeInvalidRequest, err.Error())), Code: codeInvalidRequest, Refused: err})
 			return
 		}
 	}
 	invID := s.newID()
-	cmd := bc.command
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
 		s.reply(req, e, s.rejected(invID, reasonNotManaged))
 		return
@@ -201,7 +208,7 @@ func (s *Session) callTool(req *Request, e era) {
 	}
 	var ctx context.Context
 	ctx, c.cancel = context.WithCancel(s.ctx)
-	ctx = withPinned(ctx, Pinned{Revision: rev.n, Release: bc.release})
+	ctx = withPinned(ctx, Pinned{Revision: revN, Tool: name, Release: bc.Release})
 	s.calls[key] = c
 	s.running++
 	s.held++
@@ -211,7 +218,7 @@ func (s *Session) callTool(req *Request, e era) {
 	inv := &kernel.Invocation{
 		ID:          invID,
 		Command:     cmd,
-		Dir:         bc.release.Dir,
+		Dir:         bc.Dir,
 		Request:     kreq,
 		Interactive: false,
 		Caller:      s.caller(req, bound),

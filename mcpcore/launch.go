@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -20,109 +19,105 @@ import (
 // error. The revision before is not served instead: it is no longer what
 // the owner published.
 
-// revisionBinding is what one revision says about the launch endpoint.
-type revisionBinding struct {
-	id        string         // "r7"
-	launch    *policy.Launch // nil: the revision's profile has no such endpoint
-	endpoints []string       // every endpoint of the revision, for the owner's log
-	logOnce   sync.Once      // the owner hears about a revision once
-}
-
 // RevisionTimeout bounds reading the active revision for a list or a call
 // (SPEC §6: 30 s for discover or a list). server/discover reads nothing
 // from the store, so it needs no bound of its own.
 const RevisionTimeout = 30 * time.Second
 
-// current returns the active revision the launch binding admits, nil when
-// nothing is published (or the endpoint is not in it and nothing was bound
-// yet), within RevisionTimeout. A load that takes longer keeps running and
-// fills the cache for the next request.
-func (s *Session) current() (*revision, *rpcError) {
-	type loaded struct {
-		rev  *revision
-		rerr *rpcError
-	}
-	ch := make(chan loaded, 1)
+// rpcFailure carries a JSON-RPC error out of a catalog callback.
+type rpcFailure struct{ e *rpcError }
+
+func (f rpcFailure) Error() string { return f.e.message }
+
+// current calls fn with the active revision's catalog for the launch
+// endpoint, once the launch binding admits it (n 0 and a nil catalog when
+// nothing is published, or when the endpoint is not in it and nothing was
+// bound yet), within RevisionTimeout. fn runs inside the store read; what
+// it produces is the caller's only when current returns nil.
+func (s *Session) current(fn func(n uint64, c Catalog) error) *rpcError {
+	ch := make(chan error, 1)
 	go func() {
-		rev, rerr := s.load()
-		ch <- loaded{rev, rerr}
+		ch <- s.cfg.View(0, func(n uint64, c Catalog) error {
+			if c != nil {
+				if rerr := s.admit(n, c); rerr != nil {
+					return rpcFailure{rerr}
+				}
+				if !c.HasEndpoint() && s.boundLaunch() == nil {
+					return fn(0, nil)
+				}
+			}
+			return fn(n, c)
+		})
 	}()
 	timer := time.NewTimer(RevisionTimeout)
 	defer timer.Stop()
 	select {
-	case l := <-ch:
-		if l.rerr != nil || l.rev == nil {
-			return nil, l.rerr
+	case err := <-ch:
+		if err == nil {
+			return nil
 		}
-		if rerr := s.admit(l.rev); rerr != nil {
-			return nil, rerr
-		}
-		return l.rev, nil
-	case <-timer.C:
-		s.logf("mcp: reading the active revision took over %v; answering with an error", RevisionTimeout)
-		return nil, newError(codeInternalError, "the active revision did not load within 30 s; try again")
-	case <-s.owner.Done():
-		return nil, newError(codeInternalError, "the server is stopping")
-	}
-}
-
-// load reads the active revision from the store, nil when nothing is
-// published.
-func (s *Session) load() (*revision, *rpcError) {
-	n, err := s.cfg.Active()
-	if err != nil {
-		if kernel.ErrorCode(err) == kernel.CodeNotFound {
-			return nil, nil
+		if f, ok := err.(rpcFailure); ok {
+			return f.e
 		}
 		s.logf("mcp: reading the active revision: %v", err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
+		return newError(codeInternalError, "the active revision is unavailable")
+	case <-timer.C:
+		s.logf("mcp: reading the active revision took over %v; answering with an error", RevisionTimeout)
+		return newError(codeInternalError, "the active revision did not load within 30 s; try again")
+	case <-s.owner.Done():
+		return newError(codeInternalError, "the server is stopping")
 	}
-	if n == 0 {
-		return nil, nil
-	}
-	r, err := s.cache.get(n)
-	if err != nil {
-		s.logf("mcp: loading revision %d: %v", n, err)
-		return nil, newError(codeInternalError, "the active revision is unavailable")
-	}
-	return r, nil
 }
 
-// admit checks rev against the launch binding, fixing the binding at the
-// first revision that serves the endpoint on stdio when none was read at
-// start. What it refuses, it tells the owner once per revision.
-func (s *Session) admit(rev *revision) *rpcError {
-	rb := &rev.bound
-	l := rb.launch
-	if rev.proj == nil {
+func (ep *Endpoint) boundLaunch() *policy.Launch {
+	ep.bmu.Lock()
+	defer ep.bmu.Unlock()
+	return ep.binding
+}
+
+// once runs f the first time it is called for revision n: the owner hears
+// about a revision once per endpoint, however many sessions read it.
+func (ep *Endpoint) once(n uint64, f func()) {
+	if _, seen := ep.logged.LoadOrStore(n, struct{}{}); !seen {
+		f()
+	}
+}
+
+// admit checks the revision against the launch binding, fixing the binding
+// at the first revision that serves the endpoint on the transport when none
+// was read at start. What it refuses, it tells the owner once per revision.
+func (ep *Endpoint) admit(n uint64, c Catalog) *rpcError {
+	l := c.Launch()
+	if !c.HasEndpoint() {
 		l = nil
 	}
-	s.bmu.Lock()
-	b := s.binding
-	if b == nil && l != nil && l.Serves(s.cfg.Transport) {
+	ep.bmu.Lock()
+	b := ep.binding
+	if b == nil && l != nil && l.Serves(ep.cfg.Transport) {
 		fixed := *l
-		fixed.Template = rev.proj.Template // what the projection runs under
-		s.binding = &fixed
-		b = s.binding
+		fixed.Template = c.Template() // what the projection runs under
+		ep.binding = &fixed
+		b = ep.binding
 	}
-	s.bmu.Unlock()
+	ep.bmu.Unlock()
 
-	ep := strconv.Quote(s.cfg.Endpoint)
+	name := strconv.Quote(ep.cfg.Endpoint)
+	id := c.Revision()
 	var client, owner string
 	switch {
 	case l == nil && b == nil:
 		// Most likely a typo in --endpoint: serve no tools, say so.
-		rb.logOnce.Do(func() {
-			s.logf("endpoint %s is not in the published revision %s (endpoints: %s); serving no tools", ep, rb.id, strings.Join(rb.endpoints, ", "))
+		ep.once(n, func() {
+			ep.logf("endpoint %s is not in the published revision %s (endpoints: %s); serving no tools", name, id, strings.Join(c.Endpoints(), ", "))
 		})
 		return nil
 	case l == nil:
-		base := fmt.Sprintf("the published revision %s has no endpoint %s, which this server was started for", rb.id, ep)
+		base := fmt.Sprintf("the published revision %s has no endpoint %s, which this server was started for", id, name)
 		client = base + "; restart the server for an endpoint the profile has"
-		owner = fmt.Sprintf("%s (endpoints: %s); publish it again, or restart the server with another --endpoint", base, strings.Join(rb.endpoints, ", "))
-	case !l.Serves(s.cfg.Transport):
-		client = fmt.Sprintf("the published endpoint %s is not served on %s in revision %s", ep, s.cfg.Transport, rb.id)
-		owner = fmt.Sprintf("%s (its transports: %s); add %q to its transports and publish", client, strings.Join(l.Transports, ", "), s.cfg.Transport)
+		owner = fmt.Sprintf("%s (endpoints: %s); publish it again, or restart the server with another --endpoint", base, strings.Join(c.Endpoints(), ", "))
+	case !l.Serves(ep.cfg.Transport):
+		client = fmt.Sprintf("the published endpoint %s is not served on %s in revision %s", name, ep.cfg.Transport, id)
+		owner = fmt.Sprintf("%s (its transports: %s); add %q to its transports and publish", client, strings.Join(l.Transports, ", "), ep.cfg.Transport)
 	default:
 		var changed []string
 		if l.Namespace != b.Namespace {
@@ -134,10 +129,10 @@ func (s *Session) admit(rev *revision) *rpcError {
 		if changed == nil {
 			return nil
 		}
-		client = fmt.Sprintf("the published endpoint %s changed %s in revision %s; restart the server to serve it", ep, strings.Join(changed, " and "), rb.id)
+		client = fmt.Sprintf("the published endpoint %s changed %s in revision %s; restart the server to serve it", name, strings.Join(changed, " and "), id)
 		owner = client + " (until then this server serves no revision)"
 	}
-	rb.logOnce.Do(func() { s.logf("refusing revision %s: %s", rb.id, owner) })
+	ep.once(n, func() { ep.logf("refusing revision %s: %s", id, owner) })
 	return newError(codeInternalError, client)
 }
 

@@ -4,42 +4,116 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// revision is one revision's serve view prepared for the launch endpoint:
-// listing is a slice of pre-encoded tool objects, calling a map lookup and,
+// Catalog is the launch endpoint's view of one revision, read for one
+// request: serve-mcp keeps no per-tool state, so its memory does not grow
+// with the number of tools. The store-backed catalog reads one list page or
+// one tool record per request; the in-memory one (Config.Load) serves tests.
+type Catalog interface {
+	// HasEndpoint reports whether the revision has the launch endpoint.
+	HasEndpoint() bool
+	// Pages is how many tools/list pages the endpoint has (≤ 32 tools and
+	// ≤ 1 MiB each, cut at publish).
+	Pages() int
+	// Page calls fn with each tool of page i: its name and its tool object
+	// without the name (valid only during fn; one line of JSON).
+	Page(i int, fn func(name string, body []byte) error) error
+	// Resolve finds the exact tool name and pins what a call needs; nil
+	// means unknown.
+	Resolve(name string) (*Resolved, error)
+	// Digest is a digest of what tools/list shows (every page in order).
+	Digest() ([32]byte, error)
+	// Endpoints names every endpoint of the revision, for messages.
+	Endpoints() []string
+	// Revision is the revision id ("r7").
+	Revision() string
+	// Launch is the endpoint's launch binding as this revision's profile
+	// has it; nil when the profile has no such endpoint.
+	Launch() *policy.Launch
+	// Template is what the endpoint's projection runs under.
+	Template() policy.Template
+}
+
+// Resolved is everything a tools/call pins for its whole run.
+type Resolved struct {
+	Command  *kernel.Command
+	Dir      string               // the release copy
+	Release  *policy.BoundRelease // what the call holds while it runs (Pinned)
+	Template policy.Template
+	Security string // the command's level on the endpoint; "" is standard
+}
+
+// DigestPages is Catalog.Digest for any catalog: sha256 over every tool
+// object in list order, each followed by a newline.
+func DigestPages(c Catalog) ([32]byte, error) {
+	h := sha256.New()
+	var buf []byte
+	for i := range c.Pages() {
+		if err := c.Page(i, func(name string, body []byte) error {
+			buf = policy.AppendToolWire(buf[:0], name, body)
+			h.Write(buf)
+			h.Write([]byte{'\n'})
+			return nil
+		}); err != nil {
+			return [32]byte{}, err
+		}
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d, nil
+}
+
+// revision is one revision's serve view held in memory (Config.Load):
+// listing copies pre-encoded tool objects, calling is a map lookup and,
 // the first time a command is called, decoding its declaration.
 type revision struct {
-	n      uint64
-	proj   *policy.Projection // nil when the endpoint is not in this revision
-	bound  revisionBinding    // the endpoint as this revision's profile has it
-	wire   []jsontext.Value   // compact tool objects, in projection order
-	byName map[string]int     // tool name -> index in proj.Tools
+	n         uint64
+	id        string
+	endpoints []string
+	proj      *policy.Projection // nil when the endpoint is not in this revision
+	bodies    [][]byte           // tool objects without their names, in projection order
+	pages     []int              // index in bodies where each page starts
+	byName    map[string]int     // tool name -> index in proj.Tools
+	launch    *policy.Launch     // the endpoint as this revision's profile has it
 
 	commands map[string]*lazyCommand         // release + "\x00" + command identity
 	releases map[string]*policy.BoundRelease // name@version
-
-	digestOnce sync.Once
-	digest     [32]byte
 }
 
-// toolsDigest is a digest of what tools/list shows from this revision (the
-// tool objects in order), computed once and only when someone listens.
-func (r *revision) toolsDigest() [32]byte {
-	r.digestOnce.Do(func() {
-		h := sha256.New()
-		for _, w := range r.wire {
-			h.Write(w)
-			h.Write([]byte{'\n'})
+func (r *revision) HasEndpoint() bool         { return r.proj != nil }
+func (r *revision) Pages() int                { return len(r.pages) }
+func (r *revision) Endpoints() []string       { return r.endpoints }
+func (r *revision) Revision() string          { return r.id }
+func (r *revision) Digest() ([32]byte, error) { return DigestPages(r) }
+func (r *revision) Launch() *policy.Launch    { return r.launch }
+
+func (r *revision) Template() policy.Template {
+	if r.proj == nil {
+		return policy.Template{}
+	}
+	return r.proj.Template
+}
+
+func (r *revision) Page(i int, fn func(name string, body []byte) error) error {
+	if i < 0 || i >= len(r.pages) {
+		return fmt.Errorf("revision %d: no page %d", r.n, i)
+	}
+	end := len(r.bodies)
+	if i+1 < len(r.pages) {
+		end = r.pages[i+1]
+	}
+	for j := r.pages[i]; j < end; j++ {
+		if err := fn(r.proj.Tools[j].Name, r.bodies[j]); err != nil {
+			return err
 		}
-		h.Sum(r.digest[:0])
-	})
-	return r.digest
+	}
+	return nil
 }
 
 // lazyCommand decodes a declaration once, on its first call.
@@ -55,44 +129,38 @@ func (l *lazyCommand) get() (*kernel.Command, error) {
 	return l.cmd, l.err
 }
 
-// boundCall is everything a tools/call pins for its whole run.
-type boundCall struct {
-	tool     *policy.Tool
-	command  *kernel.Command
-	release  *policy.BoundRelease
-	template policy.Template
-}
-
-// resolve finds the exact tool name in this revision's projection and pins
+// Resolve finds the exact tool name in this revision's projection and pins
 // its declaration and release. A nil result means "unknown tool"; an error
 // means the binding contradicts itself.
-func (r *revision) resolve(name string) (*boundCall, error) {
+func (r *revision) Resolve(name string) (*Resolved, error) {
+	if r.proj == nil {
+		return nil, nil
+	}
 	i, ok := r.byName[name]
 	if !ok {
 		return nil, nil
 	}
 	t := &r.proj.Tools[i]
-	bc := &boundCall{tool: t, template: r.proj.Template}
 	lc := r.commands[t.Release+"\x00"+t.Command]
-	bc.release = r.releases[t.Release]
-	if lc == nil || bc.release == nil {
+	rel := r.releases[t.Release]
+	if lc == nil || rel == nil {
 		return nil, fmt.Errorf("revision %d: tool %q names a command or release the revision does not bind", r.n, name)
 	}
 	cmd, err := lc.get()
 	if err != nil {
 		return nil, fmt.Errorf("revision %d: tool %q: declaration: %v", r.n, name, err)
 	}
-	bc.command = cmd
-	return bc, nil
+	return &Resolved{Command: cmd, Dir: rel.Dir, Release: rel, Template: r.proj.Template, Security: t.Security}, nil
 }
 
 func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
-	r := &revision{n: n, proj: b.Projection, bound: revisionBinding{id: b.Revision, launch: b.Launch, endpoints: b.Endpoints}}
+	r := &revision{n: n, id: b.Revision, endpoints: b.Endpoints, proj: b.Projection, launch: b.Launch}
 	if r.proj == nil {
 		return r, nil
 	}
-	r.wire = make([]jsontext.Value, len(r.proj.Tools))
+	r.bodies = make([][]byte, len(r.proj.Tools))
 	r.byName = make(map[string]int, len(r.proj.Tools))
+	size := 0
 	for i := range r.proj.Tools {
 		t := &r.proj.Tools[i]
 		w := t.Wire
@@ -106,11 +174,21 @@ func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
 				return nil, fmt.Errorf("revision %d: tool %q: %v", n, t.Name, err)
 			}
 		}
-		r.wire[i] = w
+		prefix := `{"name":` + strconv.Quote(t.Name) + `,`
+		if !bytes.HasPrefix(w, []byte(prefix)) {
+			return nil, fmt.Errorf("revision %d: tool %q: its object does not start with its name", n, t.Name)
+		}
+		r.bodies[i] = append([]byte{'{'}, w[len(prefix):]...)
 		if _, dup := r.byName[t.Name]; dup {
 			return nil, fmt.Errorf("revision %d: duplicate tool name %q", n, t.Name)
 		}
 		r.byName[t.Name] = i
+		// the page cut of the store's index writer
+		if len(r.pages) == 0 || i-r.pages[len(r.pages)-1] == pageTools || size+len(w)+1 > pageBytes {
+			r.pages = append(r.pages, i)
+			size = 0
+		}
+		size += len(w) + 1
 	}
 	r.commands = make(map[string]*lazyCommand, len(b.Commands))
 	for i := range b.Commands {
@@ -125,15 +203,12 @@ func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
 	return r, nil
 }
 
-// revisionCache holds the decoded active revision, and only that one:
-// revision numbers only grow (a rollback is a new revision) and cursors from
-// other revisions are refused, so an older binding is never asked for again
-// (calls in flight keep their own pointer). Dropping it before decoding the
-// next one keeps memory at one binding, however often the owner publishes.
+// revisionCache holds the decoded active revision of a Config.Load server,
+// and only that one: revision numbers only grow (a rollback is a new
+// revision) and cursors from other revisions are refused, so an older
+// binding is never asked for again (calls in flight keep their own pointer).
 type revisionCache struct {
-	load     func(uint64) (*policy.ServeView, error)
-	endpoint string
-	logf     func(format string, args ...any) // may be nil
+	load func(uint64) (*policy.ServeView, error)
 
 	mu  sync.Mutex
 	cur *revision
@@ -171,4 +246,27 @@ func (c *revisionCache) get(n uint64) (*revision, error) {
 		return c.cur, nil
 	}
 	return r, nil
+}
+
+// viewFromLoad is Config.View for a server given Active and Load.
+func viewFromLoad(active func() (uint64, error), cache *revisionCache) func(uint64, func(uint64, Catalog) error) error {
+	return func(n uint64, fn func(uint64, Catalog) error) error {
+		if n == 0 {
+			var err error
+			if n, err = active(); err != nil {
+				if kernel.ErrorCode(err) == kernel.CodeNotFound {
+					return fn(0, nil)
+				}
+				return err
+			}
+			if n == 0 {
+				return fn(0, nil)
+			}
+		}
+		r, err := cache.get(n)
+		if err != nil {
+			return err
+		}
+		return fn(n, r)
+	}
 }

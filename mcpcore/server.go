@@ -27,7 +27,12 @@ type Config struct {
 	// Active returns the active revision number (0: nothing published). It
 	// is called on every discover, list and call, so it must be cheap.
 	Active func() (uint64, error)
-	// Load returns the binding of revision n; results are cached by n.
+	// View calls fn with revision n's catalog for the launch endpoint (n 0:
+	// the active one; fn then gets 0 and nil when nothing is published).
+	// It is called on every list and call, for that request only.
+	View func(n uint64, fn func(n uint64, c Catalog) error) error
+	// Load, used when View is nil (tests), returns the binding of revision
+	// n; the endpoint keeps the active one in memory.
 	Load func(n uint64) (*policy.ServeView, error)
 	// Watch, when set, calls fn with the active revision number once at
 	// the start and whenever it may have changed, until ctx ends (see
@@ -42,10 +47,11 @@ type Config struct {
 	// of the child's streams (owner diagnostics; never sent to the client).
 	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
 	// Authorize, when set, is asked once a tools/call has resolved its
-	// command and before anything is admitted or run; an error refuses the
+	// command (its id and its security level on the endpoint, "" for
+	// standard) and before anything is admitted or run; an error refuses the
 	// call (the response carries it in Message.Refused, and the transport
 	// decides how to say no).
-	Authorize func(req *Request, command string) error
+	Authorize func(req *Request, command, level string) error
 	// Launch is the endpoint's launch binding read at start: its namespace
 	// and subject must stay as they are for a revision to be served, and
 	// its template bounds every call for the life of the process. Nil
@@ -77,7 +83,7 @@ type call struct {
 // binding, the decoded active revision and the cursor key.
 type Endpoint struct {
 	cfg     Config
-	cache   *revisionCache
+	logged  sync.Map // revision number → struct{}: the owner heard about it
 	cursors cursorCodec
 	logf    func(string, ...any)
 	newID   func() string
@@ -87,11 +93,14 @@ type Endpoint struct {
 	binding *policy.Launch // the launch binding; see admit
 }
 
-// NewEndpoint prepares an endpoint; cfg needs Active, Load and Invoker.
+// NewEndpoint prepares an endpoint; cfg needs Active, View (or Load) and
+// Invoker.
 func NewEndpoint(cfg Config) *Endpoint {
+	if cfg.View == nil && cfg.Load != nil {
+		cfg.View = viewFromLoad(cfg.Active, &revisionCache{load: cfg.Load})
+	}
 	ep := &Endpoint{
 		cfg:   cfg,
-		cache: &revisionCache{load: cfg.Load, endpoint: cfg.Endpoint, logf: cfg.Logf},
 		logf:  cfg.Logf,
 		newID: cfg.NewID,
 	}

@@ -288,12 +288,20 @@ func (s *Session) projectionDigest(n uint64) ([32]byte, bool) {
 	if n == 0 {
 		return emptyDigest, true
 	}
-	r, err := s.cache.get(n)
+	var d [32]byte
+	err := s.cfg.View(n, func(_ uint64, c Catalog) (err error) {
+		if c == nil {
+			d = emptyDigest
+			return nil
+		}
+		d, err = c.Digest()
+		return err
+	})
 	if err != nil {
 		s.logf("mcp: loading revision %d: %v", n, err)
 		return [32]byte{}, false
 	}
-	return r.toolsDigest(), true
+	return d, true
 }
 
 func (s *Session) currentDigest() ([32]byte, bool) {

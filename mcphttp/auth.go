@@ -33,10 +33,11 @@ type Principal struct {
 // expired or revoked token is ErrUnauthenticated (401).
 type Authenticator func(token string) (*Principal, error)
 
-// Authorizer decides whether p may run command on endpoint, before
+// Authorizer decides whether p may run command (at its security level on
+// the endpoint, "" for standard) on endpoint, before
 // anything runs; it consumes a one-time token it accepts. A refusal is an
 // *InsufficientScope (403); any other error is 401.
-type Authorizer func(p *Principal, endpoint, command string) error
+type Authorizer func(p *Principal, endpoint, command, level string) error
 
 // ErrUnauthenticated is a missing, malformed or unknown credential.
 var ErrUnauthenticated = errors.New("a valid bearer token is required")

@@ -106,9 +106,9 @@ func New(cfg Config) *Handler {
 		e.Core.Transport = policy.TransportHTTP
 		ep := &endpoint{cfg: e, sessions: map[string]*agentSession{}}
 		auth := e.Core.Authorize
-		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command string) error {
+		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command, level string) error {
 			if auth != nil {
-				if err := auth(req, command); err != nil {
+				if err := auth(req, command, level); err != nil {
 					return err
 				}
 			}
@@ -116,7 +116,7 @@ func New(cfg Config) *Handler {
 				return nil
 			}
 			p, _ := req.Auth.(*Principal)
-			return cfg.Authorize(p, e.Core.Endpoint, command)
+			return cfg.Authorize(p, e.Core.Endpoint, command, level)
 		}
 		ep.core = mcpcore.NewEndpoint(ep.cfg.Core)
 		h.eps[e.Namespace+"/"+e.Core.Endpoint] = ep

@@ -29,7 +29,12 @@ type Config struct {
 	// Active returns the active revision number (0: nothing published). It
 	// is called on every discover, list and call, so it must be cheap.
 	Active func() (uint64, error)
-	// Load returns the binding of revision n; results are cached by n.
+	// View calls fn with revision n's catalog for the launch endpoint (n 0:
+	// the active one; fn then gets 0 and nil when nothing is published).
+	// It is called on every list and call, for that request only.
+	View func(n uint64, fn func(n uint64, c Catalog) error) error
+	// Load, used when View is nil (tests), returns the binding of revision
+	// n; the server keeps the active one in memory.
 	Load func(n uint64) (*policy.ServeView, error)
 	// Watch, when set, calls fn with the active revision number once at
 	// the start and whenever it may have changed, until ctx ends (see
@@ -89,8 +94,8 @@ type server struct {
 // After a transport failure a Read on in or a Write on out may still be
 // pending; the caller is expected to exit.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
-	if cfg.Active == nil || cfg.Load == nil || cfg.Invoker == nil {
-		return kernel.Errorf(kernel.CodeInternal, "mcpstdio: Config needs Active, Load and Invoker")
+	if cfg.Active == nil || (cfg.Load == nil && cfg.View == nil) || cfg.Invoker == nil {
+		return kernel.Errorf(kernel.CodeInternal, "mcpstdio: Config needs Active, View (or Load) and Invoker")
 	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
@@ -182,7 +187,7 @@ func (s *server) start(owner context.Context) {
 	ep := mcpcore.NewEndpoint(mcpcore.Config{
 		Endpoint: s.cfg.Endpoint, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
 		Transport: policy.TransportStdio,
-		Active:    s.cfg.Active, Load: s.cfg.Load, Watch: s.cfg.Watch, Secret: s.cfg.Secret,
+		Active:    s.cfg.Active, View: s.cfg.View, Load: s.cfg.Load, Watch: s.cfg.Watch, Secret: s.cfg.Secret,
 		Invoker: s.cfg.Invoker, Diagnostics: s.cfg.Diagnostics, Launch: s.cfg.Launch,
 		Logf: s.cfg.Logf, NewID: s.cfg.newID,
 	})

@@ -46,7 +46,10 @@ type BoundCommand struct {
 	Digest      string         `json:"digest"`
 	Declaration kernel.Command `json:"declaration"`
 	Eligible    bool           `json:"eligible"`
-	Reason      string         `json:"reason,omitempty"` // why not eligible
+	// Development: the release is a development copy (`rukh dev`); the
+	// index sets it so a command's copy is found from its record alone.
+	Development bool   `json:"development,omitzero"`
+	Reason      string `json:"reason,omitempty"` // why not eligible
 }
 
 // Route kinds.
@@ -90,6 +93,9 @@ type Tool struct {
 	Command string         `json:"command"` // command identity
 	Release string         `json:"release"` // name@version
 	Wire    jsontext.Value `json:"wire"`
+	// Security is the command's level on the endpoint when it is not
+	// standard (see Level).
+	Security string `json:"security,omitempty"`
 }
 
 // Limits turns the template into the kernel's per-invocation limits; the

@@ -80,17 +80,9 @@ type Endpoint struct {
 	Template   string   `json:"template"`
 	Publish    Publish  `json:"publish"`
 	ToolNames  string   `json:"toolNames,omitempty"`
-	// HTTPAuth is "bearer" (the default: every HTTP request carries an
-	// agent's credential) or "none" (anonymous callers, honoured only on a
-	// loopback listener).
-	HTTPAuth string `json:"httpAuth,omitempty"`
+	Security   Security `json:"security,omitzero"` // per-command levels (security.go)
+	HTTPAuth   string   `json:"httpAuth,omitempty"`
 }
-
-// HTTP authentication modes of an endpoint.
-const (
-	HTTPAuthBearer = "bearer"
-	HTTPAuthNone   = "none"
-)
 
 // ToolNameMode is the endpoint's effective tool name mode.
 func (e Endpoint) ToolNameMode() string {
@@ -157,13 +149,14 @@ type rawProfile struct {
 }
 
 type rawEndpoint struct {
-	Namespace  *string    `json:"namespace"`
-	Transports []string   `json:"transports"`
-	Subject    *string    `json:"subject"`
-	Template   *string    `json:"template"`
-	Publish    rawPublish `json:"publish"`
-	ToolNames  *string    `json:"toolNames"`
-	HTTPAuth   *string    `json:"httpAuth"`
+	Namespace  *string      `json:"namespace"`
+	Transports []string     `json:"transports"`
+	Subject    *string      `json:"subject"`
+	Template   *string      `json:"template"`
+	Publish    rawPublish   `json:"publish"`
+	ToolNames  *string      `json:"toolNames"`
+	Security   *rawSecurity `json:"security"`
+	HTTPAuth   *string      `json:"httpAuth"`
 }
 
 type rawPublish struct {
@@ -217,8 +210,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 			Subject:    deref(re.Subject),
 			Template:   deref(re.Template),
 			ToolNames:  deref(re.ToolNames),
-			HTTPAuth:   deref(re.HTTPAuth),
 			Publish:    Publish{Commands: re.Publish.Commands, Packages: re.Publish.Packages},
+			Security:   re.Security.security(),
+			HTTPAuth:   deref(re.HTTPAuth),
 		}
 		// Explicit empty strings are mistakes, not requests for a default.
 		for _, f := range []struct {
@@ -228,6 +222,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 			if f.v != nil && *f.v == "" {
 				return nil, invalidAt(path+"/"+f.member, "empty "+f.member)
 			}
+		}
+		if re.Security != nil && re.Security.Default != nil && *re.Security.Default == "" {
+			return nil, invalidAt(path+"/security/default", "empty default")
 		}
 		if re.Transports != nil && len(re.Transports) == 0 {
 			return nil, invalidAt(path+"/transports", "no transports")
@@ -324,9 +321,6 @@ func (p *Profile) Validate() error {
 			}
 			seen[tr] = true
 		}
-		if ep.HTTPAuth != "" && ep.HTTPAuth != HTTPAuthBearer && ep.HTTPAuth != HTTPAuthNone {
-			return invalidAt(path+"/httpAuth", fmt.Sprintf("unknown httpAuth %q: want bearer or none", ep.HTTPAuth))
-		}
 		if !nameRE.MatchString(ep.Subject) {
 			return invalidAt(path+"/subject", fmt.Sprintf("invalid subject %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Subject))
 		}
@@ -337,6 +331,9 @@ func (p *Profile) Validate() error {
 		case "", ToolNamesCompact, ToolNamesFull, ToolNamesStable:
 		default:
 			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want compact, full or stable", ep.ToolNames))
+		}
+		if err := validateSecurity(path, ep); err != nil {
+			return err
 		}
 		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 			return err
@@ -461,6 +458,7 @@ func (p *Profile) normalized() *Profile {
 		e.Transports = sortedCopy(e.Transports)
 		e.Publish.Commands = sortedCopy(e.Publish.Commands)
 		e.Publish.Packages = sortedCopy(e.Publish.Packages)
+		e.Security = e.Security.clone()
 		n.Endpoints[name] = e
 	}
 	return n

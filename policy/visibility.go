@@ -2,7 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,42 +96,13 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
 	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(),
-		Transports: slices.Clone(ep.Transports), HTTPAuth: cmp.Or(ep.HTTPAuth, HTTPAuthBearer)}, true
+		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode()}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision
 // without decoding the revision: the profile is one of its first members,
 // so only a few kilobytes of a large revision are read.
 func LaunchFrom(binding []byte, endpoint string) (*Launch, error) {
-	p, err := profileFrom(binding)
-	if err != nil {
-		return nil, err
-	}
-	l, ok := p.launchOf(endpoint)
-	if !ok {
-		names := sortedKeys(p.Endpoints)
-		return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
-			Hint: "published endpoints: " + strings.Join(names, ", ")}
-	}
-	return l, nil
-}
-
-// LaunchesFrom reads every endpoint's launch binding from a stored
-// revision, in name order, like LaunchFrom.
-func LaunchesFrom(binding []byte) ([]*Launch, error) {
-	p, err := profileFrom(binding)
-	if err != nil {
-		return nil, err
-	}
-	var ls []*Launch
-	for _, name := range sortedKeys(p.Endpoints) {
-		l, _ := p.launchOf(name)
-		ls = append(ls, l)
-	}
-	return ls, nil
-}
-
-func profileFrom(binding []byte) (*Profile, error) {
 	d := jsontext.NewDecoder(bytes.NewReader(binding))
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, kernel.Errorf(kernel.CodeInternal, "the revision is not a JSON object")
@@ -156,7 +126,13 @@ func profileFrom(binding []byte) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		return p, nil
+		l, ok := p.launchOf(endpoint)
+		if !ok {
+			names := sortedKeys(p.Endpoints)
+			return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
+				Hint: "published endpoints: " + strings.Join(names, ", ")}
+		}
+		return l, nil
 	}
 	return nil, kernel.Errorf(kernel.CodeInternal, "the revision has no profile")
 }

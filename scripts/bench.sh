@@ -3,7 +3,7 @@
 # Builds rukh and the bench helpers statically into a temp dir, runs
 # bench/rukhbench against fresh RUKH_HOMEs there, prints one table with
 # medians, p90, target and verdict (MISSED when a target is missed), then
-# explains the published revision with bench/bindingprobe. Exits 0 even when
+# explains the store and per-request reads with bench/indexprobe. Exits 0 even when
 # a target is missed; non-zero only when something could not be measured.
 # Takes about one minute on 2 CPUs, most of it installing and activating
 # 1,000 packages (10,000 commands).
@@ -24,7 +24,7 @@ echo "== build (CGO_ENABLED=0, -trimpath) into $tmp/bin" >&2
 t0=$(date +%s)
 export CGO_ENABLED=0
 go build -trimpath -o "$tmp/bin/rukh" .
-go build -trimpath -o "$tmp/bin/" ./bench/trivial ./bench/trivialsdk ./bench/rukhbench ./bench/bindingprobe
+go build -trimpath -o "$tmp/bin/" ./bench/trivial ./bench/trivialsdk ./bench/rukhbench ./bench/indexprobe
 for b in rukh trivial trivialsdk; do
   if ldd "$tmp/bin/$b" >/dev/null 2>&1; then echo "bench: $b is not static" >&2; exit 1; fi
 done
@@ -36,7 +36,7 @@ echo "== rukhbench" >&2
   -trivialsdk "$tmp/bin/trivialsdk" -dir "$tmp/work" ${BENCH_ARGS:-}
 
 echo
-echo "== the published revision of the large home (bench/bindingprobe)"
-"$tmp/bin/bindingprobe" "$tmp/work/large/home"
+echo "== the published revision of the large home (bench/indexprobe)"
+"$tmp/bin/indexprobe" "$tmp/work/large/home"
 echo
 echo "bench.sh: done in $(( $(date +%s) - t0 )) s"

@@ -36,8 +36,8 @@ func (s *Store) broken(format string, args ...any) error {
 
 func (s *Store) checkRecords(tx *bolt.Tx) error {
 	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil {
-			return s.broken("bucket %q is missing", b)
+		if tx.Bucket(b) == nil && !slices.ContainsFunc([][]byte{bucketGens, bucketObjects, bucketPending}, func(x []byte) bool { return bytes.Equal(x, b) }) {
+			return s.broken("bucket %q is missing", b) // schema-1 files lack the index buckets
 		}
 	}
 
@@ -99,13 +99,16 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 		return err
 	}
 
-	// Revisions 1..N, consecutive, each with its binding intact.
-	var n uint64
+	// Revisions ascending (consecutive unless older ones were pruned), each
+	// with its index or binding intact.
+	var n, count, blobs uint64
 	if err := tx.Bucket(bucketRevisions).ForEach(func(k, v []byte) error {
-		n++
-		if got, ok := btoi(k); !ok || got != n {
-			return s.broken("revision key %x where %s was expected", k, RevisionID(n))
+		got, ok := btoi(k)
+		if !ok || got <= n {
+			return s.broken("revision key %x after %s", k, RevisionID(n))
 		}
+		n = got
+		count++
 		var rec revisionRec
 		if err := s.decode("revision", v, &rec); err != nil {
 			return s.broken("revision %s does not decode: %v", RevisionID(n), err)
@@ -120,6 +123,10 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 		case rec.RollbackOf >= n:
 			return s.broken("revision %s rolls back to %d, not older than itself", rec.ID, rec.RollbackOf)
 		}
+		if rec.Index != "" {
+			return s.checkIndex(tx, &rec)
+		}
+		blobs++
 		c := tx.Bucket(bucketBindings).Cursor()
 		bk, bv := c.Seek(k)
 		if !bytes.Equal(bk, k) {
@@ -132,8 +139,20 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 	}); err != nil {
 		return err
 	}
-	if bn := tx.Bucket(bucketBindings).Stats().KeyN; uint64(bn) != n {
-		return s.broken("%d bindings for %d revisions", bn, n)
+	if bn := tx.Bucket(bucketBindings).Stats().KeyN; uint64(bn) != blobs {
+		return s.broken("%d bindings for %d revisions in the schema-1 layout", bn, blobs)
+	}
+
+	// Shared objects hold what their content address says.
+	if objs := tx.Bucket(bucketObjects); objs != nil {
+		if err := objs.ForEach(func(k, v []byte) error {
+			if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
+				return s.broken("object %x does not match its content address", k)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 
 	// The active pointer: absent before the first publish, then always the
@@ -145,6 +164,8 @@ func (s *Store) checkRecords(tx *bolt.Tx) error {
 		return s.broken("%d revisions but no active pointer", n)
 	case raw != nil && !ok:
 		return s.broken("active pointer has %d bytes, not 8", len(raw))
+	case raw == nil && count != 0:
+		return s.broken("%d revisions but no active pointer", count)
 	case raw != nil && (active == 0 || active > n):
 		return s.broken("active pointer %s names no revision", RevisionID(active))
 	case raw != nil && active != n:

@@ -109,6 +109,7 @@ func verifyBinding(rev store.Revision) error {
 // is killed. A quarter of the bindings are ~1 MiB, to widen the window in
 // which a kill lands inside a commit.
 func publishForever(home string) {
+	store.SetChunkBytesForTest(64 << 10)
 	s := store.New(home)
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
 	src := rand.NewChaCha8([32]byte{byte(os.Getpid())})
@@ -139,8 +140,41 @@ func publishForever(home string) {
 		size := []int{100, 4 << 10, 64 << 10, 1 << 20}[rng.IntN(4)]
 		payload := make([]byte, size)
 		_, _ = src.Read(payload)
-		_, err = s.Publish(active, func(n uint64, id string) (store.Revision, error) {
-			return store.Revision{Releases: digests, Binding: makeBinding(id, payload, len(digests)), Note: "crash test"}, nil
+		indexed := i%2 == 1
+		_, err = s.Publish(active, func(n uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+			if !indexed {
+				return store.Revision{Releases: digests, Binding: makeBinding(id, payload, len(digests)), Note: "crash test"}, nil
+			}
+			// The same payload as an index: its header in the profile, the
+			// bytes spread over many tool bodies and many chunks.
+			if err := w.PutRevision(id, makeBinding(id, payload, len(digests)), []byte("[]")); err != nil {
+				return store.Revision{}, err
+			}
+			if err := w.PutEndpoint("local", []byte("{}")); err != nil {
+				return store.Revision{}, err
+			}
+			for j, off := 0, 0; off < len(payload); j, off = j+1, off+4096 {
+				part := payload[off:min(off+4096, len(payload))]
+				decl, err := w.PutCommand([]byte(fmt.Sprintf("decl %d of %s", j, id)))
+				if err != nil {
+					return store.Revision{}, err
+				}
+				body, err := w.PutBody(part)
+				if err != nil {
+					return store.Revision{}, err
+				}
+				name := fmt.Sprintf("t%06d", j)
+				if err := w.PutRoute([]string{"g", name}, store.RouteCommand, name, decl, "a tool"); err != nil {
+					return store.Revision{}, err
+				}
+				if err := w.PutTool(name, name, "p@1.0.0", decl, body, "", len(part)); err != nil {
+					return store.Revision{}, err
+				}
+			}
+			if err := w.PutRoute([]string{"g"}, store.RouteGroup, "", "", "commands"); err != nil {
+				return store.Revision{}, err
+			}
+			return store.Revision{Releases: digests, Note: "crash test (indexed)"}, nil
 		})
 		if err != nil {
 			fail("Publish: %v", err)
@@ -166,7 +200,7 @@ func TestCrashWhilePublishing(t *testing.T) {
 	const homes, killsPerHome = 8, 10
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	start := time.Now()
-	kills, published := 0, uint64(0)
+	kills, published, indexed := 0, uint64(0), 0
 	for h := range homes {
 		home := filepath.Join(t.TempDir(), "home")
 		var lastSeen uint64
@@ -209,6 +243,15 @@ func TestCrashWhilePublishing(t *testing.T) {
 				if err != nil {
 					t.Fatalf("home %d kill %d: ActiveRevision: %v", h, k, err)
 				}
+				if rev.Indexed {
+					indexed++
+					if _, err := s.ViewActive(func(ix *store.Index) error {
+						rev.Binding = ix.Profile()
+						return verifyBinding(rev)
+					}); err != nil {
+						t.Fatalf("home %d kill %d: %v", h, k, err)
+					}
+				}
 				if err := verifyBinding(rev); err != nil {
 					t.Fatalf("home %d kill %d: %v", h, k, err)
 				}
@@ -222,7 +265,10 @@ func TestCrashWhilePublishing(t *testing.T) {
 		}
 		published += lastSeen
 	}
-	t.Logf("%d kills, %d revisions published in total, %v", kills, published, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d kills, %d revisions published in total, %d kills found an indexed revision active, %v", kills, published, indexed, time.Since(start).Round(time.Millisecond))
+	if indexed == 0 {
+		t.Fatalf("no kill found an indexed revision active")
+	}
 	if kills < 60 {
 		t.Fatalf("only %d kills", kills)
 	}

@@ -44,5 +44,18 @@ func PeekForTest(s *Store, bucket, key string) (out []byte, err error) {
 	return out, err
 }
 
+// SetChunkBytesForTest makes index writers write smaller chunks, so a test
+// crosses many chunk transactions.
+func SetChunkBytesForTest(n int) { chunkBytes = n }
+
+// CountForTest counts the keys of one bucket.
+func CountForTest(s *Store, bucket string) (n int, err error) {
+	_, err = s.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket([]byte(bucket)).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
 // WatchReadsForTest is how often WatchActive has read the active pointer.
 func WatchReadsForTest() int64 { return watchReads.Load() }

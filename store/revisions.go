@@ -18,8 +18,11 @@ type Revision struct {
 	Parent     uint64   // the revision active before this one (0 = none)
 	RollbackOf uint64   // the revision whose binding this one restores (0 = none)
 	Releases   []string // Release.Ref of each release bound
-	Binding    []byte   // opaque, written by policy
+	Binding    []byte   // schema-1 layout only: one opaque blob (see Indexed)
 	Note       string
+	// Indexed: the revision is stored as an index (read it with
+	// ViewRevision); Binding is then empty.
+	Indexed bool
 }
 
 // revisionRec is the metadata; the binding lives in its own bucket so
@@ -34,6 +37,7 @@ type revisionRec struct {
 	Note        string    `json:"note,omitempty"`
 	BindingSize int       `json:"bindingSize"`
 	BindingSum  string    `json:"bindingSha256"`
+	Index       string    `json:"index,omitempty"` // generation id (hex) of an indexed revision
 }
 
 func bindingSum(b []byte) string {
@@ -56,8 +60,8 @@ func (s *Store) loadRevision(tx *bolt.Tx, n uint64, withBinding bool) (Revision,
 		return Revision{}, err
 	}
 	rev := Revision{Number: rec.Number, ID: rec.ID, CreatedAt: rec.CreatedAt, Parent: rec.Parent,
-		RollbackOf: rec.RollbackOf, Releases: rec.Releases, Note: rec.Note}
-	if withBinding {
+		RollbackOf: rec.RollbackOf, Releases: rec.Releases, Note: rec.Note, Indexed: rec.Index != ""}
+	if withBinding && !rev.Indexed {
 		b := tx.Bucket(bucketBindings).Get(itob(n))
 		if b == nil && rec.BindingSize != 0 {
 			return Revision{}, s.internal("revision "+rec.ID+" has lost its binding", nil)
@@ -82,12 +86,16 @@ func activeNumber(tx *bolt.Tx) uint64 {
 // Publish stores a new revision and makes it active, in one transaction, if
 // the active revision is still expectActive (0 = nothing published).
 //
-// build runs before the write transaction, with the number and id the
-// revision will get, so it may take its time and read the store. The store
-// sets Number, ID and Parent (= expectActive), and CreatedAt when zero. If
-// another publish got in between, nothing is written and the error is a
-// conflict; every entry in Releases must be an installed release's Ref.
-func (s *Store) Publish(expectActive uint64, build func(number uint64, id string) (Revision, error)) (Revision, error) {
+// build runs before the final write transaction, with the number and id the
+// revision will get, so it may take its time and read the store. It either
+// streams the revision's index into w (the layout every revision gets), or,
+// without touching w, returns a schema-1 Binding blob. w writes in chunks
+// as it goes; the revision exists only once the final transaction records
+// it and moves the active pointer. The store sets Number, ID and Parent (=
+// expectActive), and CreatedAt when zero. If another publish got in
+// between, nothing becomes visible and the error is a conflict; every
+// entry in Releases must be an installed release's Ref.
+func (s *Store) Publish(expectActive uint64, build func(number uint64, id string, w *IndexWriter) (Revision, error)) (Revision, error) {
 	var active, last uint64
 	if _, err := s.view(func(tx *bolt.Tx) error {
 		active, last = activeNumber(tx), lastRevision(tx)
@@ -99,10 +107,23 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 		return Revision{}, changedWhilePublishing()
 	}
 	next := last + 1
-	rev, err := build(next, RevisionID(next))
+	w, err := s.newIndexWriter()
 	if err != nil {
 		return Revision{}, err
 	}
+	rev, err := build(next, RevisionID(next), w)
+	if err == nil && w.started {
+		if len(rev.Binding) > 0 {
+			err = s.internal("a revision is either indexed or one binding, not both", nil)
+		} else {
+			err = w.finish()
+		}
+	}
+	if err != nil {
+		w.discard()
+		return Revision{}, err
+	}
+	rev.Indexed = w.started
 	rev.Number, rev.ID, rev.Parent = next, RevisionID(next), expectActive
 	if rev.CreatedAt.IsZero() {
 		rev.CreatedAt = now()
@@ -114,6 +135,9 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 	rec := revisionRec{Number: rev.Number, ID: rev.ID, CreatedAt: rev.CreatedAt, Parent: rev.Parent,
 		RollbackOf: rev.RollbackOf, Releases: rev.Releases, Note: rev.Note,
 		BindingSize: len(rev.Binding), BindingSum: bindingSum(rev.Binding)}
+	if rev.Indexed {
+		rec.BindingSize, rec.BindingSum, rec.Index = 0, "", w.genHex()
+	}
 	err = s.update(func(tx *bolt.Tx) error {
 		if activeNumber(tx) != expectActive || lastRevision(tx) != last {
 			return changedWhilePublishing()
@@ -125,7 +149,11 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 			}
 		}
 		key := itob(next)
-		if err := tx.Bucket(bucketBindings).Put(key, rev.Binding); err != nil {
+		if rev.Indexed {
+			if err := w.commitIndex(tx); err != nil {
+				return err
+			}
+		} else if err := tx.Bucket(bucketBindings).Put(key, rev.Binding); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketRevisions).Put(key, encode(rec)); err != nil {
@@ -134,6 +162,7 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 		return tx.Bucket(bucketMeta).Put(keyActive, key)
 	})
 	if err != nil {
+		w.discard()
 		return Revision{}, err
 	}
 	return rev, nil

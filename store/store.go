@@ -37,8 +37,9 @@ const (
 	DBName = "rukh.db"
 	// DefaultTimeout bounds how long an operation waits for the file lock.
 	DefaultTimeout = 2 * time.Second
-	// SchemaVersion is the layout this code reads and writes.
-	SchemaVersion = 1
+	// SchemaVersion is the layout this code writes: 2 stores revisions as
+	// indexes (index.go). It still reads 1, whose revisions are one blob.
+	SchemaVersion = 2
 )
 
 var (
@@ -49,7 +50,8 @@ var (
 	bucketRevisions = []byte("revisions") // 8-byte big-endian number → revisionRec JSON
 	bucketBindings  = []byte("bindings")  // 8-byte big-endian number → raw binding
 
-	allBuckets = [][]byte{bucketMeta, bucketReleases, bucketDigests, bucketKeys, bucketRevisions, bucketBindings}
+	allBuckets = [][]byte{bucketMeta, bucketReleases, bucketDigests, bucketKeys, bucketRevisions, bucketBindings,
+		bucketGens, bucketObjects, bucketPending}
 
 	keySchema = []byte("schema")
 	keyActive = []byte("active")
@@ -67,7 +69,8 @@ type Store struct {
 	// bbolt's own zero would wait forever).
 	Timeout time.Duration
 
-	safe atomic.Bool // the home passed checkHome once
+	reads counter
+	safe  atomic.Bool // the home passed checkHome once
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home

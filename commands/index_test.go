@@ -1,0 +1,115 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// publishCatalog publishes packages×perPackage commands ("p3.c7", path
+// "p3 c7") as tools of the local endpoint, through policy.Build and the
+// store's index writer, as publish does.
+func publishCatalog(t *testing.T, a *app, packages, perPackage int) {
+	t.Helper()
+	in := policy.Input{}
+	var pkgs []string
+	for p := range packages {
+		name := fmt.Sprintf("acme.p%d", p)
+		pkgs = append(pkgs, `"`+name+`"`)
+		var cmds []string
+		for c := range perPackage {
+			cmds = append(cmds, fmt.Sprintf(`{"id":"p%d.c%d","path":["p%d","c%d"],"summary":"command %d of %d",
+				"params":[{"id":"title","type":"string","flag":"title","maxLength":100},{"id":"n","type":"integer","flag":"n","default":3}],
+				"execute":{"program":"bin/x","result":{"kind":"text"}},
+				"machine":{"eligible":true,"interaction":"none","requiredFeatures":[{"id":"command-result","version":1}]}}`, p, c, p, c, c, p))
+		}
+		m, err := kernel.ParseManifest([]byte(fmt.Sprintf(`{"apiVersion":"rukh.extension/2","name":%q,"version":"1.0.0","publisher":"acme","commands":[%s]}`,
+			name, strings.Join(cmds, ","))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Releases = append(in.Releases, policy.ReleaseInput{BoundRelease: policy.BoundRelease{Digest: fmt.Sprintf("h1:%043d=", p), AllowUnsigned: true}, Manifest: m})
+	}
+	prof, err := policy.ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n","publish":{"packages":[` + strings.Join(pkgs, ",") + `]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Profile = prof
+	_, err = a.store.Publish(0, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		in.Revision = id
+		b, _, err := policy.Build(in)
+		if err != nil {
+			return store.Revision{}, err
+		}
+		return store.Revision{}, policy.WriteIndex(b, w)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRequestsReadConstantRecords: at 20,000 published commands, building
+// a CLI command, its group's help, a tools/list page and a tools/call
+// resolution read as many store records as at 40: never the whole revision.
+func TestRequestsReadConstantRecords(t *testing.T) {
+	type counts struct{ cli, help, list, call int64 }
+	measure := func(packages int) counts {
+		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+		publishCatalog(t, a, packages, 10)
+		var c counts
+		reads := func(fn func()) int64 {
+			before := a.store.RecordsRead()
+			fn()
+			return a.store.RecordsRead() - before
+		}
+		c.cli = reads(func() {
+			root, err := a.root([]string{"rukh", "p1", "c7", "--title", "x"})
+			if err != nil || root.Command("p1") == nil || root.Command("p1").Command("c7") == nil {
+				t.Fatalf("root: %v", err)
+			}
+		})
+		c.help = reads(func() {
+			root, err := a.root([]string{"rukh", "p1", "--help"})
+			if err != nil || len(root.Command("p1").Commands) != 10 {
+				t.Fatalf("root: %v", err)
+			}
+		})
+		view := a.serveView("local")
+		var name string
+		c.list = reads(func() {
+			err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+				return cat.Page(0, func(nm string, body []byte) error { name = nm; return nil })
+			})
+			if err != nil || name == "" {
+				t.Fatalf("list: %v", err)
+			}
+		})
+		c.call = reads(func() {
+			err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+				r, err := cat.Resolve(name)
+				if err == nil && r == nil {
+					err = fmt.Errorf("unknown tool %s", name)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+		})
+		return c
+	}
+	small, large := measure(4), measure(2000)
+	t.Logf("records read at 40 and 20,000 commands: %+v %+v", small, large)
+	if small != large {
+		t.Errorf("records read grow with the catalogue: %+v at 40 commands, %+v at 20,000", small, large)
+	}
+	if large.cli > 6 || large.help > 16 || large.list > 4+32 || large.call > 6 {
+		t.Errorf("records read: %+v", large)
+	}
+}

@@ -1,0 +1,199 @@
+package policy
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// IndexSink receives a revision as records: the store's index writer is
+// one. Only policy decides what goes into a declaration, a tool body, an
+// endpoint's meta and the line --help shows for a route; the store decides
+// how they are kept.
+type IndexSink interface {
+	PutRevision(revision string, profile, releases []byte) error
+	PutCommand(decl []byte) (ref string, err error)
+	PutBody(body []byte) (ref string, err error)
+	PutRoute(words []string, kind, command, decl, line string) error
+	PutEndpoint(endpoint string, meta []byte) error
+	// security is the command's level on the endpoint, "" for standard.
+	PutTool(name, command, release, decl, body, security string, wireSize int) error
+}
+
+// EndpointMeta is what the index keeps of an endpoint besides its tools:
+// its launch binding.
+type EndpointMeta struct {
+	Namespace string   `json:"namespace"`
+	ToolNames string   `json:"toolNames"`
+	Subject   string   `json:"subject"`
+	Template  Template `json:"template"`
+}
+
+// DecodeEndpointMeta reads an endpoint's meta record.
+func DecodeEndpointMeta(raw []byte) (EndpointMeta, error) {
+	var m EndpointMeta
+	if err := json.Unmarshal(raw, &m, json.RejectUnknownMembers(false)); err != nil {
+		return m, kernel.JSONError(err)
+	}
+	return m, nil
+}
+
+// DecodeCommand reads a declaration record.
+func DecodeCommand(raw []byte) (*BoundCommand, error) {
+	var bc BoundCommand
+	if err := json.Unmarshal(raw, &bc, json.RejectUnknownMembers(false)); err != nil {
+		return nil, kernel.JSONError(err)
+	}
+	return &bc, nil
+}
+
+// DecodeReleases reads the releases record.
+func DecodeReleases(raw []byte) ([]BoundRelease, error) {
+	var rs []BoundRelease
+	if err := json.Unmarshal(raw, &rs, json.RejectUnknownMembers(false)); err != nil {
+		return nil, kernel.JSONError(err)
+	}
+	return rs, nil
+}
+
+const wireNamePrefix = `{"name":"`
+
+// AppendToolWire appends the tool object: the name spliced in front of its
+// body, so that "name" stays the first member.
+func AppendToolWire(dst []byte, name string, body []byte) []byte {
+	dst = append(dst, wireNamePrefix...)
+	dst = append(dst, name...)
+	dst = append(dst, `",`...)
+	return append(dst, body[1:]...)
+}
+
+// toolBodyOf is the inverse of AppendToolWire.
+func toolBodyOf(t *Tool) ([]byte, error) {
+	p := wireNamePrefix + t.Name + `",`
+	if !bytes.HasPrefix(t.Wire, []byte(p)) {
+		return nil, kernel.Errorf(kernel.CodeInternal, "tool %q: its object does not start with its name", t.Name)
+	}
+	return append([]byte{'{'}, t.Wire[len(p):]...), nil
+}
+
+// WriteIndex writes b as index records into w. A revision in the index
+// reads back (ReadIndex-style, in commands) as the same Binding.
+func WriteIndex(b *Binding, w IndexSink) error {
+	rels, err := json.Marshal(b.Releases, json.Deterministic(true))
+	if err != nil {
+		return kernel.Errorf(kernel.CodeInternal, "cannot encode the releases").Wrap(err)
+	}
+	if err := w.PutRevision(b.Revision, b.Profile, rels); err != nil {
+		return err
+	}
+	dev := map[string]bool{}
+	for _, r := range b.Releases {
+		if r.Development {
+			dev[r.Digest] = true
+		}
+	}
+	refs := make(map[string]string, len(b.Commands)) // command id → decl ref
+	summary := make(map[string]*BoundCommand, len(b.Commands))
+	for i := range b.Commands {
+		bc := &b.Commands[i]
+		rec := *bc
+		rec.Development = dev[bc.Digest]
+		raw, err := json.Marshal(&rec, json.Deterministic(true))
+		if err != nil {
+			return kernel.Errorf(kernel.CodeInternal, "cannot encode command %s", bc.Declaration.ID).Wrap(err)
+		}
+		ref, err := w.PutCommand(raw)
+		if err != nil {
+			return err
+		}
+		refs[bc.Declaration.ID] = ref
+		summary[bc.Declaration.ID] = bc
+	}
+	for i, r := range b.Routes {
+		line := ""
+		switch r.Kind {
+		case RouteGroup:
+			var names []string
+			for _, c := range b.Routes[i+1:] {
+				if !hasPrefix(c.Words, r.Words) {
+					break // sorted: the subtree is contiguous
+				}
+				if len(c.Words) == len(r.Words)+1 {
+					names = append(names, c.Words[len(c.Words)-1])
+				}
+			}
+			line = "commands: " + strings.Join(names, ", ")
+		case RouteAlias:
+			if bc := summary[r.Command]; bc != nil {
+				line = bc.Declaration.Summary + " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
+			}
+		default:
+			if bc := summary[r.Command]; bc != nil {
+				line = bc.Declaration.Summary
+			}
+		}
+		if err := w.PutRoute(r.Words, r.Kind, r.Command, refs[r.Command], line); err != nil {
+			return err
+		}
+	}
+	for i := range b.Endpoints {
+		p := &b.Endpoints[i]
+		meta, err := json.Marshal(EndpointMeta{Namespace: p.Namespace, ToolNames: p.ToolNames, Subject: p.Subject, Template: p.Template}, json.Deterministic(true))
+		if err != nil {
+			return kernel.Errorf(kernel.CodeInternal, "cannot encode endpoint %s", p.Endpoint).Wrap(err)
+		}
+		if err := w.PutEndpoint(p.Endpoint, meta); err != nil {
+			return err
+		}
+		tools := slices.Clone(p.Tools)
+		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		for j := range tools {
+			t := &tools[j]
+			body, err := toolBodyOf(t)
+			if err != nil {
+				return err
+			}
+			if err := compactLine(&body); err != nil {
+				return kernel.Errorf(kernel.CodeInternal, "tool %q", t.Name).Wrap(err)
+			}
+			bref, err := w.PutBody(body)
+			if err != nil {
+				return err
+			}
+			size := len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
+			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// compactLine keeps a tool body on one line: stdio framing is one message
+// per line.
+func compactLine(b *[]byte) error {
+	if !bytes.ContainsAny(*b, "\r\n") {
+		return nil
+	}
+	v := jsontext.Value(*b)
+	if err := v.Compact(); err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// LaunchOf is endpoint's launch binding in a stored profile; nil when the
+// profile has no such endpoint.
+func LaunchOf(profile []byte, endpoint string) (*Launch, error) {
+	p, err := ParseProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+	l, _ := p.launchOf(endpoint)
+	return l, nil
+}

@@ -1,0 +1,310 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
+
+// The indexed revision layout (schema 2).
+//
+// A published revision is not one value but an index: small records, each
+// read on its own, so a CLI command, a tools/list page or a tools/call
+// touches a handful of them whatever the size of the catalogue.
+//
+//	bucket "gens": key = generation id (16 random bytes) + tag + rest
+//	  'h'                          header: revision id, profile, endpoints
+//	                               (meta, tool and page counts)
+//	  'r' depth words…             one CLI route, words joined by 0x00;
+//	                               the depth byte keeps a group's children
+//	                               contiguous and apart from grandchildren
+//	  't' endpoint 0x00 name       one MCP tool: command, release, refs
+//	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
+//	bucket "objects": key = kind + sha256(content) → content, shared by
+//	  every revision that binds it: 'd' declarations, 'b' tool bodies
+//	  (a tool object without its name, which alone depends on the revision),
+//	  'l' the bound releases (opaque JSON); the header names its ref
+//	bucket "pending": generation id → start time of a publish still writing
+//
+// A generation is written in bounded chunks (many small transactions) and
+// becomes a revision only in the final transaction, which records it and
+// moves the active pointer: the one small compare-and-swap of the head.
+// Until then nothing reads it, and a crash leaves at most an unreferenced
+// generation (marked pending) that prune removes. The same shape works on a
+// distributed store whose transactions are small (etcd: 128 ops, 1.5 MiB).
+//
+// The store owns these keys and records; what is inside a declaration, a
+// tool body, the profile and the releases is policy's, opaque here.
+
+var (
+	bucketGens    = []byte("gens")
+	bucketObjects = []byte("objects")
+	bucketPending = []byte("pending")
+)
+
+const (
+	tagHeader = 'h'
+	tagRoute  = 'r'
+	tagTool   = 't'
+	tagPage   = 'p'
+
+	objDecl     = 'd'
+	objBody     = 'b'
+	objReleases = 'l'
+
+	genIDLen = 16
+	refLen   = sha256.Size
+)
+
+// Page bounds of tools/list (SPEC §6): at most PageTools tools and
+// PageBytes of tool objects per page. The writer cuts pages at publish.
+const (
+	PageTools = 32
+	PageBytes = 1 << 20
+)
+
+// Route kinds as stored (the same words policy uses).
+const (
+	RouteCommand = "command"
+	RouteAlias   = "alias"
+	RouteGroup   = "group"
+)
+
+var routeKinds = map[string]byte{RouteCommand: 'c', RouteAlias: 'a', RouteGroup: 'g'}
+
+func routeKindName(b byte) string {
+	switch b {
+	case 'c':
+		return RouteCommand
+	case 'a':
+		return RouteAlias
+	case 'g':
+		return RouteGroup
+	}
+	return ""
+}
+
+// ErrNotIndexed is returned (wrapped in a CodeUnsupported kernel.Error)
+// for a revision written by the schema-1 layout: one binding blob. Its
+// reader upgrades it with AttachIndex.
+var ErrNotIndexed = errors.New("revision is stored in the schema-1 layout")
+
+// reads counts index and object records read, for tests that assert a
+// request touches O(1) records (never the whole revision).
+type counter struct{ n atomic.Int64 }
+
+// RecordsRead returns how many index records and objects this store handle
+// has read so far.
+func (s *Store) RecordsRead() int64 { return s.reads.n.Load() }
+
+// Ref is the content address of an object: its kind and sha256.
+func objectKey(kind byte, content []byte) []byte {
+	sum := sha256.Sum256(content)
+	k := make([]byte, 1+refLen)
+	k[0] = kind
+	copy(k[1:], sum[:])
+	return k
+}
+
+// ---- record encoding: uvarint-length-prefixed fields ----
+
+type enc []byte
+
+func (e enc) uint(v uint64) enc { return binary.AppendUvarint(e, v) }
+func (e enc) bytes(b []byte) enc {
+	return append(binary.AppendUvarint(e, uint64(len(b))), b...)
+}
+func (e enc) str(s string) enc { return append(binary.AppendUvarint(e, uint64(len(s))), s...) }
+
+type dec struct {
+	b   []byte
+	err bool
+}
+
+func (d *dec) uint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) bytes() []byte {
+	n := d.uint()
+	if d.err || n > uint64(len(d.b)) {
+		d.err, d.b = true, nil
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) str() string { return string(d.bytes()) }
+
+// ---- keys ----
+
+func genKey(gen []byte, tag byte, rest ...[]byte) []byte {
+	n := len(gen) + 1
+	for _, r := range rest {
+		n += len(r)
+	}
+	k := make([]byte, 0, n)
+	k = append(append(k, gen...), tag)
+	for _, r := range rest {
+		k = append(k, r...)
+	}
+	return k
+}
+
+func routeKey(gen []byte, words []string) []byte {
+	return genKey(gen, tagRoute, []byte{byte(len(words))}, []byte(strings.Join(words, "\x00")))
+}
+
+func endpointPrefix(gen []byte, tag byte, endpoint string) []byte {
+	return genKey(gen, tag, []byte(endpoint), []byte{0})
+}
+
+// validWords reports whether words can be a route key: 1–255 words, none
+// empty or holding a NUL byte.
+func validWords(words []string) error {
+	if len(words) == 0 || len(words) > 255 {
+		return fmt.Errorf("a route has %d words", len(words))
+	}
+	for _, w := range words {
+		if w == "" || strings.IndexByte(w, 0) >= 0 {
+			return fmt.Errorf("route word %q is empty or holds a NUL byte", w)
+		}
+	}
+	return nil
+}
+
+// ---- records ----
+
+// EndpointInfo is one endpoint of an indexed revision.
+type EndpointInfo struct {
+	Name  string
+	Meta  []byte // opaque (policy): namespace, tool names, subject, template
+	Tools int
+	Pages int
+}
+
+type header struct {
+	Revision  string
+	Profile   []byte
+	Releases  string // ref of the releases object
+	Endpoints []EndpointInfo
+}
+
+func (h *header) encode() []byte {
+	e := enc(nil).uint(1).str(h.Revision).bytes(h.Profile).str(h.Releases).uint(uint64(len(h.Endpoints)))
+	for _, ep := range h.Endpoints {
+		e = e.str(ep.Name).bytes(ep.Meta).uint(uint64(ep.Tools)).uint(uint64(ep.Pages))
+	}
+	return e
+}
+
+func decodeHeader(b []byte) (*header, bool) {
+	d := dec{b: b}
+	if d.uint() != 1 {
+		return nil, false
+	}
+	h := &header{Revision: d.str(), Profile: clone(d.bytes()), Releases: d.str()}
+	n := d.uint()
+	if d.err || n > uint64(len(b)) {
+		return nil, false
+	}
+	h.Endpoints = make([]EndpointInfo, 0, n)
+	for range n {
+		h.Endpoints = append(h.Endpoints, EndpointInfo{Name: d.str(), Meta: clone(d.bytes()), Tools: int(d.uint()), Pages: int(d.uint())})
+	}
+	return h, !d.err
+}
+
+// Route is one CLI word path of an indexed revision.
+type Route struct {
+	Words   []string
+	Kind    string // RouteCommand, RouteAlias, RouteGroup
+	Command string // command identity; empty for groups
+	Decl    string // declaration ref; empty for groups
+	Line    string // the one-line summary --help shows for it
+}
+
+func (r *Route) encode() []byte {
+	return enc(nil).uint(uint64(routeKinds[r.Kind])).str(r.Command).str(r.Decl).str(r.Line)
+}
+
+func decodeRoute(words []string, b []byte) (Route, bool) {
+	d := dec{b: b}
+	r := Route{Words: words, Kind: routeKindName(byte(d.uint())), Command: d.str(), Decl: d.str(), Line: d.str()}
+	return r, !d.err && r.Kind != ""
+}
+
+func routeWords(key []byte, genLen int) []string {
+	rest := key[genLen+2:]
+	return strings.Split(string(rest), "\x00")
+}
+
+// Tool is one MCP tool of an endpoint in an indexed revision.
+type Tool struct {
+	Name    string
+	Command string // command identity
+	Release string // name@version
+	Decl    string // declaration ref
+	Body    string // tool body ref
+	// Security is the command's level on the endpoint; "" is standard.
+	Security string
+}
+
+func (t *Tool) encode() []byte {
+	e := enc(nil).str(t.Command).str(t.Release).str(t.Decl).str(t.Body)
+	if t.Security != "" {
+		e = e.str(t.Security) // absent for standard, and in older records
+	}
+	return e
+}
+
+func decodeTool(name string, b []byte) (Tool, bool) {
+	d := dec{b: b}
+	t := Tool{Name: name, Command: d.str(), Release: d.str(), Decl: d.str(), Body: d.str()}
+	if !d.err && len(d.b) > 0 {
+		t.Security = d.str()
+	}
+	return t, !d.err
+}
+
+// pageEntry is one tool of a list page.
+type pageEntry struct{ name, body string }
+
+func encodePage(entries []pageEntry) []byte {
+	e := enc(nil).uint(uint64(len(entries)))
+	for _, p := range entries {
+		e = e.str(p.name).str(p.body)
+	}
+	return e
+}
+
+func decodePage(b []byte) ([]pageEntry, bool) {
+	d := dec{b: b}
+	n := d.uint()
+	if d.err || n > PageTools {
+		return nil, false
+	}
+	out := make([]pageEntry, 0, n)
+	for range n {
+		out = append(out, pageEntry{name: d.str(), body: d.str()})
+	}
+	return out, !d.err
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}

@@ -1,0 +1,253 @@
+package store_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// publishIndexed publishes a revision of n commands "c<i>" under group
+// "g<i/100>", every one a tool of endpoint "local" with a body of size
+// bodySize; decls and bodies do not depend on the revision.
+func publishIndexed(t *testing.T, s *store.Store, n, bodySize int) store.Revision {
+	t.Helper()
+	active, err := s.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.Publish(active, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		if err := w.PutRevision(id, []byte(`{"profile":"`+id+`"}`), []byte(`["rel"]`)); err != nil {
+			return store.Revision{}, err
+		}
+		type tool struct{ name, cmd, decl, body string }
+		var tools []tool
+		groups := map[string]bool{}
+		for i := range n {
+			cmd := fmt.Sprintf("c%05d", i)
+			decl, err := w.PutCommand([]byte("declaration of " + cmd))
+			if err != nil {
+				return store.Revision{}, err
+			}
+			body, err := w.PutBody([]byte(fmt.Sprintf("%s%0*d", cmd, bodySize-len(cmd), 0)))
+			if err != nil {
+				return store.Revision{}, err
+			}
+			g := fmt.Sprintf("g%03d", i/100)
+			groups[g] = true
+			if err := w.PutRoute([]string{g, cmd}, store.RouteCommand, cmd, decl, "summary of "+cmd); err != nil {
+				return store.Revision{}, err
+			}
+			tools = append(tools, tool{name: cmd + "__" + id, cmd: cmd, decl: decl, body: body})
+		}
+		for g := range groups {
+			if err := w.PutRoute([]string{g}, store.RouteGroup, "", "", "group "+g); err != nil {
+				return store.Revision{}, err
+			}
+		}
+		if err := w.PutEndpoint("local", []byte(`{"ns":"x"}`)); err != nil {
+			return store.Revision{}, err
+		}
+		slices.SortFunc(tools, func(a, b tool) int { return strings.Compare(a.name, b.name) })
+		for _, tl := range tools {
+			if err := w.PutTool(tl.name, tl.cmd, "p@1.0.0", tl.decl, tl.body, "", bodySize+len(tl.name)+10); err != nil {
+				return store.Revision{}, err
+			}
+		}
+		if err := w.PutEndpoint("empty", nil); err != nil {
+			return store.Revision{}, err
+		}
+		return store.Revision{Note: "indexed"}, nil
+	})
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	return rev
+}
+
+func TestIndexedRevision(t *testing.T) {
+	s := mustStore(t)
+	r1 := publishIndexed(t, s, 250, 100)
+	if !r1.Indexed {
+		t.Fatal("revision is not indexed")
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.ViewRevision(r1.Number, func(ix *store.Index) error {
+		if ix.Revision() != "r1" || string(ix.Profile()) != `{"profile":"r1"}` {
+			t.Errorf("header: %q %s", ix.Revision(), ix.Profile())
+		}
+		ep, ok := ix.Endpoint("local")
+		if !ok || ep.Tools != 250 || ep.Pages != 8 || string(ep.Meta) != `{"ns":"x"}` {
+			t.Errorf("endpoint local = %+v, %v (want 250 tools in 8 pages)", ep, ok)
+		}
+		if ep, ok := ix.Endpoint("empty"); !ok || ep.Tools != 0 || ep.Pages != 0 {
+			t.Errorf("endpoint empty = %+v, %v", ep, ok)
+		}
+		r, ok, err := ix.Route([]string{"g001", "c00142"})
+		if err != nil || !ok || r.Kind != store.RouteCommand || r.Command != "c00142" || r.Line != "summary of c00142" {
+			t.Errorf("route = %+v, %v, %v", r, ok, err)
+		}
+		decl, err := ix.Decl(r.Decl)
+		if err != nil || string(decl) != "declaration of c00142" {
+			t.Errorf("decl = %q, %v", decl, err)
+		}
+		if _, ok, _ := ix.Route([]string{"g001", "nope"}); ok {
+			t.Error("found a route that does not exist")
+		}
+		var top, kids []string
+		ix.Children(nil, func(r store.Route) error { top = append(top, strings.Join(r.Words, " ")); return nil })
+		ix.Children([]string{"g002"}, func(r store.Route) error { kids = append(kids, r.Words[1]); return nil })
+		if !slices.Equal(top, []string{"g000", "g001", "g002"}) || len(kids) != 50 || kids[0] != "c00200" {
+			t.Errorf("children: top %v, g002 %d from %v", top, len(kids), kids[:min(len(kids), 1)])
+		}
+		tl, ok, err := ix.Tool("local", "c00007__r1")
+		if err != nil || !ok || tl.Command != "c00007" || tl.Release != "p@1.0.0" {
+			t.Errorf("tool = %+v, %v, %v", tl, ok, err)
+		}
+		var names []string
+		if err := ix.Page("local", 7, func(name string, body []byte) error {
+			names = append(names, name)
+			if !strings.HasPrefix(string(body), strings.TrimSuffix(name, "__r1")) {
+				t.Errorf("page body of %s = %.10q", name, body)
+			}
+			return nil
+		}); err != nil || len(names) != 250-7*32 || names[0] != "c00224__r1" {
+			t.Errorf("page 7: %v, %v", names, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexPagesRespectBytes(t *testing.T) {
+	s := mustStore(t)
+	r := publishIndexed(t, s, 10, 300<<10) // 300 KiB each: 3 per page
+	err := s.ViewRevision(r.Number, func(ix *store.Index) error {
+		ep, _ := ix.Endpoint("local")
+		if ep.Pages != 4 {
+			t.Errorf("%d pages for 10 tools of 300 KiB, want 4", ep.Pages)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIndexSharesObjects: an unchanged declaration or body is stored once,
+// whatever the number of revisions; prune removes old revisions and what
+// only they used, and never the active one.
+func TestIndexSharesObjectsAndPrunes(t *testing.T) {
+	s := mustStore(t)
+	publishIndexed(t, s, 100, 200)
+	size1 := objectCount(t, s)
+	publishIndexed(t, s, 100, 200)
+	publishIndexed(t, s, 120, 200)
+	if got := objectCount(t, s); got != size1+40 {
+		t.Errorf("%d objects after three revisions, want %d (only the 20 new commands add a declaration and a body each)", got, size1+40)
+	}
+	if _, err := s.PruneRevisions(0); kernel.ErrorCode(err) != kernel.CodeUsage {
+		t.Errorf("keep 0: %v", err)
+	}
+	// the 20 extra commands only in r3 stay; nothing else is unused yet
+	p, err := s.PruneRevisions(1)
+	if err != nil || !slices.Equal(p.Revisions, []string{"r1", "r2"}) || !p.Swept || p.Objects != 0 {
+		t.Fatalf("prune: %+v, %v", p, err)
+	}
+	publishIndexed(t, s, 100, 200) // r4 drops the 20
+	p, err = s.PruneRevisions(1)
+	if err != nil || !slices.Equal(p.Revisions, []string{"r3"}) || p.Objects != 40 {
+		t.Fatalf("prune: %+v, %v", p, err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	revs, err := s.Revisions()
+	if err != nil || len(revs) != 1 || revs[0].ID != "r4" {
+		t.Fatalf("revisions after prune: %+v, %v", revs, err)
+	}
+	// numbering goes on after a prune
+	if r := publishIndexed(t, s, 1, 10); r.ID != "r5" {
+		t.Errorf("next revision is %s", r.ID)
+	}
+}
+
+func objectCount(t *testing.T, s *store.Store) int {
+	t.Helper()
+	n, err := store.CountForTest(s, "objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestIndexReadsAreConstant: a route, a page and a tool lookup read the
+// same number of records in a revision of 20,000 commands as in one of 20.
+func TestIndexReadsAreConstant(t *testing.T) {
+	reads := func(n int) (route, page, tool int64) {
+		s := mustStore(t)
+		publishIndexed(t, s, n, 50)
+		measure := func(fn func(ix *store.Index) error) int64 {
+			before := s.RecordsRead()
+			if _, err := s.ViewActive(fn); err != nil {
+				t.Fatal(err)
+			}
+			return s.RecordsRead() - before
+		}
+		route = measure(func(ix *store.Index) error {
+			r, _, err := ix.Route([]string{"g000", "c00003"})
+			if err != nil {
+				return err
+			}
+			_, err = ix.Decl(r.Decl)
+			return err
+		})
+		page = measure(func(ix *store.Index) error { return ix.Page("local", 0, func(string, []byte) error { return nil }) })
+		tool = measure(func(ix *store.Index) error {
+			tl, _, err := ix.Tool("local", "c00003__r1")
+			if err != nil {
+				return err
+			}
+			_, err = ix.Decl(tl.Decl)
+			return err
+		})
+		return
+	}
+	r1, p1, t1 := reads(40)
+	r2, p2, t2 := reads(20000)
+	if r1 != r2 || p1 != p2 || t1 != t2 || r2 > 5 || p2 > 4+32 || t2 > 5 {
+		t.Errorf("records read (route, page, tool): %d %d %d at 40 commands, %d %d %d at 20,000", r1, p1, t1, r2, p2, t2)
+	}
+}
+
+func TestSchema1RevisionIsNotIndexed(t *testing.T) {
+	s := mustStore(t)
+	rev := publish(t, s, "blob")
+	err := s.ViewRevision(rev.Number, func(*store.Index) error { return nil })
+	if kernel.ErrorCode(err) != kernel.CodeUnsupported {
+		t.Fatalf("ViewRevision of a blob revision: %v", err)
+	}
+	err = s.AttachIndex(rev.Number, func(w *store.IndexWriter) error {
+		return w.PutRevision(rev.ID, []byte("{}"), []byte("[]"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Revision(rev.Number)
+	if err != nil || !got.Indexed || len(got.Binding) != 0 {
+		t.Fatalf("after AttachIndex: %+v, %v", got, err)
+	}
+	if err := s.ViewRevision(rev.Number, func(ix *store.Index) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,259 @@
+package store
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Index reads one indexed revision inside one read-only transaction. It is
+// valid only during the ViewRevision or ViewActive callback that received
+// it, which must not call the store. Every method reads the few records it
+// names, never the whole revision, except those that walk (Routes, Tools).
+type Index struct {
+	s      *Store
+	tx     *bolt.Tx
+	n      uint64
+	gen    []byte
+	hdr    *header
+	gens   *bolt.Bucket
+	object *bolt.Bucket
+}
+
+func (ix *Index) get(b *bolt.Bucket, k []byte) []byte {
+	ix.s.reads.n.Add(1)
+	return b.Get(k)
+}
+
+func (ix *Index) broken(what string) error {
+	return ix.s.internal("revision "+RevisionID(ix.n)+": "+what+" is unreadable", nil)
+}
+
+func notIndexed(n uint64) error {
+	return &kernel.Error{Code: kernel.CodeUnsupported, Message: "revision " + RevisionID(n) + " is stored in the schema-1 layout", Err: ErrNotIndexed}
+}
+
+func (s *Store) openIndex(tx *bolt.Tx, n uint64) (*Index, error) {
+	s.reads.n.Add(1)
+	raw := tx.Bucket(bucketRevisions).Get(itob(n))
+	if raw == nil {
+		return nil, revisionNotFound(n)
+	}
+	var rec revisionRec
+	if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Index == "" {
+		return nil, notIndexed(n)
+	}
+	gen, err := genOf(&rec)
+	if err != nil {
+		return nil, s.internal("revision "+rec.ID, err)
+	}
+	ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: tx.Bucket(bucketGens), object: tx.Bucket(bucketObjects)}
+	if ix.gens == nil || ix.object == nil {
+		return nil, ix.broken("index")
+	}
+	h, ok := decodeHeader(ix.get(ix.gens, genKey(gen, tagHeader)))
+	if !ok {
+		return nil, ix.broken("index header")
+	}
+	ix.hdr = h
+	return ix, nil
+}
+
+// ViewRevision calls fn with revision n's index. A revision in the schema-1
+// layout is a CodeUnsupported error wrapping ErrNotIndexed.
+func (s *Store) ViewRevision(n uint64, fn func(ix *Index) error) error {
+	found := false
+	_, err := s.view(func(tx *bolt.Tx) error {
+		ix, err := s.openIndex(tx, n)
+		if err != nil {
+			return err
+		}
+		found = true
+		return fn(ix)
+	})
+	if err == nil && !found {
+		err = revisionNotFound(n)
+	}
+	return err
+}
+
+// ViewActive calls fn with the active revision's index, in the same
+// transaction that reads the active pointer. It reports false, without
+// calling fn, when nothing is published.
+func (s *Store) ViewActive(fn func(ix *Index) error) (bool, error) {
+	published := false
+	_, err := s.view(func(tx *bolt.Tx) error {
+		s.reads.n.Add(1)
+		n := activeNumber(tx)
+		if n == 0 {
+			return nil
+		}
+		published = true
+		ix, err := s.openIndex(tx, n)
+		if err != nil {
+			return err
+		}
+		return fn(ix)
+	})
+	return published, err
+}
+
+// Number is the revision number.
+func (ix *Index) Number() uint64 { return ix.n }
+
+// Revision is the revision id ("r7").
+func (ix *Index) Revision() string { return ix.hdr.Revision }
+
+// Profile is the revision's profile (opaque).
+func (ix *Index) Profile() []byte { return ix.hdr.Profile }
+
+// Endpoints lists the revision's endpoints in publish order.
+func (ix *Index) Endpoints() []EndpointInfo { return ix.hdr.Endpoints }
+
+// Endpoint finds one endpoint.
+func (ix *Index) Endpoint(name string) (EndpointInfo, bool) {
+	for _, e := range ix.hdr.Endpoints {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return EndpointInfo{}, false
+}
+
+// Releases returns the bound releases record (opaque).
+func (ix *Index) Releases() ([]byte, error) {
+	v := ix.get(ix.object, append([]byte{objReleases}, ix.hdr.Releases...))
+	if v == nil {
+		return nil, ix.broken("releases")
+	}
+	return clone(v), nil
+}
+
+// Route finds the route of exactly these words.
+func (ix *Index) Route(words []string) (Route, bool, error) {
+	if validWords(words) != nil {
+		return Route{}, false, nil
+	}
+	v := ix.get(ix.gens, routeKey(ix.gen, words))
+	if v == nil {
+		return Route{}, false, nil
+	}
+	r, ok := decodeRoute(append([]string(nil), words...), v)
+	if !ok {
+		return Route{}, false, ix.broken("route " + strings.Join(words, " "))
+	}
+	return r, true, nil
+}
+
+// Children calls fn for each route exactly one word below prefix, in word
+// order; an empty prefix gives the top-level routes. It reads only them.
+func (ix *Index) Children(prefix []string, fn func(Route) error) error {
+	k := routeKey(ix.gen, prefix)
+	if len(prefix) == 0 {
+		k = genKey(ix.gen, tagRoute, []byte{1})
+	} else {
+		k[len(ix.gen)+1]++ // one word deeper
+		k = append(k, 0)
+	}
+	return ix.walk(k, func(key, v []byte) error {
+		r, ok := decodeRoute(routeWords(key, len(ix.gen)), v)
+		if !ok {
+			return ix.broken("route")
+		}
+		return fn(r)
+	})
+}
+
+// Routes calls fn for every route, shorter paths first.
+func (ix *Index) Routes(fn func(Route) error) error {
+	return ix.walk(genKey(ix.gen, tagRoute), func(key, v []byte) error {
+		r, ok := decodeRoute(routeWords(key, len(ix.gen)), v)
+		if !ok {
+			return ix.broken("route")
+		}
+		return fn(r)
+	})
+}
+
+func (ix *Index) walk(prefix []byte, fn func(k, v []byte) error) error {
+	c := ix.gens.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		ix.s.reads.n.Add(1)
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Decl returns a declaration record by ref (a copy).
+func (ix *Index) Decl(ref string) ([]byte, error) {
+	v := ix.get(ix.object, append([]byte{objDecl}, ref...))
+	if v == nil {
+		return nil, ix.broken("a declaration")
+	}
+	return clone(v), nil
+}
+
+// Body returns a tool body by ref (a copy).
+func (ix *Index) Body(ref string) ([]byte, error) {
+	v := ix.get(ix.object, append([]byte{objBody}, ref...))
+	if v == nil {
+		return nil, ix.broken("a tool body")
+	}
+	return clone(v), nil
+}
+
+// Tool finds one tool of an endpoint by its exact name.
+func (ix *Index) Tool(endpoint, name string) (Tool, bool, error) {
+	v := ix.get(ix.gens, genKey(ix.gen, tagTool, []byte(endpoint), []byte{0}, []byte(name)))
+	if v == nil {
+		return Tool{}, false, nil
+	}
+	t, ok := decodeTool(name, v)
+	if !ok {
+		return Tool{}, false, ix.broken("tool " + name)
+	}
+	return t, true, nil
+}
+
+// Tools calls fn for every tool of an endpoint, by name.
+func (ix *Index) Tools(endpoint string, fn func(Tool) error) error {
+	p := endpointPrefix(ix.gen, tagTool, endpoint)
+	return ix.walk(p, func(k, v []byte) error {
+		name := string(k[len(p):])
+		t, ok := decodeTool(name, v)
+		if !ok {
+			return ix.broken("tool " + name)
+		}
+		return fn(t)
+	})
+}
+
+// Page calls fn for each tool of list page i of an endpoint, in order,
+// with its name and body. body is bbolt's memory: valid only during fn.
+func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) error) error {
+	v := ix.get(ix.gens, genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i))))
+	if v == nil {
+		return ix.broken("tool page")
+	}
+	entries, ok := decodePage(v)
+	if !ok {
+		return ix.broken("tool page")
+	}
+	for _, e := range entries {
+		body := ix.get(ix.object, append([]byte{objBody}, e.body...))
+		if body == nil {
+			return ix.broken("a tool body")
+		}
+		if err := fn(e.name, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package store
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	bolt "go.etcd.io/bbolt"
+)
+
+// chunkBytes bounds what an IndexWriter buffers before it writes a chunk in
+// its own transaction: publish memory does not grow with the revision.
+var chunkBytes = 4 << 20
+
+// IndexWriter streams one revision's index into the store. Its methods are
+// called in this order: PutRevision once; PutCommand, PutBody and PutRoute
+// (routes in any order); then per endpoint PutEndpoint followed by its
+// tools, sorted by name. Records are written in chunks as they come; the
+// revision they make exists only once Publish (or AttachIndex) records it.
+//
+// Declarations and bodies are content-addressed: one that is already in
+// the store (from an earlier revision, or earlier in this one) is not
+// written again. The refs returned are opaque strings.
+type IndexWriter struct {
+	s    *Store
+	gen  []byte
+	seen map[string]struct{} // object keys written or found in this publish
+
+	batch      []kv
+	batchBytes int
+	flushed    bool // the pending marker is written
+
+	hdr      header
+	releases []byte
+	started  bool
+
+	ep       *EndpointInfo
+	page     []pageEntry
+	pageSize int
+	lastTool string
+
+	err error
+}
+
+type kv struct {
+	bucket []byte
+	k, v   []byte
+	object bool // content-addressed: written only if absent
+}
+
+func (s *Store) newIndexWriter() (*IndexWriter, error) {
+	gen := make([]byte, genIDLen)
+	if _, err := rand.Read(gen); err != nil {
+		return nil, s.internal("cannot read random bytes", err)
+	}
+	return &IndexWriter{s: s, gen: gen, seen: map[string]struct{}{}}, nil
+}
+
+func (w *IndexWriter) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
+
+func (w *IndexWriter) put(bucket, k, v []byte, object bool) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.batch = append(w.batch, kv{bucket, k, v, object})
+	w.batchBytes += len(k) + len(v) + 32
+	if w.batchBytes >= chunkBytes {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush writes the buffered records in one transaction; the first one
+// also marks the generation pending, so prune can remove it if this
+// publish never finishes.
+func (w *IndexWriter) flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.batch) == 0 && w.flushed {
+		return nil
+	}
+	err := w.s.update(func(tx *bolt.Tx) error {
+		if !w.flushed {
+			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+		}
+		for _, e := range w.batch {
+			b := tx.Bucket(e.bucket)
+			// Appended in key order, pages fill up instead of splitting.
+			b.FillPercent = 0.9
+			if e.object && b.Get(e.k) != nil {
+				continue
+			}
+			if err := b.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return w.fail(err)
+	}
+	w.flushed = true
+	w.batch, w.batchBytes = w.batch[:0], 0
+	return nil
+}
+
+// PutRevision starts the index: the revision id, the profile and the bound
+// releases (both opaque).
+func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) error {
+	if w.started {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutRevision called twice"))
+	}
+	w.started = true
+	w.hdr = header{Revision: revision, Profile: clone(profile)}
+	w.releases = clone(releases)
+	return w.err
+}
+
+func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
+	k := objectKey(kind, content)
+	ref := string(k[1:])
+	if _, ok := w.seen[string(k)]; ok {
+		return ref, w.err
+	}
+	w.seen[string(k)] = struct{}{}
+	return ref, w.put(bucketObjects, k, clone(content), true)
+}
+
+// PutCommand stores a declaration record and returns its ref.
+func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(objDecl, decl) }
+
+// PutBody stores a tool body and returns its ref.
+func (w *IndexWriter) PutBody(body []byte) (string, error) { return w.object(objBody, body) }
+
+// PutRoute stores one CLI route. line is what a group's --help shows for it.
+func (w *IndexWriter) PutRoute(words []string, kind, command, decl, line string) error {
+	if err := validWords(words); err != nil {
+		return w.fail(kernel.Errorf(kernel.CodeInvalid, "%v", err))
+	}
+	if _, ok := routeKinds[kind]; !ok {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: unknown route kind %q", kind))
+	}
+	r := Route{Kind: kind, Command: command, Decl: decl, Line: line}
+	return w.put(bucketGens, routeKey(w.gen, words), r.encode(), false)
+}
+
+// PutEndpoint starts an endpoint; its tools follow. meta is opaque.
+func (w *IndexWriter) PutEndpoint(endpoint string, meta []byte) error {
+	if err := w.endEndpoint(); err != nil {
+		return err
+	}
+	for _, e := range w.hdr.Endpoints {
+		if e.Name == endpoint {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: endpoint %q twice", endpoint))
+		}
+	}
+	w.hdr.Endpoints = append(w.hdr.Endpoints, EndpointInfo{Name: endpoint, Meta: clone(meta)})
+	w.ep = &w.hdr.Endpoints[len(w.hdr.Endpoints)-1]
+	w.lastTool = ""
+	return w.err
+}
+
+// PutTool stores one tool of the current endpoint. Tools come sorted by
+// name; wireSize is the size of the whole tool object on the wire, which
+// decides where a list page ends.
+func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int) error {
+	if w.ep == nil {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutTool before PutEndpoint"))
+	}
+	if w.ep.Tools > 0 && name <= w.lastTool {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
+	}
+	w.lastTool = name
+	if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
+		if err := w.endPage(); err != nil {
+			return err
+		}
+	}
+	w.page = append(w.page, pageEntry{name: name, body: body})
+	w.pageSize += wireSize + 1
+	w.ep.Tools++
+	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
+	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
+}
+
+func (w *IndexWriter) endPage() error {
+	if len(w.page) == 0 {
+		return w.err
+	}
+	k := genKey(w.gen, tagPage, []byte(w.ep.Name), []byte{0}, itob(uint64(w.ep.Pages)))
+	w.ep.Pages++
+	v := encodePage(w.page)
+	w.page, w.pageSize = w.page[:0], 0
+	return w.put(bucketGens, k, v, false)
+}
+
+func (w *IndexWriter) endEndpoint() error {
+	if w.ep == nil {
+		return w.err
+	}
+	err := w.endPage()
+	w.ep = nil
+	return err
+}
+
+// finish writes the header and the last chunk. The generation is complete
+// but still unreferenced.
+func (w *IndexWriter) finish() error {
+	if !w.started {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: no PutRevision"))
+	}
+	if err := w.endEndpoint(); err != nil {
+		return err
+	}
+	ref, err := w.object(objReleases, w.releases)
+	if err != nil {
+		return err
+	}
+	w.hdr.Releases = ref
+	if err := w.put(bucketGens, genKey(w.gen, tagHeader), w.hdr.encode(), false); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+// discard removes what the writer wrote, after a failed or refused publish.
+// Objects stay: other revisions may share them, and prune sweeps the rest.
+func (w *IndexWriter) discard() {
+	if !w.flushed {
+		return
+	}
+	_ = w.s.update(func(tx *bolt.Tx) error {
+		if err := deletePrefix(tx.Bucket(bucketGens), w.gen); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPending).Delete(w.gen)
+	})
+}
+
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitIndex is the last step inside the final transaction: the generation
+// is no longer pending, and the file is marked schema 2 so an older rukh
+// refuses it instead of misreading it.
+func (w *IndexWriter) commitIndex(tx *bolt.Tx) error {
+	if err := tx.Bucket(bucketPending).Delete(w.gen); err != nil {
+		return err
+	}
+	if tx.Bucket(bucketGens).Get(genKey(w.gen, tagHeader)) == nil {
+		return w.s.internal("the revision index was not written completely", nil)
+	}
+	return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+}
+
+func (w *IndexWriter) genHex() string { return hex.EncodeToString(w.gen) }
+
+func parseGen(s string) ([]byte, error) {
+	g, err := hex.DecodeString(s)
+	if err != nil || len(g) != genIDLen {
+		return nil, fmt.Errorf("bad index id %q", s)
+	}
+	return g, nil
+}
+
+// AttachIndex gives revision n, stored in the schema-1 layout, its index:
+// fill writes it, and one transaction records it and drops the old blob.
+// If another process attached one meanwhile, that one is kept.
+func (s *Store) AttachIndex(n uint64, fill func(w *IndexWriter) error) error {
+	w, err := s.newIndexWriter()
+	if err != nil {
+		return err
+	}
+	if err := fill(w); err != nil {
+		w.discard()
+		return err
+	}
+	if err := w.finish(); err != nil {
+		w.discard()
+		return err
+	}
+	kept := false
+	err = s.update(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketRevisions).Get(itob(n))
+		if raw == nil {
+			return revisionNotFound(n)
+		}
+		var rec revisionRec
+		if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
+			return err
+		}
+		if rec.Index != "" {
+			kept = true
+			return nil
+		}
+		rec.Index = w.genHex()
+		rec.BindingSize, rec.BindingSum = 0, ""
+		if err := w.commitIndex(tx); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketBindings).Delete(itob(n)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketRevisions).Put(itob(n), encode(rec))
+	})
+	if err != nil || kept {
+		w.discard()
+	}
+	return err
+}
+
+func genOf(rec *revisionRec) ([]byte, error) { return parseGen(rec.Index) }
