@@ -50,8 +50,16 @@ func newHTTPHome(t *testing.T, bin, fixture, name string) string {
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startHTTP runs serve-http on a free loopback port and returns the
-// endpoint URL; the server is stopped (SIGTERM, drained) at cleanup.
+// interop endpoint's URL; the server is stopped (SIGINT, drained) at cleanup.
 func startHTTP(t *testing.T, bin, home string, args ...string) (url string, stderr *lockedBuffer) {
+	t.Helper()
+	base, stderr := startHTTPServer(t, bin, home, args...)
+	return base + "/mcp/v1/" + interopNamespace + "/local", stderr
+}
+
+// startHTTPServer runs serve-http on a free loopback port and returns its
+// base URL (http://127.0.0.1:PORT).
+func startHTTPServer(t *testing.T, bin, home string, args ...string) (base string, stderr *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve-http", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = rukhEnv(home)
@@ -92,7 +100,7 @@ func startHTTP(t *testing.T, bin, home string, args ...string) (url string, stde
 	})
 	select {
 	case addr := <-found:
-		return addr + "/mcp/v1/" + interopNamespace + "/local", stderr
+		return addr, stderr
 	case <-time.After(10 * time.Second):
 		t.Fatalf("serve-http did not start:\n%s", stderr.String())
 	}

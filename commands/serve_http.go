@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -57,9 +56,16 @@ func (a *app) serveHTTPCmd() *cli.Command {
 					Hint:    "give --tls-cert and --tls-key, listen on 127.0.0.1, or accept the risk with --insecure-http (behind a TLS proxy)"}
 			}
 			m := newHTTPMetrics()
-			eps, err := a.httpEndpoints(log, m)
+			aw := a.store.NewAuditWriter(log.Logf)
+			defer aw.Close() // after the drain: every call's record is queued by then
+			eps, err := a.httpEndpoints(log, m, aw)
 			if err != nil {
 				return err
+			}
+			for _, e := range eps {
+				if e.HTTPAuth == policy.HTTPAuthNone && !loopback {
+					log.Logf("endpoint %q has httpAuth none, which is honoured only on a loopback listener: its callers need a bearer token here", e.Core.Endpoint)
+				}
 			}
 			rl := rate.Limit(c.Float("rate"))
 			if c.Float("rate") <= 0 {
@@ -70,8 +76,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				Loopback:     loopback,
 				AllowHosts:   c.StringSlice("allow-host"),
 				AllowOrigins: c.StringSlice("allow-origin"),
-				Authenticate: a.httpAuthenticator(),
-				Authorize:    a.httpAuthorizer(),
+				Credentials:  loggedCredentials{a.store, log.Logf},
 				Rate:         rl,
 				Burst:        int(c.Int("burst")),
 				Logf:         log.Logf,
@@ -158,7 +163,7 @@ func isLoopback(addr net.Addr) bool {
 
 // httpEndpoints are the endpoints of the active revision served on http,
 // each with the launch binding it has now, for the life of the process.
-func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint, error) {
+func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWriter) ([]mcphttp.Endpoint, error) {
 	exists, err := a.store.Exists()
 	if err != nil {
 		return nil, err
@@ -201,6 +206,7 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 			continue
 		}
 		endpoint := l.Endpoint
+		audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
 		eps = append(eps, mcphttp.Endpoint{
 			Namespace: l.Namespace,
 			HTTPAuth:  l.HTTPAuth,
@@ -209,10 +215,11 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 				ServerName: "rukh", ServerVersion: version(),
 				Active: a.store.Active, View: a.serveView(endpoint), Watch: a.store.WatchActive,
 				Secret: secret,
-				Invoker: timedInvoker{&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
+				Invoker: timedInvoker{audit, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
 					m.called(endpoint, inv, res, d)
 				}},
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
+					audit.done(inv, res)
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}
@@ -228,15 +235,29 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics) ([]mcphttp.Endpoint,
 	return eps, nil
 }
 
-var errNoAgents = errors.New("agents and tokens are not available in this build")
-
-// httpAuthenticator resolves bearer tokens to agents (SPEC §10).
-func (a *app) httpAuthenticator() mcphttp.Authenticator {
-	return func(token string) (*mcphttp.Principal, error) { return nil, errNoAgents }
+// loggedCredentials is the store's credentials, telling the owner why a
+// token was refused. A token is named by its kind and the first 8 hex
+// digits of its hash, never shown.
+type loggedCredentials struct {
+	s    *store.Store
+	logf func(format string, args ...any)
 }
 
-// httpAuthorizer checks a command's security level against the credential.
-func (a *app) httpAuthorizer() mcphttp.Authorizer { return nil }
+func (c loggedCredentials) Authenticate(token string) (kernel.Credential, error) {
+	cred, err := c.s.Authenticate(token)
+	if err != nil {
+		name := "a malformed token"
+		if kind, h, perr := store.ParseToken(token); perr == nil {
+			name = kernel.Credential{Kind: kind, Hash: h}.LogID()
+		}
+		c.logf("refused a request: %s: %v", name, err)
+	}
+	return cred, err
+}
+
+func (c loggedCredentials) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
+	return c.s.ConsumeOnce(h, command)
+}
 
 // timedInvoker tells done of every invocation and how long it took.
 type timedInvoker struct {

@@ -4,48 +4,46 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 )
 
-// Credential kinds (SPEC §10).
-const (
-	CredentialStatic     = "static"
-	CredentialShortLived = "short-lived"
-	CredentialOneTime    = "one-time"
-	CredentialNone       = "none" // httpAuth "none": the anonymous caller
-)
-
-// Anonymous is the agent name of a caller on an endpoint with
-// "httpAuth": "none".
-const Anonymous = "anonymous"
-
-// Principal is who a request comes from, as its bearer token says. It
-// never holds the token itself.
-type Principal struct {
-	Agent      string
-	Endpoint   string
-	Credential string // a Credential* kind
-	// Token identifies the credential for Authorize (a one-time token's
-	// consumption); never the secret.
-	Token string
+// Credentials checks bearer tokens (SPEC §10); store.Store implements it.
+type Credentials interface {
+	// Authenticate returns what a presented token grants, without
+	// consuming it; any error is a 401.
+	Authenticate(token string) (kernel.Credential, error)
+	// ConsumeOnce deletes a one-time token as the call it authorises is
+	// about to run; of concurrent consumers exactly one succeeds.
+	ConsumeOnce(hash kernel.TokenHash, command string) (kernel.Credential, error)
 }
 
-// Authenticator resolves a bearer token to its principal. An unknown,
-// expired or revoked token is ErrUnauthenticated (401).
-type Authenticator func(token string) (*Principal, error)
+// errSpent refuses a call whose one-time token another call consumed
+// first (or that expired or was revoked since the request arrived): 401.
+var errSpent = errors.New("the one-time token is no longer valid (another call used it first)")
 
-// Authorizer decides whether p may run command (at its security level on
-// the endpoint, "" for standard) on endpoint, before
-// anything runs; it consumes a one-time token it accepts. A refusal is an
-// *InsufficientScope (403); any other error is 401.
-type Authorizer func(p *Principal, endpoint, command, level string) error
-
-// ErrUnauthenticated is a missing, malformed or unknown credential.
-var ErrUnauthenticated = errors.New("a valid bearer token is required")
-
-// InsufficientScope is a credential too weak for the command's level.
-type InsufficientScope struct{ Reason string }
-
-func (e *InsufficientScope) Error() string { return e.Reason }
+// authorize decides, before anything runs, whether cred may call command
+// at its level on the endpoint, and consumes a one-time token it accepts.
+// A refusal wrapping policy.ErrInsufficientScope is a 403; any other a 401.
+func authorize(creds Credentials, cred *kernel.Credential, command, level string) error {
+	if cred == nil {
+		return errSpent
+	}
+	if err := policy.Authorize(level, *cred, command); err != nil {
+		return err
+	}
+	if cred.Kind != kernel.CredentialOneTime {
+		return nil
+	}
+	if creds == nil {
+		return errSpent
+	}
+	if _, err := creds.ConsumeOnce(cred.Hash, command); err != nil {
+		return errSpent
+	}
+	return nil
+}
 
 // bearer returns the token of an Authorization: Bearer header.
 func bearer(r *http.Request) (string, bool) {

@@ -55,8 +55,9 @@ type Config struct {
 	// AllowOrigins are the Origin values accepted besides the request's own
 	// (http or https and an accepted Host).
 	AllowOrigins []string
-	Authenticate Authenticator // nil: only anonymous endpoints are reachable
-	Authorize    Authorizer    // nil: every authenticated call is allowed
+	// Credentials authenticates bearer tokens and consumes one-time ones;
+	// nil: only anonymous endpoints are reachable.
+	Credentials Credentials
 	// Rate and Burst bound each agent's requests (0: unlimited).
 	Rate  rate.Limit
 	Burst int
@@ -112,11 +113,12 @@ func New(cfg Config) *Handler {
 					return err
 				}
 			}
-			if cfg.Authorize == nil {
-				return nil
+			cred, _ := req.Auth.(*kernel.Credential)
+			if err := authorize(cfg.Credentials, cred, command, level); err != nil {
+				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
+				return err
 			}
-			p, _ := req.Auth.(*Principal)
-			return cfg.Authorize(p, e.Core.Endpoint, command, level)
+			return nil
 		}
 		ep.core = mcpcore.NewEndpoint(ep.cfg.Core)
 		h.eps[e.Namespace+"/"+e.Core.Endpoint] = ep
@@ -210,18 +212,18 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusServiceUnavailable, "the server is stopping")
 		return
 	}
-	p, ok := h.authenticate(w, r, ep)
+	cred, ok := h.authenticate(w, r, ep)
 	if !ok {
 		return
 	}
-	as := ep.session(h, p.Agent)
+	as := ep.session(h, cred.Agent)
 	if as.lim != nil {
 		res := as.lim.Reserve()
 		if d := res.Delay(); d > 0 {
 			res.Cancel()
 			h.observe(name, "rate")
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
-			plain(w, http.StatusTooManyRequests, "too many requests for agent "+strconv.Quote(p.Agent))
+			plain(w, http.StatusTooManyRequests, "too many requests for agent "+strconv.Quote(cred.Agent))
 			return
 		}
 	}
@@ -256,7 +258,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
 		return
 	}
-	req.Auth = p
+	req.Auth = cred
 	legacy := !mcpcore.IsModern(req)
 	if legacy {
 		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
@@ -298,26 +300,41 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.write(w, r, rep, legacy, stream)
 }
 
-// authenticate finds the request's principal, or answers 401.
-func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpoint) (*Principal, bool) {
+// authenticate finds the request's credential, or answers 401. The token
+// itself goes no further than Credentials.Authenticate.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpoint) (*kernel.Credential, bool) {
 	name := ep.cfg.Core.Endpoint
 	if ep.cfg.HTTPAuth == policy.HTTPAuthNone && h.cfg.Loopback {
-		return &Principal{Agent: Anonymous, Endpoint: name, Credential: CredentialNone}, true
+		c := kernel.Anonymous(name)
+		return &c, true
 	}
 	token, ok := bearer(r)
-	if !ok || h.cfg.Authenticate == nil {
+	if !ok || h.cfg.Credentials == nil {
 		h.observe(name, "auth")
-		unauthorized(w, "unauthorized: send Authorization: Bearer <token> (rukh agent add/token)")
+		unauthorized(w, "unauthorized: send Authorization: Bearer <token> (the owner gives one with 'rukh agent add' or 'rukh agent token')")
 		return nil, false
 	}
-	p, err := h.cfg.Authenticate(token)
-	if err != nil || p == nil || p.Endpoint != name {
+	cred, err := h.cfg.Credentials.Authenticate(token)
+	if err == nil && cred.Endpoint != name {
 		// A token of another endpoint is as good as none here.
+		h.cfg.Logf("refused a request on endpoint %q: %s is agent %q's, for endpoint %q", name, cred.LogID(), cred.Agent, cred.Endpoint)
+		err = errOtherEndpoint
+	}
+	if err != nil {
 		h.observe(name, "auth")
 		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
 		return nil, false
 	}
-	return p, true
+	return &cred, true
+}
+
+var errOtherEndpoint = errors.New("a token for another endpoint")
+
+func logID(c *kernel.Credential) string {
+	if c == nil {
+		return "no credential"
+	}
+	return "agent " + strconv.Quote(c.Agent) + " (" + c.LogID() + ")"
 }
 
 // acceptable reports whether an Accept header admits JSON or an event
@@ -468,9 +485,12 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 		return
 	}
 	if m.Refused != nil {
-		var scope *InsufficientScope
-		if errors.As(m.Refused, &scope) {
-			forbiddenScope(w, "forbidden: "+scope.Reason)
+		if errors.Is(m.Refused, policy.ErrInsufficientScope) {
+			msg := "forbidden: " + m.Refused.Error()
+			if hint := kernel.ErrorHint(m.Refused); hint != "" {
+				msg += "\nhint: " + hint
+			}
+			forbiddenScope(w, msg)
 		} else {
 			unauthorized(w, "unauthorized: "+m.Refused.Error())
 		}
@@ -517,8 +537,8 @@ func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	as.s = ep.core.NewSession(h.ctx, mcpcore.SessionConfig{
 		PerRequest: true,
 		Caller: func(req *mcpcore.Request, c kernel.Caller) kernel.Caller {
-			if p, ok := req.Auth.(*Principal); ok {
-				c.Agent, c.Credential = p.Agent, p.Credential
+			if cred, ok := req.Auth.(*kernel.Credential); ok {
+				return cred.Caller(kernel.TransportHTTP, c.Subject)
 			}
 			return c
 		},
