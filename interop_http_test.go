@@ -127,8 +127,27 @@ func TestInteropHTTP(t *testing.T) {
 }
 
 func newGoSDKHTTPClient(t *testing.T, url, version string) client {
+	return newGoSDKHTTPClientAs(t, url, version, "")
+}
+
+// bearerTransport adds an agent's token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// newGoSDKHTTPClientAs is newGoSDKHTTPClient with a bearer token ("" for
+// none).
+func newGoSDKHTTPClientAs(t *testing.T, url, version, token string) client {
 	wire := &lockedBuffer{}
-	tr := &mcp.LoggingTransport{Transport: &mcp.StreamableClientTransport{Endpoint: url}, Writer: wire}
+	st := &mcp.StreamableClientTransport{Endpoint: url}
+	if token != "" {
+		st.HTTPClient = &http.Client{Transport: bearerTransport{token}}
+	}
+	tr := &mcp.LoggingTransport{Transport: st, Writer: wire}
 	c := mcp.NewClient(&mcp.Implementation{Name: "rukh-interop", Version: "0.0.1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
