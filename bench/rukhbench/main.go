@@ -71,6 +71,13 @@ func run(c config, out io.Writer) error {
 	}
 	notes = append(notes, n...)
 
+	logf("serve-http")
+	httpRows, n, err := benchHTTP(c, small)
+	if err != nil {
+		return fmt.Errorf("serve-http: %w", err)
+	}
+	notes = append(notes, n...)
+
 	logf("large home: %d packages x %d commands (setup)", c.packages, c.commands)
 	large, setupNotes, err := setupLarge(c)
 	if err != nil {
@@ -106,7 +113,7 @@ func run(c config, out io.Writer) error {
 	}
 	notes = append(notes, n...)
 
-	for _, rs := range [][]row{callRows, listRows, coldRows, pubRows, memRows, ctxRows} {
+	for _, rs := range [][]row{callRows, httpRows, listRows, coldRows, pubRows, memRows, ctxRows} {
 		rows = append(rows, rs...)
 	}
 	printTable(out, rows)
