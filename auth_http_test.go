@@ -291,35 +291,49 @@ func TestHTTPAuthLevels(t *testing.T) {
 	before = s.runs("auth.strict")
 	s.expect("anonymous strict", s.call("open", "", "auth.strict"), 403, "auth.strict", before, "")
 
-	// Every call that ran is in the audit log, with its agent and kind.
+	// Every call that ran is in the audit log, with its agent and kind,
+	// and so is every call its credential did not authorise.
 	var audit struct {
 		Records []struct {
-			Transport, Agent, Credential, Endpoint, Tool, Command, Outcome string
+			Transport, Agent, Credential, Endpoint, Tool, Command, Outcome, InvocationID string
 		} `json:"records"`
 	}
 	files, _ := filepath.Glob(filepath.Join(s.dir, "calls", "*.invoke"))
+	const refusals = 5 // static on elevated and strict, short-lived on strict, the bound token, anonymous strict
 	// The server writes its records in batches, off the calls' path.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if err := stdjson.Unmarshal([]byte(mustRukh(t, s.bin, s.home, "audit", "--limit", "0", "--json")), &audit); err != nil {
 			t.Fatal(err)
 		}
-		if len(audit.Records) >= len(files) || time.Now().After(deadline) {
+		if len(audit.Records) >= len(files)+refusals || time.Now().After(deadline) {
 			break
 		}
 	}
-	if len(audit.Records) != len(files) {
-		t.Errorf("%d audit records, %d calls ran", len(audit.Records), len(files))
-	}
-	kinds := map[string]int{}
+	ran, refused := map[string]int{}, map[string]int{}
 	for _, r := range audit.Records {
-		if r.Transport != "http" || r.Outcome != "succeeded" || r.Tool == "" || !strings.HasPrefix(r.Command, "auth.") {
+		if r.Transport != "http" || r.Tool == "" || !strings.HasPrefix(r.Command, "auth.") {
 			t.Errorf("audit record %+v", r)
 		}
-		kinds[r.Agent+"/"+r.Credential]++
+		switch r.Outcome {
+		case "succeeded":
+			ran[r.Agent+"/"+r.Credential]++
+		case "refused":
+			if r.InvocationID != "" {
+				t.Errorf("a refused call has an invocation: %+v", r)
+			}
+			refused[r.Agent+"/"+r.Credential+"/"+r.Command]++
+		default:
+			t.Errorf("audit record %+v", r)
+		}
 	}
 	want := map[string]int{"bot/static": 1, "bot/short-lived": 2, "bot/one-time": 4, "bot2/static": 1, "anonymous/": 1}
-	if fmt.Sprint(kinds) != fmt.Sprint(want) {
-		t.Errorf("audit agents/credentials %v, want %v", kinds, want)
+	if fmt.Sprint(ran) != fmt.Sprint(want) || len(files) != 9 {
+		t.Errorf("audit agents/credentials of calls that ran %v, want %v (%d calls ran)", ran, want, len(files))
+	}
+	want = map[string]int{"bot/static/auth.elev": 1, "bot/static/auth.strict": 1, "bot/short-lived/auth.strict": 1,
+		"bot/one-time/auth.strict": 1, "anonymous//auth.strict": 1}
+	if fmt.Sprint(refused) != fmt.Sprint(want) {
+		t.Errorf("audit of refused calls %v, want %v", refused, want)
 	}
 
 	s.noTokenLeaks()

@@ -77,10 +77,19 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				AllowHosts:   c.StringSlice("allow-host"),
 				AllowOrigins: c.StringSlice("allow-origin"),
 				Credentials:  loggedCredentials{a.store, log.Logf},
-				Rate:         rl,
-				Burst:        int(c.Int("burst")),
-				Logf:         log.Logf,
-				Observe:      m.rejected,
+				Refused: func(endpoint, tool, command string, cred *kernel.Credential, err error) {
+					rec := store.AuditRecord{Time: time.Now(), Transport: kernel.TransportHTTP, Endpoint: endpoint,
+						Tool: tool, Command: command, Outcome: auditRefused}
+					if cred != nil {
+						c := cred.Caller(kernel.TransportHTTP, "")
+						rec.Agent, rec.Credential = c.Agent, c.Credential
+					}
+					aw.Add(rec)
+				},
+				Rate:    rl,
+				Burst:   int(c.Int("burst")),
+				Logf:    log.Logf,
+				Observe: m.rejected,
 			})
 			srv := &http.Server{
 				Handler:           m.wrap(h),
@@ -234,6 +243,10 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWrite
 	}
 	return eps, nil
 }
+
+// auditRefused is the audit outcome of a call its credential did not
+// authorise: nothing ran.
+const auditRefused = "refused"
 
 // loggedCredentials is the store's credentials, telling the owner why a
 // token was refused. A token is named by its kind and the first 8 hex

@@ -58,6 +58,9 @@ type Config struct {
 	// Credentials authenticates bearer tokens and consumes one-time ones;
 	// nil: only anonymous endpoints are reachable.
 	Credentials Credentials
+	// Refused, when set, is told of every tools/call its credential did
+	// not authorise (nothing ran): the tool name, the command, who asked.
+	Refused func(endpoint, tool, command string, cred *kernel.Credential, err error)
 	// Rate and Burst bound each agent's requests (0: unlimited).
 	Rate  rate.Limit
 	Burst int
@@ -116,6 +119,10 @@ func New(cfg Config) *Handler {
 			cred, _ := req.Auth.(*kernel.Credential)
 			if err := authorize(cfg.Credentials, cred, command, level); err != nil {
 				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
+				if cfg.Refused != nil {
+					tool, _ := req.Name()
+					cfg.Refused(e.Core.Endpoint, tool, command, cred, err)
+				}
 				return err
 			}
 			return nil
