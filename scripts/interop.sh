@@ -33,6 +33,11 @@ export RUKH_BIN=$tmp/rukh RUKH_HOME=$tmp/home LANG=C.UTF-8 MCP_INSPECTOR_SECRET_
 echo "== install and publish testdata/interop/pkg in $RUKH_HOME"
 cp -R testdata/interop/pkg "$tmp/pkg"
 chmod +x "$tmp/pkg/bin/ext"
+# The hang command's marker, unique to this run: counting processes by it
+# never sees another run's on the same machine.
+export RUKH_HANG_MARKER="rukh-interop-hang-marker-$$"
+sed -i "s/\"rukh-interop-hang-marker\"/\"$RUKH_HANG_MARKER\"/" "$tmp/pkg/rukh-extension.json"
+grep -q "\"$RUKH_HANG_MARKER\"" "$tmp/pkg/rukh-extension.json"
 printf '%s\n' '{"endpoints":{"local":{"namespace":"interop","transports":["stdio","http"],"publish":{"packages":["interop.fake"]}}}}' >"$tmp/profile.json"
 "$RUKH_BIN" install --allow-unsigned "$tmp/pkg" >/dev/null
 "$RUKH_BIN" activate interop.fake >/dev/null
@@ -112,7 +117,7 @@ else
   failed=$((failed + 1)); failures+=("conformance (serve-http)")
 fi
 
-if pgrep -f rukh-interop-hang-marker >/dev/null; then
+if pgrep -f "$RUKH_HANG_MARKER" >/dev/null; then
   echo "interop: a hanging extension process outlived its session" >&2
   failed=$((failed + 1)); failures+=("no orphans")
 fi
