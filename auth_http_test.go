@@ -381,6 +381,13 @@ func TestHTTPOneTimeRace(t *testing.T) {
 // server's stderr.
 func (s *authServer) noTokenLeaks() {
 	s.t.Helper()
+	// Diagnostics are saved after each response is written: wait for all.
+	calls, _ := filepath.Glob(filepath.Join(s.dir, "calls", "*.invoke"))
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if s.diagnostics() >= len(calls) {
+			break
+		}
+	}
 	seen := map[string]bool{}
 	err := filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -430,4 +437,18 @@ func (s *authServer) noTokenLeaks() {
 			s.t.Errorf("a token is in serve-http's stderr:\n%s", logs)
 		}
 	}
+}
+
+// diagnostics counts the saved diagnostics records of the fixture's calls.
+func (s *authServer) diagnostics() int {
+	n := 0
+	filepath.WalkDir(s.home, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(path, "diag") {
+			if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte("ext: ran")) {
+				n++
+			}
+		}
+		return nil
+	})
+	return n
 }
