@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,32 +18,15 @@ import (
 const httpClients = 16
 
 // benchHTTP: SPEC §9 "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
-// requests/s". The small home is published again with "http" in its
-// transports; an agent's static key authenticates every request (one store
-// read each). HTTP and stdio calls alternate in one loop, as in benchCall.
+// requests/s". The bench profile serves its endpoint on http too; an
+// agent's static key authenticates every request (one store read each).
+// HTTP and stdio calls alternate in one loop, as in benchCall.
 func benchHTTP(c config, h *smallHome) ([]row, []string, error) {
-	if err := h.setHTTPPolicy(); err != nil {
-		return nil, nil, err
-	}
-	if _, err := h.rukh("publish"); err != nil {
-		return nil, nil, err
-	}
-	out, err := h.rukh("agent", "add", "bench", "--endpoint", "local", "--json")
-	if err != nil {
-		return nil, nil, err
-	}
-	var key struct {
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal([]byte(out), &key); err != nil || key.Token == "" {
-		return nil, nil, fmt.Errorf("agent add printed no token: %v", err)
-	}
 	hs, err := h.startHTTP()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer hs.close()
-	hs.token = key.Token
 
 	s, err := h.start()
 	if err != nil {
@@ -125,27 +107,6 @@ func benchHTTP(c config, h *smallHome) ([]row, []string, error) {
 	return rows, notes, nil
 }
 
-// setHTTPPolicy serves the draft profile's endpoint on stdio and http.
-func (h *smallHome) setHTTPPolicy() error {
-	f := filepath.Join(h.pkgs, "..", "profile.json")
-	out, err := h.rukh("policy", "show")
-	if err != nil {
-		return err
-	}
-	var p map[string]any
-	if err := json.Unmarshal([]byte(out), &p); err != nil {
-		return fmt.Errorf("policy show: %v", err)
-	}
-	ep := p["endpoints"].(map[string]any)["local"].(map[string]any)
-	ep["transports"] = []string{"stdio", "http"}
-	b, _ := json.Marshal(p)
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		return err
-	}
-	_, err = h.rukh("policy", "set", f)
-	return err
-}
-
 // httpServer is one running `rukh serve-http` on a loopback port.
 type httpServer struct {
 	cmd    *exec.Cmd
@@ -157,7 +118,19 @@ type httpServer struct {
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
 
+// startHTTP adds an agent and starts serve-http with its static key.
 func (h *home) startHTTP() (*httpServer, error) {
+	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
+	out, err := h.rukh("agent", "add", name, "--endpoint", "local", "--json")
+	if err != nil {
+		return nil, err
+	}
+	var key struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(out), &key); err != nil || key.Token == "" {
+		return nil, fmt.Errorf("agent add printed no token: %v", err)
+	}
 	cmd := exec.Command(h.c.rukh, "serve-http", "--listen", "127.0.0.1:0", "--rate", "0")
 	cmd.Env = h.env()
 	cmd.Dir = h.dir
@@ -168,7 +141,7 @@ func (h *home) startHTTP() (*httpServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &httpServer{cmd: cmd, stderr: &lockedBuffer{},
+	s := &httpServer{cmd: cmd, token: key.Token, stderr: &lockedBuffer{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpClients * 2}}}
 	found := make(chan string, 1)
 	go func() {
@@ -233,4 +206,66 @@ func (s *httpServer) close() {
 		s.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// benchHTTPMemory: SPEC §9 "serve-http peak RSS ≤ 20 MiB at 100,000 tools,
+// flat in tool count": 16 agents' connections each walk every page of the
+// large home, then the server's VmHWM is read.
+func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {
+	hs, err := h.startHTTP()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer hs.close()
+	want := c.packages * c.commands
+	errs := make(chan error, httpClients)
+	var wg sync.WaitGroup
+	for range httpClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tools, cursor, id := 0, "", 0
+			for {
+				id++
+				params := ""
+				if cursor != "" {
+					b, _ := json.Marshal(cursor)
+					params = `,"cursor":` + string(b)
+				}
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s%s}}`, id, modernMeta, params)
+				body, _, err := hs.post("tools/list", "", line)
+				if err != nil {
+					errs <- err
+					return
+				}
+				r, err := decode(body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				tools += len(r.Result.Tools)
+				if cursor = r.Result.NextCursor; cursor == "" {
+					break
+				}
+			}
+			if tools != want {
+				errs <- fmt.Errorf("a full listing over HTTP has %d tools, want %d", tools, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, nil, err
+	}
+	hwm, err := procStatus(hs.cmd.Process.Pid, "VmHWM")
+	if err != nil {
+		return nil, nil, err
+	}
+	const limit = 20 << 20
+	peak := int64(hwm) << 10
+	r := row{name: fmt.Sprintf("serve-http peak RSS (VmHWM), %d tools, %d clients", want, httpClients), n: 1,
+		median: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)), target: "≤ 20 MiB",
+		ratio: fmt.Sprintf("%.2f×", float64(peak)/limit), verdict: verdict(peak <= limit)}
+	return []row{r}, []string{fmt.Sprintf("serve-http after %d full listings at once over HTTP: VmHWM %d kB", httpClients, hwm)}, nil
 }

@@ -99,6 +99,13 @@ func run(c config, out io.Writer) error {
 	}
 	notes = append(notes, n...)
 
+	logf("serve-http memory")
+	httpMem, n, err := benchHTTPMemory(c, large)
+	if err != nil {
+		return fmt.Errorf("serve-http memory: %w", err)
+	}
+	notes = append(notes, n...)
+
 	logf("cold starts")
 	coldRows, n, err := benchCold(c, large, small)
 	if err != nil {
@@ -113,7 +120,7 @@ func run(c config, out io.Writer) error {
 	}
 	notes = append(notes, n...)
 
-	for _, rs := range [][]row{callRows, httpRows, listRows, coldRows, pubRows, memRows, ctxRows} {
+	for _, rs := range [][]row{callRows, httpRows, listRows, coldRows, pubRows, memRows, httpMem, ctxRows} {
 		rows = append(rows, rs...)
 	}
 	printTable(out, rows)
