@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func newAuthServer(t *testing.T) *authServer {
 	mustRukh(t, bin, home, "policy", "set", profile)
 	mustRukh(t, bin, home, "publish")
 	s := &authServer{t: t, bin: bin, home: home, dir: dir, tools: map[string]map[string]string{}}
-	s.base, s.stderr = startHTTPServer(t, bin, home, "--rate", "0")
+	s.base, s.stderr = startHTTPServer(t, bin, home, "--rate", "0", "--metrics-listen", "127.0.0.1:0")
 	return s
 }
 
@@ -336,7 +337,33 @@ func TestHTTPAuthLevels(t *testing.T) {
 		t.Errorf("audit of refused calls %v, want %v", refused, want)
 	}
 
+	// The refusals are counted by reason.
+	metrics := s.metrics()
+	for _, m := range []string{`rukh_http_rejected_total{endpoint="remote",reason="scope"} 4`, `rukh_http_rejected_total{endpoint="open",reason="scope"} 1`} {
+		if !strings.Contains(metrics, m+"\n") {
+			t.Errorf("no %s in the metrics:\n%s", m, metrics)
+		}
+	}
+
 	s.noTokenLeaks()
+}
+
+var metricsRE = regexp.MustCompile(`metrics on (http://\S+)`)
+
+// metrics fetches serve-http's Prometheus metrics.
+func (s *authServer) metrics() string {
+	s.t.Helper()
+	m := metricsRE.FindStringSubmatch(s.stderr.String())
+	if m == nil {
+		s.t.Fatalf("no metrics address in:\n%s", s.stderr.String())
+	}
+	res, err := http.Get(m[1])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
 }
 
 // TestHTTPOneTimeRace: 50 concurrent calls with one one-time token; one

@@ -37,7 +37,7 @@ func newHTTPMetrics() *httpMetrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rukh_http_requests_in_flight",
 			Help: "MCP HTTP requests being served (listen streams included)."}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rukh_http_rejected_total",
-			Help: "Requests refused before the protocol core saw them, by endpoint and reason."}, []string{"endpoint", "reason"}),
+			Help: "Requests refused before anything ran, by endpoint and reason (auth, scope, rate, host, origin)."}, []string{"endpoint", "reason"}),
 		authFail: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rukh_http_auth_failures_total",
 			Help: "Requests refused for a missing, bad or too weak credential, by endpoint."}, []string{"endpoint"}),
 	}
@@ -45,7 +45,7 @@ func newHTTPMetrics() *httpMetrics {
 	return m
 }
 
-// rejected counts a request refused before the core saw it.
+// rejected counts a request refused before anything ran.
 func (m *httpMetrics) rejected(endpoint, reason string) {
 	m.refused.WithLabelValues(endpoint, reason).Inc()
 	if reason == "auth" || reason == "scope" {

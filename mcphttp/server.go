@@ -65,8 +65,8 @@ type Config struct {
 	Rate  rate.Limit
 	Burst int
 	Logf  func(format string, args ...any)
-	// Observe, when set, is told of every request refused before the core
-	// saw it (reason: "auth", "scope", "rate", "origin", "host", …).
+	// Observe, when set, is told of every request refused before anything
+	// ran (reason: "auth", "scope", "rate", "origin", "host", …).
 	Observe func(endpoint, reason string)
 }
 
@@ -119,6 +119,11 @@ func New(cfg Config) *Handler {
 			cred, _ := req.Auth.(*kernel.Credential)
 			if err := authorize(cfg.Credentials, cred, command, level); err != nil {
 				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
+				if errors.Is(err, policy.ErrInsufficientScope) {
+					h.observe(e.Core.Endpoint, "scope")
+				} else {
+					h.observe(e.Core.Endpoint, "auth")
+				}
 				if cfg.Refused != nil {
 					tool, _ := req.Name()
 					cfg.Refused(e.Core.Endpoint, tool, command, cred, err)
