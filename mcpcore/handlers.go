@@ -166,9 +166,11 @@ func (s *Session) callTool(req *Request, e era) {
 	}
 
 	cmd := bc.Command
+	var commit func() error
 	if s.cfg.Authorize != nil {
-		if err := s.cfg.Authorize(req, cmd.ID, bc.Security); err != nil {
-			req.rep.Respond(Message{Data: appendError(nil, req.id, newError(codeInvalidRequest, err.Error())), Code: codeInvalidRequest, Refused: err})
+		var err error
+		if commit, err = s.cfg.Authorize(req, cmd.ID, bc.Security); err != nil {
+			s.refuse(req, err)
 			return
 		}
 	}
@@ -214,6 +216,21 @@ func (s *Session) callTool(req *Request, e era) {
 	s.held++
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if commit != nil {
+		// The credential is spent only by a call about to run (a one-time
+		// token): after every check and the admission, before the start.
+		if err := commit(); err != nil {
+			c.cancel()
+			s.mu.Lock()
+			delete(s.calls, key)
+			s.running--
+			s.held--
+			s.mu.Unlock()
+			s.wg.Done()
+			s.refuse(req, err)
+			return
+		}
+	}
 
 	inv := &kernel.Invocation{
 		ID:          invID,
@@ -233,6 +250,12 @@ func (s *Session) callTool(req *Request, e era) {
 	}
 	s.whenGone(req, ctx.Done())
 	go s.runCall(ctx, key, req, e, c, inv, ps)
+}
+
+// refuse answers a call its credential does not authorise: nothing runs,
+// and the transport says no its own way (Message.Refused).
+func (s *Session) refuse(req *Request, err error) {
+	req.rep.Respond(Message{Data: appendError(nil, req.id, newError(codeInvalidRequest, err.Error())), Code: codeInvalidRequest, Refused: err})
 }
 
 // limits returns the template's concurrency bounds; zero takes the SPEC

@@ -48,10 +48,12 @@ type Config struct {
 	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
 	// Authorize, when set, is asked once a tools/call has resolved its
 	// command (its id and its security level on the endpoint, "" for
-	// standard) and before anything is admitted or run; an error refuses the
-	// call (the response carries it in Message.Refused, and the transport
-	// decides how to say no).
-	Authorize func(req *Request, command, level string) error
+	// standard) and before anything is checked, admitted or run; an error
+	// refuses the call (the response carries it in Message.Refused, and
+	// the transport decides how to say no). commit, when not nil, is called
+	// once the call passed every check and was admitted, just before it
+	// starts (a one-time token is consumed then); its error refuses it too.
+	Authorize func(req *Request, command, level string) (commit func() error, err error)
 	// Launch is the endpoint's launch binding read at start: its namespace
 	// and subject must stay as they are for a revision to be served, and
 	// its template bounds every call for the life of the process. Nil

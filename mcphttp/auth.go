@@ -24,25 +24,29 @@ type Credentials interface {
 var errSpent = errors.New("the one-time token is no longer valid (another call used it first)")
 
 // authorize decides, before anything runs, whether cred may call command
-// at its level on the endpoint, and consumes a one-time token it accepts.
-// A refusal wrapping policy.ErrInsufficientScope is a 403; any other a 401.
-func authorize(creds Credentials, cred *kernel.Credential, command, level string) error {
+// at its level on the endpoint. A refusal wrapping
+// policy.ErrInsufficientScope is a 403; any other a 401. For a one-time
+// token it returns the consumption, for the core to run once the call is
+// admitted.
+func authorize(creds Credentials, cred *kernel.Credential, command, level string) (consume func() error, err error) {
 	if cred == nil {
-		return errSpent
+		return nil, errSpent
 	}
 	if err := policy.Authorize(level, *cred, command); err != nil {
-		return err
+		return nil, err
 	}
 	if cred.Kind != kernel.CredentialOneTime {
-		return nil
+		return nil, nil
 	}
 	if creds == nil {
-		return errSpent
+		return nil, errSpent
 	}
-	if _, err := creds.ConsumeOnce(cred.Hash, command); err != nil {
-		return errSpent
-	}
-	return nil
+	return func() error {
+		if _, err := creds.ConsumeOnce(cred.Hash, command); err != nil {
+			return errSpent
+		}
+		return nil
+	}, nil
 }
 
 // bearer returns the token of an Authorization: Bearer header.

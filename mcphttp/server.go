@@ -110,14 +110,16 @@ func New(cfg Config) *Handler {
 		e.Core.Transport = policy.TransportHTTP
 		ep := &endpoint{cfg: e, sessions: map[string]*agentSession{}}
 		auth := e.Core.Authorize
-		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command, level string) error {
+		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command, level string) (func() error, error) {
+			var inner func() error
 			if auth != nil {
-				if err := auth(req, command, level); err != nil {
-					return err
+				var err error
+				if inner, err = auth(req, command, level); err != nil {
+					return nil, err
 				}
 			}
 			cred, _ := req.Auth.(*kernel.Credential)
-			if err := authorize(cfg.Credentials, cred, command, level); err != nil {
+			refused := func(err error) error {
 				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
 				if errors.Is(err, policy.ErrInsufficientScope) {
 					h.observe(e.Core.Endpoint, "scope")
@@ -130,7 +132,26 @@ func New(cfg Config) *Handler {
 				}
 				return err
 			}
-			return nil
+			consume, err := authorize(cfg.Credentials, cred, command, level)
+			if err != nil {
+				return nil, refused(err)
+			}
+			if inner == nil && consume == nil {
+				return nil, nil
+			}
+			return func() error {
+				if inner != nil {
+					if err := inner(); err != nil {
+						return err
+					}
+				}
+				if consume != nil {
+					if err := consume(); err != nil {
+						return refused(err)
+					}
+				}
+				return nil
+			}, nil
 		}
 		ep.core = mcpcore.NewEndpoint(ep.cfg.Core)
 		h.eps[e.Namespace+"/"+e.Core.Endpoint] = ep

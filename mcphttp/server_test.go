@@ -108,7 +108,12 @@ func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
 
 func call(t *testing.T, url, token, tool string, id int) (int, string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, tool)
+	return callWith(t, url, token, tool, id, `{}`)
+}
+
+func callWith(t *testing.T, url, token, tool string, id int, args string) (int, string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, tool, args)
 	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Mcp-Method", "tools/call")
@@ -200,5 +205,25 @@ func TestOneTimeRace(t *testing.T) {
 	}
 	if n := inv.n.Load(); n != 33 {
 		t.Errorf("%d calls ran, want 33", n)
+	}
+}
+
+// TestOneTimeSpentOnlyByARun: a call rejected before it runs (its input)
+// leaves the one-time token as it was.
+func TestOneTimeSpentOnlyByARun(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}}}}
+	inv := &countingInvoker{}
+	url := newTestServer(t, c, inv)
+	if status, body := callWith(t, url, "otk", "strict", 1, `{"nope":1}`); status != 200 || !strings.Contains(body, `"outcome":"rejected"`) {
+		t.Fatalf("undeclared argument: %d %s", status, body)
+	}
+	if status, body := call(t, url, "otk", "strict", 2); status != 200 || !strings.Contains(body, `"outcome":"succeeded"`) {
+		t.Fatalf("the token was spent by a call that did not run: %d %s", status, body)
+	}
+	if status, _ := call(t, url, "otk", "strict", 3); status != 401 {
+		t.Errorf("a spent token: %d, want 401", status)
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d calls ran, want 1", n)
 	}
 }
