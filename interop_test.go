@@ -37,12 +37,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// hangMarker is in the hang command's argv: the fixture's marker made
+// unique to this test process, so counting processes by it never sees
+// another run's (another checkout's tests on the same machine).
+var hangMarker = fmt.Sprintf("%s-%d", fixtureHangMarker, os.Getpid())
+
 const (
-	interopNamespace = "interop"
-	hangMarker       = "rukh-interop-hang-marker" // in the hang command's argv
-	fillerCount      = 36
-	interopToolCount = 5 + fillerCount
-	pageSize         = 32
+	interopNamespace  = "interop"
+	fixtureHangMarker = "rukh-interop-hang-marker" // as the fixture manifest has it
+	fillerCount       = 36
+	interopToolCount  = 5 + fillerCount
+	pageSize          = 32
 )
 
 // Compact tool names, the default (SPEC §6): slug of at most 16 + 24 hex.
@@ -136,6 +141,15 @@ func newInteropHome(t *testing.T, bin, fixture, name string) string {
 	}
 	// A checkout may lose the execute bit.
 	if err := os.Chmod(filepath.Join(pkg, "bin", "ext"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(pkg, "rukh-extension.json")
+	m, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = bytes.ReplaceAll(m, []byte(`"`+fixtureHangMarker+`"`), []byte(`"`+hangMarker+`"`))
+	if err := os.WriteFile(manifest, m, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	home := filepath.Join(dir, "home")

@@ -95,7 +95,7 @@ func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
 			if err != nil {
 				return err
 			}
-			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Wire: policy.AppendToolWire(nil, t.Name, body)})
+			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Wire: policy.AppendToolWire(nil, t.Name, body)})
 			return nil
 		})
 		if err != nil {

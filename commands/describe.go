@@ -22,6 +22,7 @@ type describeReport struct {
 	Fix         string            `json:"fix,omitempty"`        // what to change so it becomes a tool
 	Development bool              `json:"development,omitzero"` // from a `rukh dev` release, NAME@dev
 	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
+	Security    map[string]string `json:"security,omitempty"`   // endpoint → security level
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -70,6 +71,7 @@ func (a *app) describe(args []string) (*describeReport, error) {
 		if bc := findCommand(db, args); bc != nil {
 			rep := newDescribe(db, bc, "draft")
 			rep.Tools = nil // names are fixed only at publication
+			// levels are known: they show what publishing would require
 			return rep, nil
 		}
 	}
@@ -146,6 +148,10 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 						rep.Tools = map[string]string{}
 					}
 					rep.Tools[p.Endpoint] = t.Name
+					if rep.Security == nil {
+						rep.Security = map[string]string{}
+					}
+					rep.Security[p.Endpoint] = t.Level()
 				}
 			}
 		}
@@ -240,8 +246,13 @@ func printDescribe(w io.Writer, r *describeReport) {
 	if r.Fix != "" {
 		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
 	}
-	for ep, name := range r.Tools {
-		fmt.Fprintf(w, "tool on endpoint %s: %s\n", ep, name)
+	for _, ep := range sortedMapKeys(r.Tools) {
+		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)\n", ep, r.Tools[ep], r.Security[ep])
+	}
+	if len(r.Tools) == 0 {
+		for _, ep := range sortedMapKeys(r.Security) {
+			fmt.Fprintf(w, "security on endpoint %s: %s\n", ep, r.Security[ep])
+		}
 	}
 	if r.Development {
 		fmt.Fprintf(w, "development release: published only on endpoint %s, whatever other endpoints' profiles say\n", policy.DevEndpoint)

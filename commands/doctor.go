@@ -123,6 +123,11 @@ func (a *app) doctor() *doctorReport {
 				WithHint(fmt.Sprintf("nothing runs it; remove it: chmod -R u+w %s && rm -rf %s", p, p)))
 		}
 	}
+	if n, err := a.store.PurgeCredentials(); err != nil {
+		add("agent credentials", err)
+	} else {
+		add(fmt.Sprintf("agent credentials (%d ended long ago, purged)", n), nil)
+	}
 	if b, rev, err := a.activeBinding(); err != nil {
 		add("active revision", err)
 	} else if b != nil {

@@ -76,6 +76,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 				defer f.Close()
 				out = f
 			}
+			aw := a.store.NewAuditWriter(log.Logf)
+			defer aw.Close() // after Serve: every call's record is queued by then
+			audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
 			cfg := mcpstdio.Config{
 				Endpoint:      endpoint,
 				Launch:        launch,
@@ -85,8 +88,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 				View:          a.serveView(endpoint),
 				Watch:         a.store.WatchActive,
 				Secret:        secret,
-				Invoker:       &pinningInvoker{a: a, inner: a.runner, logf: log.Logf},
+				Invoker:       audit,
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
+					audit.done(inv, res)
 					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}

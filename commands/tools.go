@@ -47,7 +47,11 @@ func (a *app) toolsCmd() *cli.Command {
 				for i, t := range p.Tools {
 					wires[i] = t.Wire
 				}
-				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires}
+				levels := make(map[string]string, len(p.Tools)) // tool name → security level
+				for _, t := range p.Tools {
+					levels[t.Name] = t.Level()
+				}
+				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires, "security": levels}
 				if len(devNames) > 0 {
 					out["development"] = devNames // tools from development releases (NAME@dev)
 				}
@@ -61,7 +65,7 @@ func (a *app) toolsCmd() *cli.Command {
 					Title string `json:"title"`
 				}
 				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
-				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level())
 			}
 			return tw.Flush()
 		},

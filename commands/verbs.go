@@ -24,6 +24,8 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.toolsCmd(),
 		a.serveMCPCmd(),
 		a.mcpConfigCmd(),
+		a.agentCmd(),
+		a.auditCmd(),
 		a.diagnosticsCmd(),
 		a.doctorCmd(),
 		a.versionCmd(),

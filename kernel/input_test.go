@@ -128,6 +128,10 @@ func TestEncodeCaller(t *testing.T) {
 		{CLICaller, `,"caller":{"transport":"cli","subject":"owner"}}`},
 		{Caller{Transport: TransportStdio, Endpoint: "local", Subject: "ci-bot"}, `,"caller":{"transport":"stdio","endpoint":"local","subject":"ci-bot"}}`},
 		{Caller{Transport: TransportStdio, Endpoint: "a\"b"}, `,"caller":{"transport":"stdio","endpoint":"a\"b"}}`},
+		// the identity a credential gives: agent and kind, never the token or its hash
+		{Credential{Agent: "bot", Endpoint: "remote", Kind: CredentialShortLived, Hash: TokenHash{0xab, 0xcd}}.Caller(TransportHTTP, "owner"),
+			`,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"bot","credential":"short-lived"}}`},
+		{Anonymous("remote").Caller(TransportHTTP, "owner"), `,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"anonymous"}}`},
 	} {
 		if got, want := string(r.Encode("inv-1", false, 5, tt.caller)), head+tt.want+"\n"; got != want {
 			t.Errorf("caller %+v\n got %s\nwant %s", tt.caller, got, want)

@@ -71,18 +71,23 @@ type Invocation struct {
 
 // Caller says who asked for an invocation, as the core knows it (never as
 // a client claims it): the transport, the endpoint's launch binding and its
-// subject. Empty fields are left out of the invoke message; the agent and
-// credential a remote transport authenticates are to come.
+// subject, and for an authenticating transport the agent and the kind of
+// credential it presented. Empty fields are left out of the invoke message.
+// There is no member for the token itself: a secret never reaches an
+// extension.
 type Caller struct {
-	Transport string `json:"transport"`          // "cli" or "stdio"
-	Endpoint  string `json:"endpoint,omitempty"` // the profile endpoint (not on the CLI)
-	Subject   string `json:"subject,omitempty"`  // the endpoint's subject; "owner" on the CLI
+	Transport  string `json:"transport"`            // "cli", "stdio" or "http"
+	Endpoint   string `json:"endpoint,omitempty"`   // the profile endpoint (not on the CLI)
+	Subject    string `json:"subject,omitempty"`    // the endpoint's subject; "owner" on the CLI
+	Agent      string `json:"agent,omitempty"`      // the authenticated agent, or AnonymousAgent
+	Credential string `json:"credential,omitempty"` // CredentialStatic, CredentialShortLived or CredentialOneTime
 }
 
 // Caller transports.
 const (
 	TransportCLI   = "cli"
 	TransportStdio = "stdio"
+	TransportHTTP  = "http"
 )
 
 // CLICaller is the caller of a command run from the terminal: the owner of

@@ -200,7 +200,7 @@ func (s *server) callTool(req *request, e era) {
 	}
 	var ctx context.Context
 	ctx, c.cancel = context.WithCancel(s.ctx)
-	ctx = withPinned(ctx, Pinned{Revision: revN, Release: bc.Release})
+	ctx = withPinned(ctx, Pinned{Revision: revN, Tool: name, Release: bc.Release})
 	s.calls[key] = c
 	s.running++
 	s.held++

@@ -11,6 +11,7 @@ import (
 // in the call's context, to hold both for the call's whole run.
 type Pinned struct {
 	Revision uint64
+	Tool     string // the name the call was resolved by
 	Release  *policy.BoundRelease
 }
 

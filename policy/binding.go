@@ -93,6 +93,9 @@ type Tool struct {
 	Command string         `json:"command"` // command identity
 	Release string         `json:"release"` // name@version
 	Wire    jsontext.Value `json:"wire"`
+	// Security is the command's level on the endpoint when it is not
+	// standard (see Level).
+	Security string `json:"security,omitempty"`
 }
 
 // Limits turns the template into the kernel's per-invocation limits; the

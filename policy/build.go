@@ -218,8 +218,9 @@ func Build(in Input) (*Binding, []string, error) {
 				return nil, nil, &kernel.Error{Code: kernel.CodeInvalid,
 					Message: fmt.Sprintf("command %s (%s): tool object is %d bytes, over the %d-byte page limit", id, bc.Release, len(wire), MaxToolBytes)}
 			}
-			proj.Tools = append(proj.Tools, Tool{Name: name, Command: id, Release: bc.Release, Wire: jsontext.Value(wire)})
+			proj.Tools = append(proj.Tools, Tool{Name: name, Command: id, Release: bc.Release, Wire: jsontext.Value(wire), Security: toolSecurity(ep, id)})
 		}
+		warnings = append(warnings, securityWarnings(epName, ep, proj.Tools)...)
 		slices.SortFunc(proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 		b.Endpoints = append(b.Endpoints, proj)
 	}

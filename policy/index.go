@@ -20,7 +20,8 @@ type IndexSink interface {
 	PutBody(body []byte) (ref string, err error)
 	PutRoute(words []string, kind, command, decl, line string) error
 	PutEndpoint(endpoint string, meta []byte) error
-	PutTool(name, command, release, decl, body string, wireSize int) error
+	// security is the command's level on the endpoint, "" for standard.
+	PutTool(name, command, release, decl, body, security string, wireSize int) error
 }
 
 // EndpointMeta is what the index keeps of an endpoint besides its tools:
@@ -164,7 +165,7 @@ func WriteIndex(b *Binding, w IndexSink) error {
 				return err
 			}
 			size := len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
-			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, size); err != nil {
+			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size); err != nil {
 				return err
 			}
 		}

@@ -79,6 +79,8 @@ type Endpoint struct {
 	Template   string   `json:"template"`
 	Publish    Publish  `json:"publish"`
 	ToolNames  string   `json:"toolNames,omitempty"`
+	Security   Security `json:"security,omitzero"` // per-command levels (security.go)
+	HTTPAuth   string   `json:"httpAuth,omitempty"`
 }
 
 // ToolNameMode is the endpoint's effective tool name mode.
@@ -146,12 +148,14 @@ type rawProfile struct {
 }
 
 type rawEndpoint struct {
-	Namespace  *string    `json:"namespace"`
-	Transports []string   `json:"transports"`
-	Subject    *string    `json:"subject"`
-	Template   *string    `json:"template"`
-	Publish    rawPublish `json:"publish"`
-	ToolNames  *string    `json:"toolNames"`
+	Namespace  *string      `json:"namespace"`
+	Transports []string     `json:"transports"`
+	Subject    *string      `json:"subject"`
+	Template   *string      `json:"template"`
+	Publish    rawPublish   `json:"publish"`
+	ToolNames  *string      `json:"toolNames"`
+	Security   *rawSecurity `json:"security"`
+	HTTPAuth   *string      `json:"httpAuth"`
 }
 
 type rawPublish struct {
@@ -206,15 +210,20 @@ func ParseProfile(data []byte) (*Profile, error) {
 			Template:   deref(re.Template),
 			ToolNames:  deref(re.ToolNames),
 			Publish:    Publish{Commands: re.Publish.Commands, Packages: re.Publish.Packages},
+			Security:   re.Security.security(),
+			HTTPAuth:   deref(re.HTTPAuth),
 		}
 		// Explicit empty strings are mistakes, not requests for a default.
 		for _, f := range []struct {
 			member string
 			v      *string
-		}{{"subject", re.Subject}, {"template", re.Template}, {"toolNames", re.ToolNames}} {
+		}{{"subject", re.Subject}, {"template", re.Template}, {"toolNames", re.ToolNames}, {"httpAuth", re.HTTPAuth}} {
 			if f.v != nil && *f.v == "" {
 				return nil, invalidAt(path+"/"+f.member, "empty "+f.member)
 			}
+		}
+		if re.Security != nil && re.Security.Default != nil && *re.Security.Default == "" {
+			return nil, invalidAt(path+"/security/default", "empty default")
 		}
 		if re.Transports != nil && len(re.Transports) == 0 {
 			return nil, invalidAt(path+"/transports", "no transports")
@@ -321,6 +330,9 @@ func (p *Profile) Validate() error {
 		case "", ToolNamesCompact, ToolNamesFull, ToolNamesStable:
 		default:
 			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want compact, full or stable", ep.ToolNames))
+		}
+		if err := validateSecurity(path, ep); err != nil {
+			return err
 		}
 		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 			return err
@@ -445,6 +457,7 @@ func (p *Profile) normalized() *Profile {
 		e.Transports = sortedCopy(e.Transports)
 		e.Publish.Commands = sortedCopy(e.Publish.Commands)
 		e.Publish.Packages = sortedCopy(e.Publish.Packages)
+		e.Security = e.Security.clone()
 		n.Endpoints[name] = e
 	}
 	return n

@@ -328,14 +328,21 @@ type Call struct {
 // the endpoint the core serves, never from anything a client claims).
 // Fields the core did not send are empty; newer cores may fill more.
 type Caller struct {
-	// Transport is "cli" (a person at the terminal) or "stdio" (an agent
-	// through rukh serve-mcp).
+	// Transport is "cli" (a person at the terminal), "stdio" (an agent
+	// through rukh serve-mcp) or "http" (an agent through rukh serve-http).
 	Transport string `json:"transport"`
 	// Endpoint is the profile endpoint that served the call; empty on the
 	// CLI.
 	Endpoint string `json:"endpoint"`
 	// Subject is the endpoint's subject ("owner" on the CLI).
 	Subject string `json:"subject"`
+	// Agent is the agent an HTTP endpoint authenticated ("anonymous" on
+	// an endpoint without authentication); empty on the CLI and stdio.
+	Agent string `json:"agent"`
+	// Credential is the kind of credential the agent presented:
+	// "static", "short-lived" or "one-time"; empty otherwise. The token
+	// itself never reaches an extension.
+	Credential string `json:"credential"`
 }
 
 // Caller returns who asked for this invocation.

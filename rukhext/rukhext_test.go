@@ -63,7 +63,7 @@ func notes() *rukhext.Extension {
 	})
 	ext.Handle("notes.whoami", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		c := call.Caller()
-		return rukhext.Text(c.Transport + "|" + c.Endpoint + "|" + c.Subject), nil
+		return rukhext.Text(strings.Join([]string{c.Transport, c.Endpoint, c.Subject, c.Agent, c.Credential}, "|")), nil
 	})
 	ext.Handle("notes.term", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		call.Progress(strconv.Itoa(os.Getpid()), 0, 0)
@@ -233,9 +233,12 @@ func TestCaller(t *testing.T) {
 		caller kernel.Caller
 		want   string
 	}{
-		{kernel.Caller{Transport: kernel.TransportStdio, Endpoint: "ci", Subject: "ci-bot"}, "stdio|ci|ci-bot"},
-		{kernel.CLICaller, "cli||owner"},
-		{kernel.Caller{}, "||"},
+		{kernel.Caller{Transport: kernel.TransportStdio, Endpoint: "ci", Subject: "ci-bot"}, "stdio|ci|ci-bot||"},
+		{kernel.CLICaller, "cli||owner||"},
+		{kernel.Caller{}, "||||"},
+		{kernel.Credential{Agent: "bot", Endpoint: "remote", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{1}}.Caller(kernel.TransportHTTP, "owner"),
+			"http|remote|owner|bot|one-time"},
+		{kernel.Anonymous("remote").Caller(kernel.TransportHTTP, "owner"), "http|remote|owner|anonymous|"},
 	} {
 		inv := invocation(t, "notes.whoami", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
 		inv.Caller = tt.caller

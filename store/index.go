@@ -257,15 +257,24 @@ type Tool struct {
 	Release string // name@version
 	Decl    string // declaration ref
 	Body    string // tool body ref
+	// Security is the command's level on the endpoint; "" is standard.
+	Security string
 }
 
 func (t *Tool) encode() []byte {
-	return enc(nil).str(t.Command).str(t.Release).str(t.Decl).str(t.Body)
+	e := enc(nil).str(t.Command).str(t.Release).str(t.Decl).str(t.Body)
+	if t.Security != "" {
+		e = e.str(t.Security) // absent for standard, and in older records
+	}
+	return e
 }
 
 func decodeTool(name string, b []byte) (Tool, bool) {
 	d := dec{b: b}
 	t := Tool{Name: name, Command: d.str(), Release: d.str(), Decl: d.str(), Body: d.str()}
+	if !d.err && len(d.b) > 0 {
+		t.Security = d.str()
+	}
 	return t, !d.err
 }
 

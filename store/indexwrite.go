@@ -175,7 +175,7 @@ func (w *IndexWriter) PutEndpoint(endpoint string, meta []byte) error {
 // PutTool stores one tool of the current endpoint. Tools come sorted by
 // name; wireSize is the size of the whole tool object on the wire, which
 // decides where a list page ends.
-func (w *IndexWriter) PutTool(name, command, release, decl, body string, wireSize int) error {
+func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int) error {
 	if w.ep == nil {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutTool before PutEndpoint"))
 	}
@@ -191,7 +191,7 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body string, wireSiz
 	w.page = append(w.page, pageEntry{name: name, body: body})
 	w.pageSize += wireSize + 1
 	w.ep.Tools++
-	t := Tool{Command: command, Release: release, Decl: decl, Body: body}
+	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
 	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
 }
 

@@ -1,0 +1,137 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/store"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) auditCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "audit",
+		Usage: "show the audit log of served calls: time, agent, endpoint, tool, command, outcome, duration",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "only this agent's calls"},
+			&cli.StringFlag{Name: "since", Usage: "only calls since T: an RFC 3339 time or a duration such as 1h"},
+			&cli.IntFlag{Name: "limit", Value: 100, Usage: "the newest N calls; 0 for all"},
+			jsonFlag(),
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			since, err := parseSince(c.String("since"), time.Now())
+			if err != nil {
+				return err
+			}
+			limit := c.Int("limit")
+			if limit < 0 {
+				return usageErr("--limit must be 0 or more")
+			}
+			recs, total, err := a.store.Audit(store.AuditQuery{Agent: c.String("agent"), Since: since, Limit: int(limit)})
+			if err != nil {
+				return err
+			}
+			if recs == nil {
+				recs = []store.AuditRecord{}
+			}
+			if c.Bool("json") {
+				return printJSON(a.stdout, map[string]any{"records": recs, "total": total})
+			}
+			if total == 0 {
+				fmt.Fprintln(a.stdout, "no calls recorded")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tTRANSPORT\tAGENT\tCREDENTIAL\tENDPOINT\tTOOL\tCOMMAND\tOUTCOME\tDURATION")
+			for _, r := range recs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dms\n", r.Time.UTC().Format(time.RFC3339Nano), r.Transport,
+					dash(r.Agent), dash(r.Credential), r.Endpoint, dash(r.Tool), r.Command, r.Outcome, r.DurationMs)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if total > len(recs) {
+				fmt.Fprintf(a.stdout, "(the newest %d of %d; --limit 0 shows all)\n", len(recs), total)
+			}
+			return nil
+		},
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// parseSince reads --since: an RFC 3339 time, or a duration back from now.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, kernel.Errorf(kernel.CodeUsage, "invalid --since %q", s).
+		WithHint("give an RFC 3339 time (2026-07-01T12:00:00Z) or a duration back from now (90m, 24h)")
+}
+
+// serveAudit records serve-mcp's calls: the invoker wrapper notes when each
+// starts and which tool it was called as, and the post-call hook appends
+// the record through a batching writer, off the call's path.
+type serveAudit struct {
+	inner    kernel.Invoker
+	w        *store.AuditWriter
+	endpoint string
+	started  sync.Map // *kernel.Invocation → auditStart
+}
+
+type auditStart struct {
+	at   time.Time
+	tool string
+}
+
+func newServeAudit(inner kernel.Invoker, w *store.AuditWriter, endpoint string) *serveAudit {
+	return &serveAudit{inner: inner, w: w, endpoint: endpoint}
+}
+
+func (s *serveAudit) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+	st := auditStart{at: time.Now()}
+	if pin, ok := mcpstdio.PinnedOf(ctx); ok {
+		st.tool = pin.Tool // the name the call was resolved by, in its revision
+	}
+	s.started.Store(inv, st)
+	return s.inner.Invoke(ctx, inv)
+}
+
+// done appends the audit record of a finished invocation.
+func (s *serveAudit) done(inv *kernel.Invocation, res kernel.Result) {
+	v, ok := s.started.LoadAndDelete(inv)
+	st, _ := v.(auditStart)
+	rec := store.AuditRecord{Time: time.Now(), Transport: inv.Caller.Transport, Agent: inv.Caller.Agent,
+		Credential: inv.Caller.Credential, Endpoint: s.endpoint, Tool: st.tool, InvocationID: inv.ID, Outcome: string(res.Outcome)}
+	if inv.Command != nil {
+		rec.Command = inv.Command.ID
+	}
+	if ok {
+		rec.Time = st.at
+		rec.DurationMs = time.Since(st.at).Milliseconds()
+	}
+	s.w.Add(rec)
+}
+
+func sortedMapKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,236 @@
+package store
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The audit log (SPEC §10): one record per served call, keyed by an 8-byte
+// big-endian sequence, oldest first. Records are only ever deleted from
+// the front, so the newest key minus the oldest plus one is the count.
+var bucketAudit = []byte("audit")
+
+// Audit retention: the newest AuditMaxRecords records, none older than
+// AuditMaxAge. Package variables so tests can shrink them.
+var (
+	AuditMaxRecords = 100_000
+	AuditMaxAge     = 30 * 24 * time.Hour
+)
+
+// AuditRecord is one served call. It names the credential's kind, never
+// the token.
+type AuditRecord struct {
+	Time         time.Time `json:"time"`
+	Transport    string    `json:"transport"`            // stdio or http
+	Agent        string    `json:"agent,omitempty"`      // empty under stdio (the owner's own agent)
+	Credential   string    `json:"credential,omitempty"` // static, short-lived, one-time, none
+	Endpoint     string    `json:"endpoint"`
+	Tool         string    `json:"tool,omitempty"`
+	Command      string    `json:"command"`
+	InvocationID string    `json:"invocationId,omitempty"`
+	Outcome      string    `json:"outcome"`
+	DurationMs   int64     `json:"durationMs"`
+}
+
+// AppendAudit adds records in one transaction and drops what retention no
+// longer keeps. Servers call it after each call (through an AuditWriter,
+// which batches).
+func (s *Store) AppendAudit(recs ...AuditRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketAudit)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			if r.Time.IsZero() {
+				r.Time = clock()
+			}
+			r.Time = r.Time.UTC()
+			if err := putJSON(b, itob(seq), r); err != nil {
+				return err
+			}
+		}
+		return pruneAudit(b, clock())
+	})
+}
+
+func pruneAudit(b *bolt.Bucket, t time.Time) error {
+	c := b.Cursor()
+	last := b.Sequence()
+	cutoff := t.Add(-AuditMaxAge)
+	for k, v := c.First(); k != nil; k, v = c.First() {
+		first, ok := btoi(k)
+		if ok && last-first+1 <= uint64(AuditMaxRecords) {
+			var r AuditRecord
+			if json.Unmarshal(v, &r) == nil && !r.Time.Before(cutoff) {
+				return nil
+			}
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AuditQuery selects audit records; zero fields select everything.
+type AuditQuery struct {
+	Agent string
+	Since time.Time
+	Limit int // the newest Limit records; 0: all
+}
+
+// auditSkew allows for records a little out of time order (batches of
+// several servers), so a Since scan does not stop too early.
+const auditSkew = time.Minute
+
+// Audit returns the matching records, oldest first, and how many matched
+// in all (more than returned when Limit cut them).
+func (s *Store) Audit(q AuditQuery) ([]AuditRecord, int, error) {
+	var out []AuditRecord
+	total := 0
+	_, err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAudit)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var r AuditRecord
+			if json.Unmarshal(v, &r) != nil {
+				continue
+			}
+			if !q.Since.IsZero() && r.Time.Before(q.Since) {
+				if r.Time.Before(q.Since.Add(-auditSkew)) {
+					break
+				}
+				continue
+			}
+			if q.Agent != "" && r.Agent != q.Agent {
+				continue
+			}
+			total++
+			if q.Limit == 0 || len(out) < q.Limit {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, total, err
+}
+
+// lastUsed fills Agent.LastUsed from the newest audit record of each.
+func lastUsed(tx *bolt.Tx, agents []Agent, index map[string]int) {
+	b := tx.Bucket(bucketAudit)
+	if b == nil || len(agents) == 0 {
+		return
+	}
+	left := len(agents)
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil && left > 0; k, v = c.Prev() {
+		var r AuditRecord
+		if json.Unmarshal(v, &r) != nil || r.Agent == "" {
+			continue
+		}
+		if i, ok := index[r.Agent]; ok && agents[i].LastUsed.IsZero() {
+			agents[i].LastUsed = r.Time
+			left--
+		}
+	}
+}
+
+// AuditWriter appends audit records off the caller's path: Add never
+// blocks (a call's latency never waits on the store), and the records of
+// up to auditFlushEvery are written in one transaction.
+type AuditWriter struct {
+	s       *Store
+	ch      chan AuditRecord
+	logf    func(format string, args ...any)
+	dropped atomic.Int64
+	once    sync.Once
+	done    chan struct{}
+}
+
+// auditQueue bounds the records waiting to be written.
+const auditQueue = 4096
+
+// NewAuditWriter starts a writer; Close flushes and stops it. logf (may be
+// nil) hears of records that could not be written.
+func (s *Store) NewAuditWriter(logf func(format string, args ...any)) *AuditWriter {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	w := &AuditWriter{s: s, ch: make(chan AuditRecord, auditQueue), logf: logf, done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Add queues a record; when the queue is full the record is dropped and
+// counted, and the loss is logged.
+func (w *AuditWriter) Add(r AuditRecord) {
+	if r.Time.IsZero() {
+		r.Time = clock()
+	}
+	select {
+	case w.ch <- r:
+	default:
+		if w.dropped.Add(1) == 1 {
+			w.logf("audit: the queue is full; records are being dropped")
+		}
+	}
+}
+
+// Close writes what is queued and stops the writer. Add must not be called
+// after Close.
+func (w *AuditWriter) Close() {
+	w.once.Do(func() { close(w.ch) })
+	<-w.done
+	if n := w.dropped.Load(); n > 0 {
+		w.logf("audit: %d record(s) were dropped", n)
+	}
+}
+
+// auditFlushEvery spaces the writer's transactions: each one briefly
+// holds the store against the readers a call makes, so a busy server
+// writes a few batches a second, not one per call.
+const auditFlushEvery = 200 * time.Millisecond
+
+func (w *AuditWriter) run() {
+	defer close(w.done)
+	const maxBatch = 1024
+	batch := make([]AuditRecord, 0, maxBatch)
+	for r := range w.ch {
+		batch = append(batch[:0], r)
+		timer := time.NewTimer(auditFlushEvery)
+	collect:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-w.ch:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			case <-timer.C:
+				break collect
+			}
+		}
+		timer.Stop()
+		if err := w.s.AppendAudit(batch...); err != nil {
+			w.logf("audit: %d record(s) were lost: %v", len(batch), err)
+		}
+	}
+}

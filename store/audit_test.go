@@ -1,0 +1,97 @@
+package store
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestAuditRetention(t *testing.T) {
+	s := testStore(t)
+	at := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	setClock(t, &at)
+	oldMax := AuditMaxRecords
+	AuditMaxRecords = 10
+	t.Cleanup(func() { AuditMaxRecords = oldMax })
+
+	// 25 records in three appends: only the newest 10 stay.
+	for batch := range 3 {
+		var recs []AuditRecord
+		for i := range 5 + batch*5 {
+			recs = append(recs, AuditRecord{Time: at, Agent: fmt.Sprintf("a%d", batch), Endpoint: "e", Command: fmt.Sprintf("c.%d.%d", batch, i), Outcome: "succeeded"})
+		}
+		if err := s.AppendAudit(recs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, total, err := s.Audit(AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 10 || total != 10 || all[0].Command != "c.2.5" || all[9].Command != "c.2.14" {
+		t.Fatalf("kept %d (%d): first %+v", len(all), total, all)
+	}
+
+	// Age: a record older than AuditMaxAge goes at the next append.
+	at = at.Add(AuditMaxAge + time.Second)
+	if err := s.AppendAudit(AuditRecord{Agent: "late", Endpoint: "e", Command: "c.late", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	all, _, err = s.Audit(AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].Agent != "late" || !all[0].Time.Equal(at) {
+		t.Fatalf("after aging: %+v", all)
+	}
+}
+
+func TestAuditQuery(t *testing.T) {
+	s := testStore(t)
+	t0 := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	at := t0.Add(10 * time.Hour)
+	setClock(t, &at)
+	var recs []AuditRecord
+	for i := range 10 {
+		agent := "x"
+		if i%2 == 0 {
+			agent = "y"
+		}
+		recs = append(recs, AuditRecord{Time: t0.Add(time.Duration(i) * time.Hour), Agent: agent, Endpoint: "e", Command: fmt.Sprint("c", i), Outcome: "succeeded"})
+	}
+	if err := s.AppendAudit(recs...); err != nil {
+		t.Fatal(err)
+	}
+	got, total, err := s.Audit(AuditQuery{Agent: "y", Since: t0.Add(3 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 3 || len(got) != 3 || got[0].Command != "c4" || got[2].Command != "c8" {
+		t.Errorf("agent y since 3h: %d %+v", total, got)
+	}
+	got, total, _ = s.Audit(AuditQuery{Limit: 2})
+	if total != 10 || len(got) != 2 || got[0].Command != "c8" || got[1].Command != "c9" {
+		t.Errorf("limit 2: %d %+v", total, got)
+	}
+	// agent list's last use comes from the log.
+	if _, err := s.AddAgent("y", "e"); err != nil {
+		t.Fatal(err)
+	}
+	agents, _ := s.Agents()
+	if len(agents) != 1 || !agents[0].LastUsed.Equal(t0.Add(8*time.Hour)) {
+		t.Errorf("last used: %+v", agents)
+	}
+}
+
+func TestAuditWriter(t *testing.T) {
+	s := testStore(t)
+	w := s.NewAuditWriter(t.Logf)
+	for i := range 300 {
+		w.Add(AuditRecord{Endpoint: "e", Command: fmt.Sprint("c", i), Outcome: "succeeded"})
+	}
+	w.Close()
+	got, total, err := s.Audit(AuditQuery{})
+	if err != nil || total != 300 || got[299].Command != "c299" {
+		t.Fatalf("%d records, %v", total, err)
+	}
+}
