@@ -27,7 +27,7 @@ type serveCache struct {
 }
 
 const (
-	cachePageBytes = 1 << 20
+	cachePageBytes = 256 << 10
 	cacheTools     = 64
 )
 

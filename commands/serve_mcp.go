@@ -136,11 +136,16 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 
 // serveView reads, for a request, the one page or tool record it needs
 // from the store, or answers it from what the last requests read while the
-// store is unchanged (serve_cache.go). The first list page is read at start.
+// store is unchanged (serve_cache.go). The launch binding and the first list
+// page are read at start.
 func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Catalog) error) error {
 	c := &serveCache{a: a, endpoint: endpoint}
 	_ = c.view(0, func(_ uint64, cat mcpstdio.Catalog) error {
-		if cat == nil || !cat.HasEndpoint() || cat.Pages() == 0 {
+		if cat == nil {
+			return nil
+		}
+		cat.Launch() // decodes the profile: kept with the revision
+		if !cat.HasEndpoint() || cat.Pages() == 0 {
 			return nil
 		}
 		return cat.Page(0, func(string, []byte) error { return nil })
