@@ -261,6 +261,17 @@ func TestHTTPAuthLevels(t *testing.T) {
 	// Missing, malformed, unknown, expired, revoked, another endpoint's:
 	// all 401, and nothing runs.
 	expired := s.mint("agent", "token", "bot", "--ttl", "1s")
+	// A credential that worked, twice, is refused as soon as it is revoked
+	// or has expired, whatever the server remembers of it.
+	late := s.mint("agent", "add", "late", "--endpoint", "remote")
+	brief := s.mint("agent", "token", "late", "--ttl", "2s")
+	for i := range 2 {
+		for _, tok := range []string{late, brief} {
+			before := s.runs("auth.std")
+			s.expect(fmt.Sprintf("late's credential, call %d", i+1), s.call("remote", tok, "auth.std"), 200, "auth.std", before, "")
+		}
+	}
+	s.mint("agent", "rotate", "late")
 	s.mint("agent", "add", "gone", "--endpoint", "remote")
 	revoked := s.mint("agent", "token", "gone", "--ttl", "15m")
 	mustRukh(t, s.bin, s.home, "agent", "remove", "gone")
@@ -268,11 +279,20 @@ func TestHTTPAuthLevels(t *testing.T) {
 	s.mint("agent", "rotate", "rot")
 	second := s.mint("agent", "add", "bot2", "--endpoint", "second")
 	unknown := static[:len(static)-10] + "0000000000"
-	time.Sleep(1100 * time.Millisecond)
+	before = s.runs("auth.std")
+	s.expect("a used key, rotated", s.call("remote", late, "auth.std"), 401, "auth.std", before, "")
+	// Once the audit records are written, nothing writes the store until
+	// the token expires: a list (no record) lets the server remember it
+	// for a stamp that then stays the same.
+	time.Sleep(600 * time.Millisecond)
+	if rep := s.do("remote", brief, "tools/list", "", 3); rep.status != 200 {
+		t.Fatalf("tools/list with a live token: %d %s", rep.status, rep.body)
+	}
+	time.Sleep(2100 * time.Millisecond)
 	for _, c := range []struct{ what, token string }{
 		{"no token", ""}, {"malformed", "not-a-token"}, {"bad checksum", unknown},
 		{"expired", expired}, {"revoked (agent removed)", revoked}, {"rotated static key", rotated},
-		{"another endpoint's key", second},
+		{"another endpoint's key", second}, {"a used token, expired", brief},
 	} {
 		before := s.runs("auth.std")
 		s.expect(c.what, s.call("remote", c.token, "auth.std"), 401, "auth.std", before, "")
@@ -327,8 +347,9 @@ func TestHTTPAuthLevels(t *testing.T) {
 			t.Errorf("audit record %+v", r)
 		}
 	}
-	want := map[string]int{"bot/static": 1, "bot/short-lived": 2, "bot/one-time": 4, "bot2/static": 1, "anonymous/": 1}
-	if fmt.Sprint(ran) != fmt.Sprint(want) || len(files) != 9 {
+	want := map[string]int{"bot/static": 1, "bot/short-lived": 2, "bot/one-time": 4, "bot2/static": 1, "anonymous/": 1,
+		"late/static": 2, "late/short-lived": 2}
+	if fmt.Sprint(ran) != fmt.Sprint(want) || len(files) != 13 {
 		t.Errorf("audit agents/credentials of calls that ran %v, want %v (%d calls ran)", ran, want, len(files))
 	}
 	want = map[string]int{"bot/static/auth.elev": 1, "bot/static/auth.strict": 1, "bot/short-lived/auth.strict": 1,
