@@ -47,7 +47,7 @@ func newHTTPHome(t *testing.T, bin, fixture, name string) string {
 	return home
 }
 
-var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+var listeningRE = regexp.MustCompile(`listening on (https?://\S+)`)
 
 // startHTTP runs serve-http on a free loopback port and returns the
 // interop endpoint's URL; the server is stopped (SIGINT, drained) at cleanup.
