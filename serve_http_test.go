@@ -1,19 +1,24 @@
 package main
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	stdjson "encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -138,4 +143,84 @@ func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
 	pool = x509.NewCertPool()
 	pool.AddCert(c)
 	return cert, key, pool
+}
+
+// TestServeHTTPDrain: SIGTERM drains: the call in flight finishes and is
+// answered, then serve-http exits 0.
+func TestServeHTTPDrain(t *testing.T) {
+	bin := buildRukh(t)
+	home := newHTTPHome(t, bin, "testdata/drain/pkg", "drain.fake")
+	cmd := exec.Command(bin, "serve-http", "--listen", "127.0.0.1:0")
+	cmd.Env = rukhEnv(home)
+	cmd.Dir = filepath.Dir(home)
+	stderr := &lockedBuffer{}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("serve-http stderr:\n%s", stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			stderr.Write(append(sc.Bytes(), '\n'))
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case base := <-found:
+		url = base + "/mcp/v1/" + interopNamespace + "/local"
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve-http did not start")
+	}
+	var listed struct {
+		Result struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"result"`
+	}
+	body := post(t, url, map[string]string{"Mcp-Method": "tools/list", "MCP-Protocol-Version": "2026-07-28"},
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+httpMeta+`}}`)
+	if err := stdjson.Unmarshal(body, &listed); err != nil || len(listed.Result.Tools) != 1 {
+		t.Fatalf("tools/list: %s", body)
+	}
+	tool := listed.Result.Tools[0].Name
+	answered := make(chan []byte, 1)
+	go func() {
+		answered <- post(t, url, map[string]string{"Mcp-Method": "tools/call", "MCP-Protocol-Version": "2026-07-28", "Mcp-Name": tool},
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{},`+httpMeta+`}}`)
+	}()
+	time.Sleep(300 * time.Millisecond) // the call is running: it takes a second
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-answered:
+		if !strings.Contains(string(b), `"outcome":"succeeded"`) || !strings.Contains(string(b), "slow done") {
+			t.Errorf("the call in flight was not answered after SIGTERM: %s", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the call in flight")
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("serve-http exited with %v after draining", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve-http did not exit after draining")
+	}
+	if !strings.Contains(stderr.String(), "stopping: 1 call(s) in flight finish first") {
+		t.Errorf("the drain was not logged:\n%s", stderr.String())
+	}
 }
