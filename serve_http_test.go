@@ -24,7 +24,8 @@ import (
 )
 
 // TestServeHTTPOptions: the listener rules (plain HTTP only on loopback
-// unless --insecure-http, TLS with a certificate), the per-agent rate
+// unless --insecure-http, where httpAuth none is not honoured; TLS with a
+// certificate), the per-agent rate
 // limit (429 with Retry-After) and the health endpoints, through the real
 // binary.
 func TestServeHTTPOptions(t *testing.T) {
@@ -38,6 +39,21 @@ func TestServeHTTPOptions(t *testing.T) {
 		_, errOut, code := runRukh(t, bin, home, "serve-http", "--listen", "0.0.0.0:0")
 		if code != 1 || !strings.Contains(errOut, "refusing plain HTTP on the non-loopback address") || !strings.Contains(errOut, "rukh: hint: give --tls-cert and --tls-key") {
 			t.Errorf("exit %d: %s", code, errOut)
+		}
+	})
+
+	t.Run("plain HTTP off loopback with --insecure-http", func(t *testing.T) {
+		base, stderr := startHTTPServer(t, bin, home, "--listen", "0.0.0.0:0", "--insecure-http")
+		_, port, err := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+		if err != nil || strings.Contains(base, "127.0.0.1") {
+			t.Fatalf("listening on %s:\n%s", base, stderr.String())
+		}
+		// It serves, but "httpAuth": "none" is not honoured off loopback.
+		if body := post(t, "http://127.0.0.1:"+port+path, modern, list); !strings.HasPrefix(string(body), "unauthorized: send Authorization: Bearer") {
+			t.Errorf("anonymous tools/list off loopback: %s", body)
+		}
+		if !strings.Contains(stderr.String(), `endpoint "local" has httpAuth none, which is honoured only on a loopback listener`) {
+			t.Errorf("no warning about httpAuth none:\n%s", stderr.String())
 		}
 	})
 
