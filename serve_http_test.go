@@ -25,9 +25,8 @@ import (
 
 // TestServeHTTPOptions: the listener rules (plain HTTP only on loopback
 // unless --insecure-http, where httpAuth none is not honoured; TLS with a
-// certificate), the per-agent rate
-// limit (429 with Retry-After) and the health endpoints, through the real
-// binary.
+// certificate), the per-agent rate limit (429 with Retry-After) and the
+// health endpoints, through the real binary.
 func TestServeHTTPOptions(t *testing.T) {
 	bin := buildRukh(t)
 	home := newHTTPHome(t, bin, "testdata/interop/pkg", "interop.fake")
