@@ -78,6 +78,7 @@ type Launch struct {
 	Subject    string
 	Template   Template
 	Transports []string
+	Tasks      *Tasks // nil: no background work
 }
 
 // Serves reports whether the endpoint may be served on transport.
@@ -95,7 +96,7 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
 	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(),
-		Transports: slices.Clone(ep.Transports)}, true
+		Transports: slices.Clone(ep.Transports), Tasks: ep.Tasks.withDefaults()}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision
