@@ -84,14 +84,14 @@ type Task struct {
 }
 
 // ExpiresAt is when the record is purged.
-func (t *Task) ExpiresAt() time.Time {
+func (t Task) ExpiresAt() time.Time {
 	return t.CreatedAt.Add(time.Duration(t.TTLMs) * time.Millisecond)
 }
 
 // Final reports whether the task has ended.
-func (t *Task) Final() bool { return t.State != TaskWorking }
+func (t Task) Final() bool { return t.State != TaskWorking }
 
-func (t *Task) expired(now time.Time) bool { return !now.Before(t.ExpiresAt()) }
+func (t Task) expired(now time.Time) bool { return !now.Before(t.ExpiresAt()) }
 
 // TaskStore is what task runners and the owner verbs need. The bbolt Store
 // implements it with one transaction per call; a shared backend implements
