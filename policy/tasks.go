@@ -130,3 +130,13 @@ func (t *Tasks) validate(path string) error {
 func (t *Tasks) Allows(command string) bool {
 	return t != nil && slices.Contains(t.Commands, command)
 }
+
+// TasksOf is the task policy of endpoint in a binding's profile (nil: none,
+// or no such endpoint).
+func (b *Binding) TasksOf(endpoint string) *Tasks {
+	l, err := LaunchOf(b.Profile, endpoint)
+	if err != nil || l == nil {
+		return nil
+	}
+	return l.Tasks
+}

@@ -45,11 +45,11 @@ var taskIDRE = regexp.MustCompile(`^t-[0-9a-f]{32}$`)
 
 // ErrTaskNotFound is wrapped by every lookup of an unknown, expired or
 // foreign task id: callers cannot tell these apart.
-var ErrTaskNotFound = errors.New("no such task")
+var ErrTaskNotFound = errors.New("unknown, or purged after its ttl")
 
 // ErrTaskLimit is wrapped by CreateTask's refusal when the endpoint already
 // has maxTasks running and kept tasks.
-var ErrTaskLimit = errors.New("too many tasks")
+var ErrTaskLimit = errors.New("no room for another")
 
 // TaskOwner is the process that runs a task.
 type TaskOwner struct {
@@ -205,7 +205,7 @@ func (s *Store) CreateTask(t Task, maxTasks int) error {
 			return err
 		}
 		if n >= maxTasks {
-			return kernel.Errorf(kernel.CodeUnavailable, "endpoint %q already has %d tasks, its maxTasks", t.Endpoint, n).Wrap(ErrTaskLimit).
+			return kernel.Errorf(kernel.CodeUnavailable, "endpoint %q has %d tasks (running and kept), its maxTasks", t.Endpoint, n).Wrap(ErrTaskLimit).
 				WithHint("wait for a task to expire, cancel one ('rukh tasks cancel ID'), or raise tasks.maxTasks in the profile")
 		}
 		if b.Get([]byte(t.ID)) != nil {
