@@ -28,6 +28,11 @@ export RUKH_BIN=$tmp/rukh RUKH_HOME=$tmp/home LANG=C.UTF-8 MCP_INSPECTOR_SECRET_
 echo "== install and publish testdata/interop/pkg in $RUKH_HOME"
 cp -R testdata/interop/pkg "$tmp/pkg"
 chmod +x "$tmp/pkg/bin/ext"
+# The hang command's marker, unique to this run: counting processes by it
+# never sees another run's on the same machine.
+export RUKH_HANG_MARKER="rukh-interop-hang-marker-$$"
+sed -i "s/\"rukh-interop-hang-marker\"/\"$RUKH_HANG_MARKER\"/" "$tmp/pkg/rukh-extension.json"
+grep -q "\"$RUKH_HANG_MARKER\"" "$tmp/pkg/rukh-extension.json"
 printf '%s\n' '{"endpoints":{"local":{"namespace":"interop","publish":{"packages":["interop.fake"]}}}}' >"$tmp/profile.json"
 "$RUKH_BIN" install --allow-unsigned "$tmp/pkg" >/dev/null
 "$RUKH_BIN" activate interop.fake >/dev/null
@@ -73,7 +78,7 @@ for mode in pin legacy; do
   run "client 2.4.0 list changed $mode" MODE=$mode RUKH_HOME="$tmp/home-$mode" node client-list-changed.mjs
 done
 
-if pgrep -f rukh-interop-hang-marker >/dev/null; then
+if pgrep -f "$RUKH_HANG_MARKER" >/dev/null; then
   echo "interop: a hanging extension process outlived its session" >&2
   failed=$((failed + 1)); failures+=("no orphans")
 fi

@@ -270,42 +270,30 @@ func (s *Store) AddAgent(name, endpoint string) (MintedToken, error) {
 // at once (revoked), and the new one is returned.
 func (s *Store) RotateAgent(name string) (MintedToken, error) {
 	var out MintedToken
-	err := s.update(func(tx *bolt.Tx) error {
-		agents, creds, err := buckets(tx)
-		if err != nil {
+	_, err := s.revokeAgent(name, func(r *credRec) bool { return r.Kind == kernel.CredentialStatic },
+		func(agents, creds *bolt.Bucket, a *agentRec, t time.Time) (err error) {
+			a.RotatedAt = t.UTC()
+			if err := putJSON(agents, []byte(name), a); err != nil {
+				return err
+			}
+			out, err = mint(creds, a, kernel.CredentialStatic, "", 0, t)
 			return err
-		}
-		a, err := getAgent(agents, name)
-		if err != nil {
-			return err
-		}
-		if a == nil {
-			return agentErr(name)
-		}
-		t := clock()
-		if _, err := revokeWhere(creds, t, func(r *credRec) bool {
-			return r.Agent == name && r.Kind == kernel.CredentialStatic
-		}); err != nil {
-			return err
-		}
-		if _, err := purge(creds, t); err != nil {
-			return err
-		}
-		a.RotatedAt = t.UTC()
-		if err := putJSON(agents, []byte(name), a); err != nil {
-			return err
-		}
-		out, err = mint(creds, a, kernel.CredentialStatic, "", 0, t)
-		return err
-	})
+		})
 	return out, err
 }
 
 // RemoveAgent deletes the agent and revokes every credential it has; it
 // returns how many were revoked.
 func (s *Store) RemoveAgent(name string) (int, error) {
-	var n int
-	err := s.update(func(tx *bolt.Tx) error {
+	return s.revokeAgent(name, func(*credRec) bool { return true },
+		func(agents, _ *bolt.Bucket, _ *agentRec, _ time.Time) error { return agents.Delete([]byte(name)) })
+}
+
+// revokeAgent revokes the agent's credentials that match, purges what ended
+// long ago, then runs then, all in one transaction; it returns how many
+// credentials it revoked.
+func (s *Store) revokeAgent(name string, match func(*credRec) bool, then func(agents, creds *bolt.Bucket, a *agentRec, t time.Time) error) (revoked int, err error) {
+	err = s.update(func(tx *bolt.Tx) error {
 		agents, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -318,15 +306,15 @@ func (s *Store) RemoveAgent(name string) (int, error) {
 			return agentErr(name)
 		}
 		t := clock()
-		if n, err = revokeWhere(creds, t, func(r *credRec) bool { return r.Agent == name }); err != nil {
+		if revoked, err = revokeWhere(creds, t, func(r *credRec) bool { return r.Agent == name && match(r) }); err != nil {
 			return err
 		}
 		if _, err := purge(creds, t); err != nil {
 			return err
 		}
-		return agents.Delete([]byte(name))
+		return then(agents, creds, a, t)
 	})
-	return n, err
+	return revoked, err
 }
 
 // MintToken mints a short-lived or one-time token for an agent, valid for

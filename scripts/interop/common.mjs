@@ -16,7 +16,8 @@ export const serverParams = {
 };
 export const TOOL_COUNT = 41; // testdata/interop/pkg: 5 commands + 36 fillers
 export const PAGE_SIZE = 32;
-const HANG_MARKER = "rukh-interop-hang-marker";
+// interop.sh makes the fixture's marker unique to its run.
+const HANG_MARKER = process.env.RUKH_HANG_MARKER ?? "rukh-interop-hang-marker";
 // compact tool names, the default: slug of at most 16 characters + 24 hex
 const NAME_RE = /^[a-z0-9_-]{1,16}__[0-9a-f]{24}$/;
 
