@@ -52,7 +52,7 @@ func (a *app) tasksCmd() *cli.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATE\tENDPOINT\tAGENT\tTOOL\tCOMMAND\tCREATED\tSTATUS")
 			for _, t := range ts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, taskState(t), t.Endpoint, t.Agent, t.Tool, t.Command,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, taskState(t), t.Endpoint, dash(t.Agent), t.Tool, t.Command,
 					t.CreatedAt.UTC().Format(time.RFC3339), dash(oneLine(t.StatusMessage)))
 			}
 			return tw.Flush()
@@ -142,7 +142,7 @@ func (a *app) printTask(t store.Task) {
 	fmt.Fprintf(w, "task       %s\n", t.ID)
 	fmt.Fprintf(w, "state      %s\n", taskState(t))
 	fmt.Fprintf(w, "endpoint   %s\n", t.Endpoint)
-	fmt.Fprintf(w, "agent      %s\n", t.Agent)
+	fmt.Fprintf(w, "agent      %s\n", dash(t.Agent))
 	fmt.Fprintf(w, "tool       %s (%s)\n", t.Tool, t.Command)
 	fmt.Fprintf(w, "created    %s\n", t.CreatedAt.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "updated    %s\n", t.UpdatedAt.UTC().Format(time.RFC3339))

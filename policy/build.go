@@ -228,6 +228,7 @@ func Build(in Input) (*Binding, []string, error) {
 			proj.Tools = append(proj.Tools, Tool{Name: name, Command: id, Release: bc.Release, Wire: jsontext.Value(wire), Security: toolSecurity(ep, id)})
 		}
 		warnings = append(warnings, securityWarnings(epName, ep, proj.Tools)...)
+		warnings = append(warnings, taskWarnings(epName, ep, proj.Tools)...)
 		slices.SortFunc(proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 		b.Endpoints = append(b.Endpoints, proj)
 	}

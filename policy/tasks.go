@@ -140,3 +140,22 @@ func (b *Binding) TasksOf(endpoint string) *Tasks {
 	}
 	return l.Tasks
 }
+
+// taskWarnings names the task commands the endpoint does not publish:
+// they never run as tasks.
+func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
+	if ep.Tasks == nil {
+		return nil
+	}
+	published := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		published[t.Command] = true
+	}
+	var out []string
+	for _, id := range sortedCopy(ep.Tasks.Commands) {
+		if !published[id] {
+			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id))
+		}
+	}
+	return out
+}
