@@ -207,13 +207,28 @@ func (r *Runner) poll() {
 			ids[id] = ru
 		}
 		r.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		// One read for all of them; a write only where a message is new.
+		all, err := r.st.Tasks("")
+		if err != nil {
+			continue
+		}
+		recs := make(map[string]store.Task, len(all))
+		for _, t := range all {
+			recs[t.ID] = t
+		}
 		for id, ru := range ids {
 			ru.mu.Lock()
 			msg, changed := ru.msg, ru.msg != ru.saved
 			ru.mu.Unlock()
-			var t store.Task
-			var err error
-			if changed {
+			t, ok := recs[id]
+			err = nil
+			if !ok {
+				err = store.ErrTaskNotFound
+			}
+			if changed && ok {
 				t, err = r.st.UpdateTask(id, func(t *store.Task) bool {
 					if t.Final() {
 						return false
@@ -226,8 +241,6 @@ func (r *Runner) poll() {
 					ru.saved = msg
 					ru.mu.Unlock()
 				}
-			} else {
-				t, err = r.st.Task(id)
 			}
 			if err != nil {
 				if errors.Is(err, store.ErrTaskNotFound) {
