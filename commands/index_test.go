@@ -41,7 +41,11 @@ func publishCatalog(t *testing.T, a *app, packages, perPackage int) {
 		t.Fatal(err)
 	}
 	in.Profile = prof
-	_, err = a.store.Publish(0, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+	base, err := a.store.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.store.Publish(base, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
 		in.Revision = id
 		b, _, err := policy.Build(in)
 		if err != nil {
@@ -80,9 +84,10 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 				t.Fatalf("root: %v", err)
 			}
 		})
-		view := a.serveView("local")
+		var view func(uint64, func(uint64, mcpstdio.Catalog) error) error
 		var name string
 		c.list = reads(func() {
+			view = a.serveView("local") // reads the first page at start
 			err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
 				return cat.Page(0, func(nm string, body []byte) error { name = nm; return nil })
 			})
@@ -111,5 +116,54 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 	}
 	if large.cli > 6 || large.help > 16 || large.list > 4+32 || large.call > 6 {
 		t.Errorf("records read: %+v", large)
+	}
+}
+
+// TestServeViewKeepsWhatItRead: serve-mcp answers a list page and a tool it
+// read before without reading the store again while nothing was committed,
+// and sees a publish at the very next request.
+func TestServeViewKeepsWhatItRead(t *testing.T) {
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	publishCatalog(t, a, 4, 10)
+	view := a.serveView("local")
+	var first uint64
+	var name string
+	list := func() {
+		t.Helper()
+		if err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			first = n
+			return cat.Page(0, func(nm string, body []byte) error { name = nm; return nil })
+		}); err != nil || name == "" {
+			t.Fatalf("list: %v", err)
+		}
+	}
+	resolve := func() {
+		t.Helper()
+		if err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			r, err := cat.Resolve(name)
+			if err == nil && r == nil {
+				err = fmt.Errorf("unknown tool %s", name)
+			}
+			return err
+		}); err != nil {
+			t.Fatalf("resolve: %v", err)
+		}
+	}
+	list()
+	resolve()
+	before := a.store.RecordsRead()
+	list()
+	resolve()
+	if got := a.store.RecordsRead() - before; got != 0 {
+		t.Fatalf("a repeated list and call read %d records", got)
+	}
+	publishCatalog(t, a, 5, 10)
+	list()
+	if got := a.store.RecordsRead() - before; got == 0 {
+		t.Fatal("the list after a publish read nothing")
+	}
+	active, err := a.store.Active()
+	if err != nil || first != active || first < 2 {
+		t.Fatalf("the list after a publish served revision %d, active %d (%v)", first, active, err)
 	}
 }

@@ -140,24 +140,23 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 	return l, err
 }
 
-// serveView reads, for each request, the one page or tool record it needs
-// from the store: serve-mcp holds nothing of a revision between requests.
+// serveView reads, for a request, the one page or tool record it needs
+// from the store, or answers it from what the last requests read while the
+// store is unchanged (serve_cache.go). The launch binding and the first list
+// page are read at start.
 func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Catalog) error) error {
-	return func(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
-		view := func(ix *store.Index) error {
-			c := &storeCatalog{a: a, ix: ix, endpoint: endpoint}
-			c.ep, c.has = ix.Endpoint(endpoint)
-			return fn(ix.Number(), c)
+	c := &serveCache{a: a, endpoint: endpoint}
+	_ = c.view(0, func(_ uint64, cat mcpstdio.Catalog) error {
+		if cat == nil {
+			return nil
 		}
-		if n != 0 {
-			return a.store.ViewRevision(n, view)
+		cat.Launch() // decodes the profile: kept with the revision
+		if !cat.HasEndpoint() || cat.Pages() == 0 {
+			return nil
 		}
-		published, err := a.viewActive(view)
-		if err == nil && !published {
-			return fn(0, nil)
-		}
-		return err
-	}
+		return cat.Page(0, func(string, []byte) error { return nil })
+	}) // a failure here is the first request's to report
+	return c.view
 }
 
 // storeCatalog is mcpstdio.Catalog over one indexed revision, valid during

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,13 +24,13 @@ var (
 )
 
 var (
-	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
-	idRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-	wordRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
-	paramIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	shortRE   = regexp.MustCompile(`^[A-Za-z0-9]$`)
-	featureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
-	semverRE  = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+	nameRE    = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+	idRE      = lazyRegexp(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+	wordRE    = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,31}$`)
+	paramIDRE = lazyRegexp(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	shortRE   = lazyRegexp(`^[A-Za-z0-9]$`)
+	featureRE = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+	semverRE  = lazyRegexp(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
 		`(-(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
 		`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
 )

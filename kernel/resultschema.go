@@ -2,22 +2,14 @@ package kernel
 
 import (
 	"bytes"
-	_ "embed"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // Result limits of SPEC §2.2.
@@ -29,77 +21,153 @@ const (
 	ResultCheckTime      = 100 * time.Millisecond
 )
 
-//go:embed resultschema.meta.json
-var resultMetaJSON []byte
+// The result-schema subset of SPEC §2.2 is small and closed, so it is
+// checked here rather than by a general JSON Schema library (whose package
+// initialisation alone cost every rukh process milliseconds). A general
+// validator stays in the tests as an oracle: resultschema_oracle_test.go
+// runs both over generated schemas and results and requires one verdict,
+// and testdata/resultschema.meta.json is the subset as a meta-schema.
 
-const resultMetaURL = "urn:rukh:result-schema-meta/1"
+// rtype is one of the seven JSON Schema types, in typeNames order.
+type rtype uint8
 
-var resultMeta = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(resultMetaJSON))
+const (
+	tObject rtype = iota
+	tArray
+	tString
+	tBoolean
+	tInteger
+	tNumber
+	tNull
+)
+
+var typeNames = [...]string{"object", "array", "string", "boolean", "integer", "number", "null"}
+
+func (t rtype) String() string { return typeNames[t] }
+
+func typeOf(name string) (rtype, bool) {
+	for i, n := range typeNames {
+		if n == name {
+			return rtype(i), true
+		}
+	}
+	return 0, false
+}
+
+// keywords lists, per type, the keywords a result schema of that type may
+// use besides type, title and description; the object and array ones it
+// must use are listed first.
+func keywords(t rtype) (must, may []string) {
+	switch t {
+	case tObject:
+		return []string{"properties", "additionalProperties"}, []string{"required"}
+	case tArray:
+		return []string{"items", "maxItems"}, []string{"minItems"}
+	case tString:
+		return nil, []string{"minLength", "maxLength", "enum"}
+	case tInteger, tNumber:
+		return nil, []string{"minimum", "maximum", "enum"}
+	}
+	return nil, []string{"enum"}
+}
+
+// jnum is a JSON number literal in a decoded schema, kept as text.
+type jnum string
+
+// decodeTree decodes JSON that already passed CheckJSON into map[string]any,
+// []any, string, bool, nil and jnum.
+func decodeTree(data []byte) (any, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	v, err := readTree(d)
+	if err != nil {
+		return nil, JSONError(err)
+	}
+	return v, nil
+}
+
+func readTree(d *jsontext.Decoder) (any, error) {
+	tok, err := d.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	c := newSchemaCompiler()
-	if err := c.AddResource(resultMetaURL, doc); err != nil {
-		return nil, err
+	switch tok.Kind() {
+	case '{':
+		m := map[string]any{}
+		for d.PeekKind() != '}' {
+			tok, err := d.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			name := tok.String() // before the next read voids tok
+			v, err := readTree(d)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		_, err := d.ReadToken()
+		return m, err
+	case '[':
+		a := []any{}
+		for d.PeekKind() != ']' {
+			v, err := readTree(d)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := d.ReadToken()
+		return a, err
+	case 'n':
+		return nil, nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case '"':
+		return tok.String(), nil
 	}
-	return c.Compile(resultMetaURL)
-})
-
-// denyLoader refuses every URL: schemas never reach the network or files.
-type denyLoader struct{}
-
-func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("loading %q is not allowed", url)
+	return jnum(tok.String()), nil
 }
 
-// newSchemaCompiler is the one way this package compiles JSON Schema.
-func newSchemaCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(denyLoader{})
-	c.AssertFormat()
-	return c
-}
-
-var printer = message.NewPrinter(language.English)
-
-// schemaError turns a validation error into a CodeInvalid *Error at the
-// JSON pointer of its most specific cause.
-func schemaError(err error) *Error {
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return &Error{Code: CodeInvalid, Message: "schema validation failed", Err: err}
+// jsonType names v's JSON type the way JSON Schema does: a number without a
+// fractional part is an integer.
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	case jnum:
+		if d, _ := parseExact(string(v)); d.isInt() {
+			return "integer"
+		}
 	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	at := pointer(ve.InstanceLocation)
-	switch k := ve.ErrorKind.(type) {
-	case *kind.AdditionalProperties:
-		return &Error{Code: CodeInvalid, Path: at + "/" + escapeToken(k.Properties[0]), Message: fmt.Sprintf("%q is not allowed here", k.Properties[0])}
-	case *kind.Required:
-		return &Error{Code: CodeInvalid, Path: at, Message: fmt.Sprintf("missing %q", k.Missing[0])}
-	}
-	return &Error{Code: CodeInvalid, Path: at, Message: ve.ErrorKind.LocalizedString(printer)}
+	return "number"
 }
 
 func escapeToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapeToken(t))
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return b.String()
+	slices.Sort(keys)
+	return keys
 }
 
 // CheckResultSchema checks that raw is a result schema of the SPEC §2.2
-// subset: strict JSON within 64 KiB, depth 16 and 2,048 members, accepted by
-// the closed meta-schema, with required names declared, enum members unique,
+// subset: strict JSON within 64 KiB, depth 16 and 2,048 members, of the
+// closed subset (one type; objects with properties and additionalProperties
+// false; arrays with items and maxItems; bounds, lengths and enum where the
+// type allows them), with required names declared, enum members unique,
 // typed and inside the bounds, and every lower bound at most its upper
 // bound. Errors are CodeInvalid with Path relative to the schema root.
 func CheckResultSchema(raw jsontext.Value) error {
@@ -111,16 +179,12 @@ func decodeResultSchema(raw jsontext.Value) (any, error) {
 	if err := CheckJSON(raw, JSONLimits{MaxBytes: MaxResultSchemaBytes, MaxDepth: MaxResultDepth, MaxMembers: MaxResultMembers}); err != nil {
 		return nil, err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := decodeTree(raw)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: "invalid JSON", Err: err}
+		return nil, err
 	}
-	meta, err := resultMeta()
-	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: "result meta-schema does not compile", Err: err}
-	}
-	if err := meta.Validate(doc); err != nil {
-		return nil, schemaError(err)
+	if err := checkSubset(doc, ""); err != nil {
+		return nil, err
 	}
 	if err := checkSubschema(doc, ""); err != nil {
 		return nil, err
@@ -128,8 +192,147 @@ func decodeResultSchema(raw jsontext.Value) (any, error) {
 	return doc, nil
 }
 
+// checkSubset checks the shape of one schema of the subset: what the closed
+// meta-schema (testdata/resultschema.meta.json) states. The first error
+// found wins: the schema's type, its missing keywords, its keywords not
+// allowed, then each keyword's value in name order.
+func checkSubset(v any, at string) *Error {
+	s, ok := v.(map[string]any)
+	if !ok {
+		return invalidf(at, "got %s, want object", jsonType(v))
+	}
+	tv, ok := s["type"]
+	if !ok {
+		return invalidf(at, "missing %q", "type")
+	}
+	name, _ := tv.(string)
+	t, ok := typeOf(name)
+	if !ok {
+		return invalidf(at+"/type", `type must be one of "object", "array", "string", "boolean", "integer", "number" or "null"`)
+	}
+	must, may := keywords(t)
+	for _, k := range must {
+		if _, ok := s[k]; !ok {
+			return invalidf(at, "missing %q", k)
+		}
+	}
+	keys := sortedKeys(s)
+	for _, k := range keys {
+		if k != "type" && k != "title" && k != "description" && !slices.Contains(must, k) && !slices.Contains(may, k) {
+			return invalidf(at+"/"+escapeToken(k), "%q is not allowed here", k)
+		}
+	}
+	for _, k := range keys {
+		if err := checkKeyword(t, k, s[k], at+"/"+escapeToken(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkKeyword(t rtype, k string, v any, at string) *Error {
+	switch k {
+	case "type":
+		return nil
+	case "title", "description":
+		str, ok := v.(string)
+		if !ok {
+			return invalidf(at, "got %s, want string", jsonType(v))
+		}
+		if n := utf8.RuneCountInString(str); n > 4096 {
+			return invalidf(at, "%d characters, longer than 4096", n)
+		}
+	case "properties":
+		props, ok := v.(map[string]any)
+		if !ok {
+			return invalidf(at, "got %s, want object", jsonType(v))
+		}
+		for _, n := range sortedKeys(props) {
+			if err := checkSubset(props[n], at+"/"+escapeToken(n)); err != nil {
+				return err
+			}
+		}
+	case "required":
+		req, ok := v.([]any)
+		if !ok {
+			return invalidf(at, "got %s, want array", jsonType(v))
+		}
+		for i, n := range req {
+			if _, ok := n.(string); !ok {
+				return invalidf(at+"/"+strconv.Itoa(i), "got %s, want string", jsonType(n))
+			}
+		}
+		if i, j, ok := repeated(req); ok {
+			return invalidf(at, "items at %d and %d are equal", i, j)
+		}
+	case "additionalProperties":
+		if v != false {
+			return invalidf(at, "must be false")
+		}
+	case "items":
+		return checkSubset(v, at)
+	case "minItems", "maxItems", "minLength", "maxLength":
+		n, ok := v.(jnum)
+		d, _ := parseExact(string(n))
+		if !ok || !d.isInt() {
+			return invalidf(at, "got %s, want integer", jsonType(v))
+		}
+		if d.sign() < 0 {
+			return invalidf(at, "%s is less than minimum 0", n)
+		}
+	case "minimum", "maximum":
+		n, ok := v.(jnum)
+		if want := t.String(); !ok || want == "integer" && jsonType(n) != "integer" {
+			return invalidf(at, "got %s, want %s", jsonType(v), want)
+		}
+	case "enum":
+		enum, ok := v.([]any)
+		if !ok {
+			return invalidf(at, "got %s, want array", jsonType(v))
+		}
+		if len(enum) == 0 {
+			return invalidf(at, "minItems: got 0, want 1")
+		}
+		if t == tNull && len(enum) > 1 {
+			return invalidf(at, "maxItems: got %d, want 1", len(enum))
+		}
+		for i, e := range enum {
+			if !hasType(e, t) {
+				return invalidf(at+"/"+strconv.Itoa(i), "got %s, want %s", jsonType(e), t)
+			}
+		}
+		if i, j, ok := repeated(enum); ok {
+			return invalidf(at, "items at %d and %d are equal", i, j)
+		}
+	}
+	return nil
+}
+
+// hasType reports whether a decoded scalar is of type t.
+func hasType(v any, t rtype) bool {
+	switch jsonType(v) {
+	case t.String():
+		return true
+	case "integer":
+		return t == tNumber
+	}
+	return false
+}
+
+// repeated finds the first two equal members of a list of scalars.
+func repeated(list []any) (int, int, bool) {
+	for j := range list {
+		for i := range j {
+			if jsonEqual(list[i], list[j]) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 // checkSubschema runs the checks the meta-schema cannot express. s has
-// already passed the meta-schema, so the type assertions hold.
+// already passed checkSubset, so the type assertions hold.
 func checkSubschema(v any, at string) error {
 	s := v.(map[string]any)
 	typ := s["type"].(string)
@@ -152,12 +355,7 @@ func checkSubschema(v any, at string) error {
 				}
 			}
 		}
-		names := make([]string, 0, len(props))
-		for n := range props {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, n := range sortedKeys(props) {
 			if err := checkSubschema(props[n], at+"/properties/"+escapeToken(n)); err != nil {
 				return err
 			}
@@ -167,41 +365,33 @@ func checkSubschema(v any, at string) error {
 	}
 	enum, _ := s["enum"].([]any)
 	for i, e := range enum {
-		eat := at + "/enum/" + strconv.Itoa(i)
-		for j := range i {
-			if jsonEqual(enum[j], e) {
-				return invalidf(eat, "enum member repeats /enum/%d", j)
-			}
-		}
 		if msg := inBounds(s, e); msg != "" {
-			return invalidf(eat, "enum member %s", msg)
+			return invalidf(at+"/enum/"+strconv.Itoa(i), "enum member %s", msg)
 		}
 	}
 	return nil
 }
 
-func ratOf(v any) *big.Rat {
-	n, ok := v.(json.Number)
+func decOf(v any) (exact, bool) {
+	n, ok := v.(jnum)
 	if !ok {
-		return nil
+		return exact{}, false
 	}
-	r, ok := new(big.Rat).SetString(string(n))
-	if !ok {
-		return nil
-	}
-	return r
+	return parseExact(string(n))
 }
 
 func jsonEqual(a, b any) bool {
-	if ra, rb := ratOf(a), ratOf(b); ra != nil && rb != nil {
-		return ra.Cmp(rb) == 0
+	if da, ok := decOf(a); ok {
+		db, ok := decOf(b)
+		return ok && da.cmp(db) == 0
 	}
 	return a == b
 }
 
 func orderedPair(s map[string]any, lo, hi, at string) error {
-	a, b := ratOf(s[lo]), ratOf(s[hi])
-	if a != nil && b != nil && a.Cmp(b) > 0 {
+	a, aok := decOf(s[lo])
+	b, bok := decOf(s[hi])
+	if aok && bok && a.cmp(b) > 0 {
 		return invalidf(at+"/"+hi, "%s %s is less than %s %s", hi, s[hi], lo, s[lo])
 	}
 	return nil
@@ -209,29 +399,59 @@ func orderedPair(s map[string]any, lo, hi, at string) error {
 
 // inBounds checks one enum member against the schema's other keywords.
 func inBounds(s map[string]any, e any) string {
-	if r := ratOf(e); r != nil {
-		if lo := ratOf(s["minimum"]); lo != nil && r.Cmp(lo) < 0 {
+	if r, ok := decOf(e); ok {
+		if lo, ok := decOf(s["minimum"]); ok && r.cmp(lo) < 0 {
 			return fmt.Sprintf("%s is less than minimum %s", e, s["minimum"])
 		}
-		if hi := ratOf(s["maximum"]); hi != nil && r.Cmp(hi) > 0 {
+		if hi, ok := decOf(s["maximum"]); ok && r.cmp(hi) > 0 {
 			return fmt.Sprintf("%s is greater than maximum %s", e, s["maximum"])
 		}
 	}
 	if str, ok := e.(string); ok {
-		n := big.NewRat(int64(utf8.RuneCountInString(str)), 1)
-		if lo := ratOf(s["minLength"]); lo != nil && n.Cmp(lo) < 0 {
+		n := int64(utf8.RuneCountInString(str))
+		if lo, ok := countOf(s["minLength"]); ok && n < lo {
 			return fmt.Sprintf("%q is shorter than minLength %s", str, s["minLength"])
 		}
-		if hi := ratOf(s["maxLength"]); hi != nil && n.Cmp(hi) > 0 {
+		if hi, ok := countOf(s["maxLength"]); ok && n > hi {
 			return fmt.Sprintf("%q is longer than maxLength %s", str, s["maxLength"])
 		}
 	}
 	return ""
 }
 
+func countOf(v any) (int64, bool) {
+	d, ok := decOf(v)
+	if !ok {
+		return 0, false
+	}
+	return d.count()
+}
+
 // ResultSchema is a compiled publisher result schema.
 type ResultSchema struct {
-	schema *jsonschema.Schema
+	root *rnode
+}
+
+// rnode is one compiled schema of the subset.
+type rnode struct {
+	typ      rtype
+	props    map[string]rprop
+	required []string
+	items    *rnode
+	minItems int64
+	maxItems int64
+	minLen   int64
+	maxLen   int64 // -1: none
+	min, max *exact
+	minText  string
+	maxText  string
+	enum     []any // string, bool, nil or exact
+	enumText string
+}
+
+type rprop struct {
+	node *rnode
+	req  int // index in required, -1 when optional
 }
 
 // CompileResultSchema checks raw as CheckResultSchema does and compiles it
@@ -241,16 +461,66 @@ func CompileResultSchema(raw jsontext.Value) (*ResultSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	const url = "urn:rukh:result-schema"
-	c := newSchemaCompiler()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: "result schema does not compile", Err: err}
+	return &ResultSchema{root: compileNode(doc.(map[string]any))}, nil
+}
+
+func compileNode(s map[string]any) *rnode {
+	t, _ := typeOf(s["type"].(string))
+	n := &rnode{typ: t, maxLen: -1}
+	switch t {
+	case tObject:
+		props := s["properties"].(map[string]any)
+		n.props = make(map[string]rprop, len(props))
+		for name, p := range props {
+			n.props[name] = rprop{node: compileNode(p.(map[string]any)), req: -1}
+		}
+		req, _ := s["required"].([]any)
+		for i, r := range req {
+			name := r.(string)
+			n.required = append(n.required, name)
+			p := n.props[name]
+			p.req = i
+			n.props[name] = p
+		}
+	case tArray:
+		n.items = compileNode(s["items"].(map[string]any))
+		n.maxItems, _ = countOf(s["maxItems"])
+		n.minItems, _ = countOf(s["minItems"])
+	case tString:
+		n.minLen, _ = countOf(s["minLength"])
+		if hi, ok := countOf(s["maxLength"]); ok {
+			n.maxLen = hi
+		}
+	case tInteger, tNumber:
+		if d, ok := decOf(s["minimum"]); ok {
+			n.min, n.minText = &d, string(s["minimum"].(jnum))
+		}
+		if d, ok := decOf(s["maximum"]); ok {
+			n.max, n.maxText = &d, string(s["maximum"].(jnum))
+		}
 	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: "result schema does not compile", Err: err}
+	if enum, ok := s["enum"].([]any); ok {
+		texts := make([]string, len(enum))
+		for i, e := range enum {
+			switch e := e.(type) {
+			case jnum:
+				d, _ := parseExact(string(e))
+				n.enum = append(n.enum, d)
+				texts[i] = string(e)
+			case string:
+				n.enum = append(n.enum, e)
+				texts[i] = strconv.Quote(e)
+			default:
+				n.enum = append(n.enum, e)
+				texts[i] = fmt.Sprint(e)
+				if e == nil {
+					texts[i] = "null"
+				}
+			}
+		}
+		n.enumText = strings.Join(texts, ", ")
 	}
-	return &ResultSchema{schema: sch}, nil
+	return n
 }
 
 // Check validates one result value (the structured data): strict JSON within
@@ -261,33 +531,204 @@ func (s *ResultSchema) Check(data jsontext.Value, maxBytes int) error {
 	if maxBytes <= 0 {
 		maxBytes = MaxResultBytes
 	}
-	done := make(chan error, 1)
-	go func() { done <- s.check(data, maxBytes) }()
-	timer := time.NewTimer(resultCheckTime)
-	defer timer.Stop()
-	select {
-	case err := <-done:
+	c := &rcheck{deadline: time.Now().Add(resultCheckTime)}
+	if err := CheckJSON(data, JSONLimits{MaxBytes: maxBytes, MaxDepth: MaxResultDepth, MaxMembers: MaxResultMembers}); err != nil {
 		return err
-	case <-timer.C:
-		// The goroutine finishes on its own: its input is bounded.
-		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("result check took longer than %s", resultCheckTime)}
 	}
+	c.d = jsontext.NewDecoder(bytes.NewReader(data))
+	if err := c.value(s.root); err != nil {
+		return err
+	}
+	// Checked last too: a check that ran past the bound is an error, never
+	// a success found late.
+	return c.late()
 }
 
 // resultCheckTime is ResultCheckTime, a variable so a test can prove the
 // bound is enforced without a result slow enough to take 100 ms.
 var resultCheckTime = ResultCheckTime
 
-func (s *ResultSchema) check(data jsontext.Value, maxBytes int) error {
-	if err := CheckJSON(data, JSONLimits{MaxBytes: maxBytes, MaxDepth: MaxResultDepth, MaxMembers: MaxResultMembers}); err != nil {
-		return err
+// rcheck walks one result once, token by token, against a compiled schema.
+type rcheck struct {
+	d        *jsontext.Decoder
+	path     []pathTok
+	deadline time.Time
+	values   int
+}
+
+type pathTok struct {
+	name string
+	idx  int // -1 for a member name
+}
+
+func (c *rcheck) at() string {
+	var b strings.Builder
+	for _, t := range c.path {
+		b.WriteByte('/')
+		if t.idx >= 0 {
+			b.WriteString(strconv.Itoa(t.idx))
+		} else {
+			b.WriteString(escapeToken(t.name))
+		}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return &Error{Code: CodeInvalid, Message: "invalid JSON", Err: err}
-	}
-	if err := s.schema.Validate(inst); err != nil {
-		return schemaError(err)
+	return b.String()
+}
+
+func (c *rcheck) fail(format string, args ...any) *Error {
+	return invalidf(c.at(), format, args...)
+}
+
+func (c *rcheck) late() error {
+	if time.Now().After(c.deadline) {
+		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("result check took longer than %s", resultCheckTime)}
 	}
 	return nil
+}
+
+// kindType names the JSON type of the value a token kind starts.
+func kindType(k jsontext.Kind, lit string) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	if d, _ := parseExact(lit); d.isInt() {
+		return "integer"
+	}
+	return "number"
+}
+
+func (c *rcheck) value(n *rnode) error {
+	c.values++
+	if c.values%64 == 0 {
+		if err := c.late(); err != nil {
+			return err
+		}
+	}
+	tok, err := c.d.ReadToken()
+	if err != nil {
+		return JSONError(err)
+	}
+	k := tok.Kind()
+	var lit string
+	if k == '0' || k == '"' {
+		lit = tok.String()
+	}
+	got := kindType(k, lit)
+	if got != n.typ.String() && (got != "integer" || n.typ != tNumber) {
+		return c.fail("got %s, want %s", got, n.typ)
+	}
+	switch k {
+	case '{':
+		return c.object(n)
+	case '[':
+		return c.array(n)
+	case '"':
+		count := int64(utf8.RuneCountInString(lit))
+		if count < n.minLen {
+			return c.fail("%d characters, shorter than minLength %d", count, n.minLen)
+		}
+		if n.maxLen >= 0 && count > n.maxLen {
+			return c.fail("%d characters, longer than maxLength %d", count, n.maxLen)
+		}
+		return c.enum(n, lit)
+	case 't', 'f':
+		return c.enum(n, tok.Bool())
+	case 'n':
+		return c.enum(n, nil)
+	}
+	d, _ := parseExact(lit)
+	if n.min != nil && d.cmp(*n.min) < 0 {
+		return c.fail("%s is less than minimum %s", lit, n.minText)
+	}
+	if n.max != nil && d.cmp(*n.max) > 0 {
+		return c.fail("%s is greater than maximum %s", lit, n.maxText)
+	}
+	return c.enum(n, d)
+}
+
+func (c *rcheck) object(n *rnode) error {
+	var seen []bool
+	if len(n.required) > 0 {
+		seen = make([]bool, len(n.required))
+	}
+	for c.d.PeekKind() != '}' {
+		tok, err := c.d.ReadToken()
+		if err != nil {
+			return JSONError(err)
+		}
+		name := tok.String()
+		p, ok := n.props[name]
+		if !ok {
+			return invalidf(c.at()+"/"+escapeToken(name), "%q is not allowed here", name)
+		}
+		c.path = append(c.path, pathTok{name: name, idx: -1})
+		if err := c.value(p.node); err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		if p.req >= 0 {
+			seen[p.req] = true
+		}
+	}
+	if _, err := c.d.ReadToken(); err != nil {
+		return JSONError(err)
+	}
+	for i, ok := range seen {
+		if !ok {
+			return c.fail("missing %q", n.required[i])
+		}
+	}
+	return nil
+}
+
+func (c *rcheck) array(n *rnode) error {
+	i := 0
+	for c.d.PeekKind() != ']' {
+		if int64(i) >= n.maxItems {
+			return c.fail("more than %d items (maxItems)", n.maxItems)
+		}
+		c.path = append(c.path, pathTok{idx: i})
+		if err := c.value(n.items); err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		i++
+	}
+	if _, err := c.d.ReadToken(); err != nil {
+		return JSONError(err)
+	}
+	if int64(i) < n.minItems {
+		return c.fail("%d items, fewer than minItems %d", i, n.minItems)
+	}
+	return nil
+}
+
+func (c *rcheck) enum(n *rnode, v any) error {
+	if n.enum == nil {
+		return nil
+	}
+	for _, e := range n.enum {
+		switch e := e.(type) {
+		case exact:
+			if d, ok := v.(exact); ok && d.cmp(e) == 0 {
+				return nil
+			}
+		default:
+			if e == v {
+				return nil
+			}
+		}
+	}
+	if len(n.enum) == 1 {
+		return c.fail("must be %s", n.enumText)
+	}
+	return c.fail("must be one of %s", n.enumText)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -20,7 +19,7 @@ const MaxToolBytes = 1 << 20
 // DevEndpoint is the one endpoint that may publish development releases.
 const DevEndpoint = "dev"
 
-var revisionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+var revisionRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
 // toolName is ToolName; tests replace it to force the hash collisions real
 // fingerprints never produce.

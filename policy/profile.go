@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -111,9 +110,9 @@ type TemplateSpec struct {
 }
 
 var (
-	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	commandRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-	packageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,63}$`)
+	nameRE    = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	commandRE = lazyRegexp(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+	packageRE = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
 )
 
 // DefaultProfile is the profile of a fresh home: endpoint local (namespace
@@ -354,7 +353,7 @@ func (p *Profile) Validate() error {
 	return nil
 }
 
-func checkPublishList(path, what string, list []string, re *regexp.Regexp, want string) error {
+func checkPublishList(path, what string, list []string, re lazyRE, want string) error {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
 		ip := fmt.Sprintf("%s/%d", path, i)

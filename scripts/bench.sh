@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The SPEC §9 performance report (not a test; not part of scripts/test.sh).
-# Builds rukh and the bench helpers statically into a temp dir, runs
-# bench/rukhbench against fresh RUKH_HOMEs there, prints one table with
-# medians, p90, target and verdict (MISSED when a target is missed), then
-# explains the store and per-request reads with bench/indexprobe. Exits 0 even when
-# a target is missed; non-zero only when something could not be measured.
-# Takes about one minute on 2 CPUs, most of it installing and activating
-# 1,000 packages (10,000 commands).
+# Builds rukh, the bench helpers and the go-sdk and mcp-go peer servers
+# statically into a temp dir, runs bench/rukhbench against fresh RUKH_HOMEs
+# there (1 command, then 10,000 and 100,000 commands: -sizes), prints one
+# table with medians, p90, target, ratio and verdict (MISSED when a target
+# is missed), then explains the store and per-request reads of the largest
+# home with bench/indexprobe. Exits 0 even when a target is missed; non-zero
+# only when something could not be measured. Takes several minutes on 2
+# CPUs, most of it installing and activating 2,000 packages.
 #
-# Environment: BENCH_ARGS adds rukhbench flags (e.g. "-packages 100 -calls 50"
+# Environment: BENCH_ARGS adds rukhbench flags (e.g. "-sizes 100x10 -calls 50"
 # for a quick run); BENCH_KEEP=1 keeps the temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,19 +25,22 @@ echo "== build (CGO_ENABLED=0, -trimpath) into $tmp/bin" >&2
 t0=$(date +%s)
 export CGO_ENABLED=0
 go build -trimpath -o "$tmp/bin/rukh" .
-go build -trimpath -o "$tmp/bin/" ./bench/trivial ./bench/trivialsdk ./bench/rukhbench ./bench/indexprobe
-for b in rukh trivial trivialsdk; do
+go build -trimpath -o "$tmp/bin/" ./bench/trivial ./bench/trivialsdk ./bench/rukhbench ./bench/indexprobe ./bench/peer-gosdk ./bench/peer-mcpgo
+for b in rukh trivial trivialsdk peer-gosdk peer-mcpgo; do
   if ldd "$tmp/bin/$b" >/dev/null 2>&1; then echo "bench: $b is not static" >&2; exit 1; fi
 done
 echo "== binaries: rukh $(du -h "$tmp/bin/rukh" | cut -f1), trivial $(du -h "$tmp/bin/trivial" | cut -f1), trivialsdk $(du -h "$tmp/bin/trivialsdk" | cut -f1)" >&2
+if go version -m "$tmp/bin/rukh" | grep -q jsonschema; then echo "bench: a JSON Schema library is linked into rukh" >&2; exit 1; fi
 
 echo "== rukhbench" >&2
 # shellcheck disable=SC2086
 "$tmp/bin/rukhbench" -rukh "$tmp/bin/rukh" -trivial "$tmp/bin/trivial" \
-  -trivialsdk "$tmp/bin/trivialsdk" -dir "$tmp/work" ${BENCH_ARGS:-}
+  -trivialsdk "$tmp/bin/trivialsdk" -peer-gosdk "$tmp/bin/peer-gosdk" -peer-mcpgo "$tmp/bin/peer-mcpgo" \
+  -dir "$tmp/work" ${BENCH_ARGS:-}
 
 echo
-echo "== the published revision of the large home (bench/indexprobe)"
-"$tmp/bin/indexprobe" "$tmp/work/large/home"
+largest=$(ls -d "$tmp"/work/large-*/home | sort -t- -k2 -n | tail -1)
+echo "== the published revision of the largest home, $largest (bench/indexprobe)"
+"$tmp/bin/indexprobe" "$largest"
 echo
 echo "bench.sh: done in $(( $(date +%s) - t0 )) s"

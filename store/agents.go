@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -42,7 +41,7 @@ var clock = time.Now
 // one agent, so minting in a loop cannot grow the store (a test seam).
 var maxLiveTokens = 1000
 
-var agentNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+var agentNameRE = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // Agent is one agent as `rukh agent list` shows it: never a secret.
 type Agent struct {

@@ -59,3 +59,6 @@ func CountForTest(s *Store, bucket string) (n int, err error) {
 
 // WatchReadsForTest is how often WatchActive has read the active pointer.
 func WatchReadsForTest() int64 { return watchReads.Load() }
+
+// StampTxid is the committed transaction id a stamp carries.
+func StampTxid(s Stamp) uint64 { return s.txid }

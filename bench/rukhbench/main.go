@@ -28,6 +28,8 @@ type config struct {
 	lists                     int
 	cold                      int
 	packages, commands        int
+	sizes                     string
+	peerGoSDK, peerMCPGo      string
 	jobs                      int
 }
 
@@ -41,8 +43,9 @@ func main() {
 	flag.IntVar(&c.warm, "warm", 20, "warm-up requests before timing")
 	flag.IntVar(&c.lists, "lists", 1000, "timed tools/list first-page round trips")
 	flag.IntVar(&c.cold, "cold", 30, "serve-mcp cold starts")
-	flag.IntVar(&c.packages, "packages", 1000, "packages published in the large home")
-	flag.IntVar(&c.commands, "commands", 10, "commands per package in the large home")
+	flag.StringVar(&c.sizes, "sizes", "1000x10,1000x100", "the large homes, PACKAGESxCOMMANDS, comma-separated")
+	flag.StringVar(&c.peerGoSDK, "peer-gosdk", "", "the bench/peer-gosdk binary (optional)")
+	flag.StringVar(&c.peerMCPGo, "peer-mcpgo", "", "the bench/peer-mcpgo binary (optional)")
 	flag.IntVar(&c.jobs, "jobs", min(runtime.NumCPU()+1, 4), "parallel installs/activations during setup")
 	flag.Parse()
 	if c.rukh == "" || c.trivial == "" || c.dir == "" {
@@ -57,63 +60,38 @@ func main() {
 
 func run(c config, out io.Writer) error {
 	t0 := time.Now()
-	var rows []row
-	var notes []string
-
+	sizes, err := parseSizes(c.sizes)
+	if err != nil {
+		return err
+	}
+	var peers []peer
+	for _, p := range []peer{{"go-sdk", c.peerGoSDK}, {"mcp-go", c.peerMCPGo}} {
+		if p.bin != "" {
+			peers = append(peers, p)
+		}
+	}
 	logf("small home: 1 trivial tool (+1 SDK tool)")
 	small, err := setupSmall(c)
 	if err != nil {
 		return fmt.Errorf("small home: %w", err)
 	}
-	callRows, n, err := benchCall(c, small)
+	rows, notes, base, err := benchSmall(c, small, peers)
 	if err != nil {
-		return fmt.Errorf("tools/call: %w", err)
+		return fmt.Errorf("1-command home: %w", err)
 	}
-	notes = append(notes, n...)
-
-	logf("large home: %d packages x %d commands (setup)", c.packages, c.commands)
-	large, setupNotes, err := setupLarge(c)
-	if err != nil {
-		return fmt.Errorf("large home: %w", err)
-	}
-	notes = append(notes, setupNotes...)
-
-	logf("publish")
-	pubRows, n, err := benchPublish(c, large)
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	notes = append(notes, n...)
-
-	logf("tools/list and memory")
-	listRows, memRows, n, err := benchList(c, large)
-	if err != nil {
-		return fmt.Errorf("tools/list: %w", err)
-	}
-	notes = append(notes, n...)
-
-	logf("cold starts")
-	coldRows, n, err := benchCold(c, large, small)
-	if err != nil {
-		return fmt.Errorf("cold start: %w", err)
-	}
-	notes = append(notes, n...)
-
-	logf("context")
-	ctxRows, n, err := benchContext(c, large)
-	if err != nil {
-		return fmt.Errorf("context: %w", err)
-	}
-	notes = append(notes, n...)
-
-	for _, rs := range [][]row{callRows, listRows, coldRows, pubRows, memRows, ctxRows} {
-		rows = append(rows, rs...)
+	for _, z := range sizes {
+		r, n, err := benchSize(c, z, base)
+		if err != nil {
+			return fmt.Errorf("%d commands: %w", z.tools(), err)
+		}
+		rows, notes = append(rows, r...), append(notes, n...)
 	}
 	printTable(out, rows)
 	fmt.Fprintln(out)
 	for _, n := range notes {
 		fmt.Fprintln(out, "- "+n)
 	}
+	fmt.Fprintln(out, "- not measured here: calls per second with 16 in flight; HTTP rows (serve-http)")
 	fmt.Fprintf(out, "- whole run (build excluded): %s on %d CPUs, %s/%s, %s\n",
 		time.Since(t0).Round(100*time.Millisecond), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	return nil

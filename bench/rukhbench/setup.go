@@ -223,7 +223,7 @@ type largeHome struct {
 }
 
 func setupLarge(c config) (*largeHome, []string, error) {
-	h, err := newHome(c, "large")
+	h, err := newHome(c, fmt.Sprintf("large-%d", c.packages*c.commands))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,239 @@
+package commands
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// serveCache keeps what the last requests of a serve-mcp process read of
+// the active revision (its header, the list pages and the tools they
+// asked for) and answers the next requests from it while the store file's
+// stamp is the one taken before that read: then a request costs one
+// unlocked read of the file's meta pages instead of a store open. A
+// revision never changes once published, so what is kept of it stays
+// true; the stamp only tells whether it is still the active one. Bounded:
+// one revision, cachePageBytes of page bodies, cacheTools tools.
+type serveCache struct {
+	a        *app
+	endpoint string
+
+	mu    sync.Mutex
+	stamp store.Stamp
+	rev   *cachedRev // nil: nothing trusted
+}
+
+const (
+	cachePageBytes = 256 << 10
+	cacheTools     = 64
+)
+
+// cachedRev is what is kept of one revision (n 0: nothing was published).
+type cachedRev struct {
+	endpoint  string // the launch endpoint
+	n         uint64
+	revision  string
+	ep        store.EndpointInfo
+	has       bool
+	endpoints []string
+	profile   []byte
+
+	launchOnce sync.Once
+	launch     *policy.Launch
+
+	mu        sync.Mutex
+	pages     map[int][]cachedTool
+	pageBytes int
+	tools     map[string]*mcpstdio.Resolved
+	digest    *[32]byte
+}
+
+type cachedTool struct {
+	name string
+	body []byte
+}
+
+func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
+	r := &cachedRev{endpoint: endpoint, n: ix.Number(), revision: ix.Revision(), profile: ix.Profile(),
+		pages: map[int][]cachedTool{}, tools: map[string]*mcpstdio.Resolved{}}
+	r.ep, r.has = ix.Endpoint(endpoint)
+	for _, e := range ix.Endpoints() {
+		r.endpoints = append(r.endpoints, e.Name)
+	}
+	return r
+}
+
+// view is mcpstdio.Config.View over the cache.
+func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
+	st, stamped := c.a.store.Stamp()
+	c.mu.Lock()
+	rev := c.rev
+	if !stamped || c.stamp != st {
+		rev = nil
+	}
+	c.mu.Unlock()
+	if rev != nil && (n == 0 || n == rev.n) {
+		if rev.n == 0 {
+			return fn(0, nil)
+		}
+		return fn(rev.n, &cachedCatalog{a: c.a, rev: rev})
+	}
+
+	// Read the store, keeping what is read when it is the active revision.
+	keep := func(r *cachedRev) {
+		if stamped {
+			// A concurrent read may have kept a newer one: then the next
+			// request finds the stamp changed and reads again.
+			c.mu.Lock()
+			c.stamp, c.rev = st, r
+			c.mu.Unlock()
+		}
+	}
+	if n != 0 {
+		return c.a.store.ViewRevision(n, func(ix *store.Index) error {
+			return fn(ix.Number(), &cachedCatalog{a: c.a, rev: newCachedRev(ix, c.endpoint), ix: ix})
+		})
+	}
+	var kept *cachedRev
+	published, err := c.a.viewActive(func(ix *store.Index) error {
+		kept = newCachedRev(ix, c.endpoint)
+		cc := &cachedCatalog{a: c.a, rev: kept, ix: ix}
+		err := fn(ix.Number(), cc)
+		cc.ix = nil
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case !published:
+		keep(&cachedRev{})
+		return fn(0, nil)
+	}
+	keep(kept)
+	return nil
+}
+
+// cachedCatalog is mcpstdio.Catalog over a cachedRev. What the cache does
+// not hold it reads from ix (during the read that made it) or from the
+// store, and keeps within the bounds.
+type cachedCatalog struct {
+	a   *app
+	rev *cachedRev
+	ix  *store.Index
+}
+
+func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {
+	if c.ix != nil {
+		return fn(c.ix)
+	}
+	return c.a.store.ViewRevision(c.rev.n, fn)
+}
+
+func (c *cachedCatalog) HasEndpoint() bool   { return c.rev.has }
+func (c *cachedCatalog) Pages() int          { return c.rev.ep.Pages }
+func (c *cachedCatalog) Revision() string    { return c.rev.revision }
+func (c *cachedCatalog) Endpoints() []string { return c.rev.endpoints }
+
+func (c *cachedCatalog) Launch() *policy.Launch {
+	r := c.rev
+	r.launchOnce.Do(func() {
+		if l, err := policy.LaunchOf(r.profile, r.endpoint); err == nil {
+			r.launch = l
+		}
+	})
+	return r.launch
+}
+
+func (c *cachedCatalog) Template() policy.Template {
+	m, err := policy.DecodeEndpointMeta(c.rev.ep.Meta)
+	if err != nil {
+		return policy.Template{}
+	}
+	return m.Template
+}
+
+func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) error {
+	r := c.rev
+	r.mu.Lock()
+	page, ok := r.pages[i]
+	r.mu.Unlock()
+	if !ok {
+		var size int
+		err := c.read(func(ix *store.Index) error {
+			page = page[:0]
+			size = 0
+			return ix.Page(r.ep.Name, i, func(name string, body []byte) error {
+				page = append(page, cachedTool{name: name, body: bytes.Clone(body)})
+				size += len(name) + len(body)
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		if _, again := r.pages[i]; !again && r.pageBytes+size <= cachePageBytes {
+			r.pages[i] = page
+			r.pageBytes += size
+		}
+		r.mu.Unlock()
+	}
+	for _, t := range page {
+		if err := fn(t.name, t.body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
+	r := c.rev
+	r.mu.Lock()
+	res, ok := r.tools[name]
+	r.mu.Unlock()
+	if ok {
+		return res, nil
+	}
+	err := c.read(func(ix *store.Index) error {
+		sc := &storeCatalog{a: c.a, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}
+		var err error
+		res, err = sc.Resolve(name)
+		return err
+	})
+	if err != nil || res == nil {
+		return nil, err // unknown names are not kept: clients choose them
+	}
+	r.mu.Lock()
+	if len(r.tools) >= cacheTools {
+		clear(r.tools)
+	}
+	r.tools[name] = res
+	r.mu.Unlock()
+	return res, nil
+}
+
+func (c *cachedCatalog) Digest() ([32]byte, error) {
+	r := c.rev
+	r.mu.Lock()
+	d := r.digest
+	r.mu.Unlock()
+	if d != nil {
+		return *d, nil
+	}
+	var sum [32]byte
+	err := c.read(func(ix *store.Index) error {
+		var err error
+		sum, err = mcpstdio.DigestPages(&storeCatalog{a: c.a, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has})
+		return err
+	})
+	if err != nil {
+		return sum, err
+	}
+	r.mu.Lock()
+	r.digest = &sum
+	r.mu.Unlock()
+	return sum, nil
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package store
+
+func fileStamp(string) (Stamp, bool) { return Stamp{}, false }
