@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,11 +18,29 @@ import (
 )
 
 // Task records (SPEC §11): one per background invocation, from its start
-// until ttl after its creation. A record names the process that runs it
+// until ttl after its creation. They live in their own bbolt file beside
+// the store (TasksDBName), so that a running task's status writes neither
+// wait for nor hold the store's lock, nor change its Stamp (serve-mcp keeps
+// what it read while the stamp is unchanged). A record names the process that runs it
 // (its owner); the owner holds home/holds/task-owner-ID for its whole life,
 // so any process can tell a live owner from a dead one without trusting
 // pids, which are reused.
 var bucketTasks = []byte("tasks") // task id → taskRec JSON
+
+// TasksDBName is the task records' file inside the home.
+const TasksDBName = "tasks.db"
+
+var taskDBs sync.Map // tasks.db path → *Store
+
+// taskDB is the handle on the home's task file.
+func (s *Store) taskDB() *Store {
+	path := filepath.Join(s.home, TasksDBName)
+	if t, ok := taskDBs.Load(path); ok {
+		return t.(*Store)
+	}
+	t, _ := taskDBs.LoadOrStore(path, &Store{home: s.home, path: path, Timeout: s.Timeout})
+	return t.(*Store)
+}
 
 // HoldTaskOwner is the hold kind a process running tasks holds (holds.go).
 const HoldTaskOwner = "task-owner"
@@ -186,7 +206,7 @@ func (s *Store) CreateTask(t Task, maxTasks int) error {
 	}
 	now := clock().UTC()
 	t.State, t.CreatedAt, t.UpdatedAt, t.Version = TaskWorking, now, now, 1
-	return s.update(func(tx *bolt.Tx) error {
+	return s.taskDB().update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err
@@ -221,7 +241,7 @@ func (s *Store) Task(id string) (Task, error) {
 	if !ValidTaskID(id) {
 		return Task{}, taskNotFound(id)
 	}
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.taskDB().view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTasks)
 		if b == nil {
 			return nil
@@ -245,7 +265,7 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 	if !ValidTaskID(id) {
 		return Task{}, taskNotFound(id)
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.taskDB().update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err
@@ -276,7 +296,7 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 func (s *Store) Tasks(endpoint string) ([]Task, error) {
 	var out []Task
 	now := clock()
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.taskDB().view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTasks)
 		if b == nil {
 			return nil
@@ -302,7 +322,7 @@ func (s *Store) Tasks(endpoint string) ([]Task, error) {
 // PurgeTasks deletes the expired task records and returns how many.
 func (s *Store) PurgeTasks() (int, error) {
 	var n int
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.taskDB().update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err
@@ -347,7 +367,7 @@ func (s *Store) RecoverTasks(self string) (int, error) {
 			return n, err
 		}
 	}
-	if exists, _ := s.Exists(); exists {
+	if exists, _ := s.taskDB().Exists(); exists {
 		if _, err := s.PurgeTasks(); err != nil {
 			return n, err
 		}

@@ -107,3 +107,28 @@ func TestRecoverTasksOfGoneOwners(t *testing.T) {
 		t.Fatalf("RecoverTasks after the owner ended = %d, %v", n, err)
 	}
 }
+
+// Task writes go to their own file: the store's stamp stays as it was.
+func TestTaskWritesLeaveTheStampAlone(t *testing.T) {
+	s := testStore(t)
+	if _, err := s.Secret(); err != nil { // the store file exists
+		t.Fatal(err)
+	}
+	before, ok := s.Stamp()
+	if !ok {
+		t.Fatal("no stamp of the store file")
+	}
+	tk := newTask("local", "owner", TaskOwner{ID: "x"})
+	if err := s.CreateTask(tk, 4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateTask(tk.ID, func(r *Task) bool { r.StatusMessage = "step 2"; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := s.Stamp(); after != before {
+		t.Errorf("a task write changed the store's stamp")
+	}
+	if got, err := s.Task(tk.ID); err != nil || got.StatusMessage != "step 2" {
+		t.Errorf("Task = %+v, %v", got, err)
+	}
+}
