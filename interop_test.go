@@ -130,11 +130,10 @@ func mustRukh(t *testing.T, bin, home string, args ...string) string {
 	return out
 }
 
-// newInteropHome copies a fixture package, then runs the owner flow on it:
-// install, activate, policy, publish.
-func newInteropHome(t *testing.T, bin, fixture, name string) string {
+// copyInteropFixture copies the fixture package into dir/pkg, with this
+// test process's hang marker, and returns its path.
+func copyInteropFixture(t *testing.T, fixture, dir string) string {
 	t.Helper()
-	dir := t.TempDir()
 	pkg := filepath.Join(dir, "pkg")
 	if err := os.CopyFS(pkg, os.DirFS(fixture)); err != nil {
 		t.Fatal(err)
@@ -152,6 +151,15 @@ func newInteropHome(t *testing.T, bin, fixture, name string) string {
 	if err := os.WriteFile(manifest, m, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return pkg
+}
+
+// newInteropHome copies a fixture package, then runs the owner flow on it:
+// install, activate, policy, publish.
+func newInteropHome(t *testing.T, bin, fixture, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	pkg := copyInteropFixture(t, fixture, dir)
 	home := filepath.Join(dir, "home")
 	profile := filepath.Join(dir, "profile.json")
 	p := fmt.Sprintf(`{"endpoints":{"local":{"namespace":%q,"publish":{"packages":[%q]}}}}`, interopNamespace, name)
@@ -885,11 +893,29 @@ func mcpConfigWorks(t *testing.T, bin, home, client string, tools int) {
 	}
 }
 
-// --- CLI and MCP reach the extension with the same request ---
+// --- CLI, stdio and HTTP reach the extension with the same request ---
 
 func equivalence(t *testing.T, bin, home string) {
+	// The endpoint is served over HTTP too, to an agent with a static key.
+	profile := filepath.Join(filepath.Dir(home), "profile-http.json")
+	p := fmt.Sprintf(`{"endpoints":{"local":{"namespace":%q,"transports":["stdio","http"],"publish":{"packages":["interop.echo"]}}}}`, interopNamespace)
+	if err := os.WriteFile(profile, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRukh(t, bin, home, "policy", "set", profile)
+	mustRukh(t, bin, home, "publish")
+	var key struct {
+		Token string `json:"token"`
+	}
+	if err := stdjson.Unmarshal([]byte(mustRukh(t, bin, home, "agent", "add", "eq", "--endpoint", "local", "--json")), &key); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startHTTPServer(t, bin, home, "--rate", "0")
+
 	c := newGoSDKClient(t, bin, home, "2026-07-28").(*goSDKClient)
 	defer c.close()
+	hc := newGoSDKHTTPClientAs(t, base+"/mcp/v1/"+interopNamespace+"/local", "2026-07-28", key.Token).(*goSDKClient)
+	defer hc.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var tool string
@@ -902,7 +928,7 @@ func equivalence(t *testing.T, bin, home string) {
 	if !strings.HasPrefix(tool, "eq_run__") {
 		t.Fatalf("tool %q", tool)
 	}
-	mcpCall := func(t *testing.T, args string) map[string]any {
+	call := func(t *testing.T, c *goSDKClient, args string) map[string]any {
 		t.Helper()
 		r, err := c.call(ctx, tool, stdjson.RawMessage(args))
 		if err != nil {
@@ -917,6 +943,8 @@ func equivalence(t *testing.T, bin, home string) {
 		}
 		return env
 	}
+	mcpCall := func(t *testing.T, args string) map[string]any { return call(t, c, args) }
+	httpCall := func(t *testing.T, args string) map[string]any { return call(t, hc, args) }
 
 	same := []struct {
 		name string
@@ -969,6 +997,14 @@ func equivalence(t *testing.T, bin, home string) {
 				if cliReq != mcpReq+"\n" {
 					t.Errorf("the extension got different requests:\nCLI %q\n    %s\nMCP %s\n    %s", tc.cli, out, args, text)
 				}
+				// Over HTTP the same, but for the agent and its key's kind.
+				henv := httpCall(t, args)
+				hcr, _ := henv["commandResult"].(map[string]any)
+				htext, _ := hcr["text"].(string)
+				httpReq, ok3 := strings.CutPrefix(htext, `{"caller":{"transport":"http","endpoint":"local","subject":"owner","agent":"eq","credential":"static"},`)
+				if henv["outcome"] != "succeeded" || !ok3 || httpReq != mcpReq {
+					t.Errorf("HTTP and stdio reached the extension differently:\nstdio %s\nHTTP  %s (%v)", text, htext, henv["outcome"])
+				}
 			}
 		})
 	}
@@ -1001,6 +1037,9 @@ func equivalence(t *testing.T, bin, home string) {
 			env := mcpCall(t, tc.mcp)
 			if env["outcome"] != "rejected" {
 				t.Errorf("MCP %s: outcome %v, want rejected", tc.mcp, env["outcome"])
+			}
+			if henv := httpCall(t, tc.mcp); henv["outcome"] != "rejected" || henv["reason"] != env["reason"] {
+				t.Errorf("HTTP %s: %v (%v), want rejected as on stdio (%v)", tc.mcp, henv["outcome"], henv["reason"], env["reason"])
 			}
 			t.Logf("CLI: %sMCP: %v", errOut, env["reason"])
 		})

@@ -3,10 +3,14 @@ package commands
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcphttp"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
 )
@@ -18,6 +22,9 @@ func (a *app) mcpConfigCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Value: "claude", Usage: "claude, cursor or vscode"},
 			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the endpoint to serve"},
+			&cli.BoolFlag{Name: "http", Usage: "an entry for serve-http (a URL and an Authorization header) instead of serve-mcp"},
+			&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8787", Usage: "with --http: where serve-http listens (scheme://host:port)"},
+			&cli.StringFlag{Name: "token-env", Value: "RUKH_TOKEN", Usage: "with --http: the environment variable the client reads the agent's token from"},
 			&cli.BoolFlag{Name: "json", Usage: "accepted for symmetry: the snippet is always JSON"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -29,8 +36,12 @@ func (a *app) mcpConfigCmd() *cli.Command {
 				exe = abs
 			}
 			ep := c.String("endpoint")
-			if _, err := a.launch(ep); err != nil {
+			launch, err := a.launch(ep)
+			if err != nil {
 				return err
+			}
+			if c.Bool("http") {
+				return a.mcpConfigHTTP(c, launch, ep)
 			}
 			// The home this was run with, absolute: a host that passes no
 			// RUKH_HOME (or starts in another directory) still reaches it.
@@ -61,6 +72,62 @@ func (a *app) mcpConfigCmd() *cli.Command {
 		},
 	}
 }
+
+// mcpConfigHTTP prints a client entry for serve-http: the endpoint's URL
+// and, unless it takes anonymous callers, an Authorization header that
+// names the agent's token by an environment variable (or, for VS Code, a
+// prompted secret input): the token itself is never written to a config.
+func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) error {
+	if launch == nil {
+		return &kernel.Error{Code: kernel.CodeNotFound, Message: "nothing is published: an HTTP entry needs the endpoint's namespace",
+			Hint: "publish first ('rukh publish')"}
+	}
+	if !launch.Serves(policy.TransportHTTP) {
+		return &kernel.Error{Code: kernel.CodeInvalid,
+			Message: fmt.Sprintf("endpoint %q is not served over HTTP: its transports are %s", ep, strings.Join(launch.Transports, ", ")),
+			Hint:    `add "http" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or drop --http for a stdio entry`}
+	}
+	base := strings.TrimRight(c.String("url"), "/")
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return usageErr("--url must be scheme://host:port of serve-http (http or https), got %q", c.String("url"))
+	}
+	env := c.String("token-env")
+	if !envNameRE.MatchString(env) {
+		return usageErr("--token-env must be an environment variable name, got %q", env)
+	}
+	server := map[string]any{"url": base + mcphttp.PathPrefix + launch.Namespace + "/" + ep}
+	name := "rukh-" + ep
+	auth := launch.HTTPAuth != policy.HTTPAuthNone
+	client := c.String("client")
+	switch client {
+	case "claude":
+		server["type"] = "http"
+		if auth {
+			server["headers"] = map[string]string{"Authorization": "Bearer ${" + env + "}"}
+		}
+	case "cursor":
+		if auth {
+			server["headers"] = map[string]string{"Authorization": "Bearer ${env:" + env + "}"}
+		}
+	case "vscode":
+		server["type"] = "http"
+		out := map[string]any{"servers": map[string]any{name: server}}
+		if auth {
+			server["headers"] = map[string]string{"Authorization": "Bearer ${input:" + name + "-token}"}
+			out["inputs"] = []map[string]any{{"type": "promptString", "id": name + "-token", "password": true,
+				"description": fmt.Sprintf("the bearer token of a rukh agent of endpoint %s ('rukh agent add NAME --endpoint %s')", ep, ep)}}
+		}
+		return printJSON(a.stdout, out)
+	default:
+		return usageErr("--client must be claude, cursor or vscode, got %q", client)
+	}
+	if auth {
+		fmt.Fprintf(a.stderr, "rukh: hint: set %s to an agent's token where the client runs; 'rukh agent add NAME --endpoint %s' prints one\n", env, ep)
+	}
+	return printJSON(a.stdout, map[string]any{"mcpServers": map[string]any{name: server}})
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // warnEndpoint tells the person on stderr what agents would get wrong from
 // the endpoint's published tools: names hosts reject, or no tools at all.

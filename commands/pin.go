@@ -96,7 +96,7 @@ func (a *app) pinCLI(t cliTarget, bc *policy.BoundCommand, output string) (dir s
 	return dir, unpin, nil
 }
 
-// pinningInvoker pins each serve-mcp call (see mcpstdio.PinnedOf) around
+// pinningInvoker pins each serve-mcp call (see mcpcore.PinnedOf) around
 // the real invoker. A refusal is the call's execution_failed result; the
 // client learns which release and how the owner fixes it, the owner's log
 // gets the details.

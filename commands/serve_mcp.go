@@ -51,7 +51,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 			if launch != nil && !launch.Serves(policy.TransportStdio) {
 				return &kernel.Error{Code: kernel.CodeInvalid,
 					Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", endpoint, strings.Join(launch.Transports, ", ")),
-					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with serve-http once rukh has it`}
+					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with 'rukh serve-http'`}
 			}
 			exists, err := a.store.Exists()
 			if err != nil {
@@ -228,7 +228,7 @@ func (c *storeCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
 	}
 	name, version, _ := strings.Cut(bc.Release, "@")
 	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
-	return &mcpstdio.Resolved{Command: &bc.Declaration, Dir: c.a.copyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template}, nil
+	return &mcpstdio.Resolved{Command: &bc.Declaration, Dir: c.a.copyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
 }
 
 // sayNothingPublished tells the owner, on stderr, why an agent would see no
@@ -249,18 +249,21 @@ func (a *app) sayNothingPublished(log *stderrLog, exists bool) {
 // a client that does not read our stderr must not stall deadlines,
 // cancellation or shutdown. Lines that do not fit are counted and dropped.
 type stderrLog struct {
+	verb    string
 	lines   chan string
 	dropped atomic.Int64
 	done    chan struct{}
 }
 
-func newStderrLog(w io.Writer) *stderrLog {
-	l := &stderrLog{lines: make(chan string, 256), done: make(chan struct{})}
+func newStderrLog(w io.Writer) *stderrLog { return newVerbLog(w, "serve-mcp") }
+
+func newVerbLog(w io.Writer, verb string) *stderrLog {
+	l := &stderrLog{verb: verb, lines: make(chan string, 256), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		for line := range l.lines {
 			if n := l.dropped.Swap(0); n > 0 {
-				fmt.Fprintf(w, "rukh: serve-mcp: %d log line(s) dropped: stderr is not being read\n", n)
+				fmt.Fprintf(w, "rukh: %s: %d log line(s) dropped: stderr is not being read\n", l.verb, n)
 			}
 			io.WriteString(w, line)
 		}
@@ -269,7 +272,7 @@ func newStderrLog(w io.Writer) *stderrLog {
 }
 
 func (l *stderrLog) Logf(format string, args ...any) {
-	l.Line(fmt.Sprintf("rukh: serve-mcp: "+format+"\n", args...))
+	l.Line(fmt.Sprintf("rukh: "+l.verb+": "+format+"\n", args...))
 }
 
 // Line queues one complete line as it is.

@@ -23,6 +23,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.describeCmd(),
 		a.toolsCmd(),
 		a.serveMCPCmd(),
+		a.serveHTTPCmd(),
 		a.mcpConfigCmd(),
 		a.agentCmd(),
 		a.auditCmd(),

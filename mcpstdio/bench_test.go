@@ -41,6 +41,7 @@ func BenchmarkList10k(b *testing.B) {
 		Active: func() (uint64, error) { return active.Load(), nil },
 		Load:   bindings(func(uint64) (*policy.Binding, error) { return bind, nil })})
 	s.out = newOutQueue(io.Discard, time.Second, func(err error) { b.Fatal(err) })
+	s.start(context.Background())
 	s.handleLine(listLine) // warm the revision cache
 	b.ReportAllocs()
 	for b.Loop() {

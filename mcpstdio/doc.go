@@ -1,12 +1,13 @@
-// Package mcpstdio owns Rukh's MCP adapter over stdio: a strict
-// newline-delimited JSON-RPC 2.0 layer, the stateless 2026-07-28 era and the
-// 2025-11-25 / 2025-06-18 initialize era on one process, tools/list paging
-// from the active revision with signed cursors, and tools/call through a
-// [kernel.Invoker]. [Serve] runs one session; [IsolateStdout] keeps every
-// other writer of the process off the protocol stream.
+// Package mcpstdio owns Rukh's MCP transport over stdio: a strict
+// newline-delimited framing of JSON-RPC 2.0 with its reader limits and its
+// bounded writer, serving one session of the protocol core (package
+// mcpcore: both eras, discover, list, call, cursors, subscriptions, the
+// launch binding). [Serve] runs one session; [IsolateStdout] keeps every
+// other writer of the process off the protocol stream. What this page says
+// about eras, calls and hints is the core's behaviour as stdio shows it.
 //
-// mcpstdio imports kernel and policy only. It never opens the store (the
-// caller passes Active and Load), never reads os.Args, never exits, and
+// mcpstdio imports kernel, policy and mcpcore only. It never opens the store
+// (the caller passes Active and Load), never reads os.Args, never exits, and
 // writes nothing but protocol messages to the writer it is given.
 //
 // # Reader

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -49,8 +50,8 @@ func TestOwnerCancelAnswersEveryCall(t *testing.T) {
 		if err := json.Unmarshal(got[id]["result"], &res); err != nil {
 			t.Fatalf("call %s: %v in %s", id, err, out)
 		}
-		if r := res.StructuredContent; !res.IsError || r.Outcome != kernel.Cancelled || r.Reason != reasonOwnerCancel {
-			t.Errorf("call %s answered %+v (isError %v), want cancelled: %s", id, r, res.IsError, reasonOwnerCancel)
+		if r := res.StructuredContent; !res.IsError || r.Outcome != kernel.Cancelled || r.Reason != mcpcore.ReasonOwnerCancel {
+			t.Errorf("call %s answered %+v (isError %v), want cancelled: %s", id, r, res.IsError, mcpcore.ReasonOwnerCancel)
 		}
 	}
 	for _, s := range inv.invocations() {
@@ -158,7 +159,7 @@ func TestListBoundedAt30s(t *testing.T) {
 	}, func(h *harness) {
 		answered := func() bool { return strings.Contains(string(h.out.bytes()), `"id":1`) }
 		h.send(t, listReq(1))
-		time.Sleep(revisionTimeout - time.Millisecond)
+		time.Sleep(mcpcore.RevisionTimeout - time.Millisecond)
 		synctest.Wait()
 		early = answered()
 		time.Sleep(time.Millisecond)

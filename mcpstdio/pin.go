@@ -3,26 +3,20 @@ package mcpstdio
 import (
 	"context"
 
-	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/mcpcore"
 )
 
-// Pinned is what a tools/call resolved and runs: the revision it was
-// resolved against and the release whose copy it runs. The Invoker finds it
-// in the call's context, to hold both for the call's whole run.
-type Pinned struct {
-	Revision uint64
-	Tool     string // the name the call was resolved by
-	Release  *policy.BoundRelease
-}
-
-type pinnedKey struct{}
-
-func withPinned(ctx context.Context, p Pinned) context.Context {
-	return context.WithValue(ctx, pinnedKey{}, p)
-}
+// Pinned is what a tools/call resolved and runs (see mcpcore.Pinned).
+type Pinned = mcpcore.Pinned
 
 // PinnedOf returns what the call running under ctx pinned.
-func PinnedOf(ctx context.Context) (Pinned, bool) {
-	p, ok := ctx.Value(pinnedKey{}).(Pinned)
-	return p, ok
-}
+func PinnedOf(ctx context.Context) (Pinned, bool) { return mcpcore.PinnedOf(ctx) }
+
+// Catalog is the launch endpoint's view of one revision (see mcpcore.Catalog).
+type Catalog = mcpcore.Catalog
+
+// Resolved is what a tools/call pins for its whole run (see mcpcore.Resolved).
+type Resolved = mcpcore.Resolved
+
+// DigestPages is Catalog.Digest for any catalog.
+func DigestPages(c Catalog) ([32]byte, error) { return mcpcore.DigestPages(c) }

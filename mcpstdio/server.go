@@ -2,16 +2,14 @@ package mcpstdio
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -72,45 +70,22 @@ var (
 	errWriteTimeout = errors.New("a write to the client blocked too long")
 )
 
-// errOwnerCancel is the cause a call's context ends with when the owner
-// stops the server (a signal to serve-mcp); the child's cancel message
-// carries it.
-var errOwnerCancel = errors.New("the owner stopped the server")
+// Reader and writer limits (SPEC §6), the core's.
+const (
+	maxLineBytes     = mcpcore.MaxMessageBytes
+	maxResponseBytes = mcpcore.MaxResponseBytes
+)
 
-// reasonOwnerCancel is the stable reason of a call the owner's cancel
-// ended while the client could still be answered.
-const reasonOwnerCancel = "cancelled by the owner (the server is stopping)"
-
-// call is one admitted tools/call.
-type call struct {
-	cancel  context.CancelFunc
-	dropped atomic.Bool // no response may be sent (client cancel or shutdown)
-}
-
+// server is the stdio transport of one session: the line reader, the
+// bounded writer, and the session of the protocol core they serve.
 type server struct {
-	cfg     Config
-	owner   context.Context // Serve's ctx: its end is the owner's cancel
-	ctx     context.Context // the session: calls and watches end with it
-	stop    context.CancelCauseFunc
-	logged  sync.Map // revision number → struct{}: the owner heard about it
-	cursors cursorCodec
-	out     *outQueue
-	subs    *subscriptions
-	logf    func(string, ...any)
-	newID   func() string
-	info    []byte // {"name":…,"version":…}
-
-	legacyInitialized bool // serve loop only
+	cfg  Config
+	core *mcpcore.Session
+	out  *outQueue
+	logf func(string, ...any)
 
 	fatalOnce sync.Once
 	fatal     chan error
-
-	mu      sync.Mutex
-	calls   map[string]*call
-	running int
-	held    int
-	wg      sync.WaitGroup
-	binding *policy.Launch // the launch binding; see admit
 }
 
 // Serve speaks MCP over one stdio pair until in ends (nil), ctx ends
@@ -122,7 +97,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if cfg.Active == nil || (cfg.Load == nil && cfg.View == nil) || cfg.Invoker == nil {
 		return kernel.Errorf(kernel.CodeInternal, "mcpstdio: Config needs Active, View (or Load) and Invoker")
 	}
-
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
@@ -130,13 +104,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	s := newServer(cfg)
-	// The session outlives ctx by as long as it takes to answer the calls
-	// the owner's cancel ends.
-	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	s.owner, s.ctx, s.stop = ctx, sctx, cancel
 	s.out = newOutQueue(out, cfg.WriteTimeout, s.fail)
-	s.subs.ctx = sctx
+	s.start(ctx)
 	// On every exit but a clean end of input, nothing more is written.
 	defer s.out.abort()
 
@@ -163,10 +132,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 			case evLine:
 				s.handleLine(ev.line)
 			case evOverlong:
-				s.send(appendError(nil, nil, newError(codeParseError,
+				s.send(mcpcore.AppendError(nil, nil, mcpcore.NewError(mcpcore.CodeParseError,
 					fmt.Sprintf("parse error: message over %d bytes", maxLineBytes))))
 			case evEnd:
-				s.shutdown()
+				s.core.Shutdown()
 				s.out.close()
 				select {
 				case <-s.out.done:
@@ -182,17 +151,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 			timerC = nil
 			if lr.open.Load() == armed {
 				s.out.abort()
-				s.shutdown()
+				s.core.Shutdown()
 				return transportError(errReadTimeout)
 			}
 		case err := <-s.fatal:
 			s.out.abort()
-			s.shutdown()
+			s.core.Shutdown()
 			return transportError(err)
 		case <-ctx.Done():
 			// The owner's cancel while the reply channel lives: every
 			// call gets its cancelled answer, every stream its end.
-			s.ownerCancel(context.Cause(ctx))
+			s.core.OwnerCancel(context.Cause(ctx))
 			s.out.close()
 			select {
 			case <-s.out.done:
@@ -205,45 +174,26 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 }
 
 func newServer(cfg Config) *server {
-	if cfg.View == nil && cfg.Load != nil {
-		cfg.View = viewFromLoad(cfg.Active, &revisionCache{load: cfg.Load})
-	}
-	s := &server{
-		cfg: cfg,
-
-		logf:  cfg.Logf,
-		newID: cfg.newID,
-		fatal: make(chan error, 1),
-		calls: make(map[string]*call),
-		owner: context.Background(), // Serve sets the session's
-		stop:  func(error) {},
-	}
+	s := &server{cfg: cfg, logf: cfg.Logf, fatal: make(chan error, 1)}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
-	if s.newID == nil {
-		s.newID = kernel.NewInvocationID
-	}
-	s.subs = &subscriptions{
-		watch: cfg.Watch, digest: s.projectionDigest, current: s.currentDigest, logf: s.logf,
-		send: s.send,
-		hint: func(msg []byte) bool { return s.out.push(outMsg{data: msg}, true, 0) != errQueueFull },
-	}
-	if cfg.Launch != nil {
-		l := *cfg.Launch
-		s.binding = &l
-	}
-	secret := cfg.Secret
-	if len(secret) == 0 {
-		secret = make([]byte, 32)
-		rand.Read(secret)
-	}
-	s.cursors = cursorCodec{secret: secret, endpoint: cfg.Endpoint}
-	info := appendString([]byte(`{"name":`), cfg.ServerName)
-	info = append(info, `,"version":`...)
-	info = appendString(info, cfg.ServerVersion)
-	s.info = append(info, '}')
 	return s
+}
+
+// start opens the session; owner is Serve's ctx, whose end is the owner's
+// cancel.
+func (s *server) start(owner context.Context) {
+	ep := mcpcore.NewEndpoint(mcpcore.Config{
+		Endpoint: s.cfg.Endpoint, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
+		Transport: policy.TransportStdio,
+		Active:    s.cfg.Active, View: s.cfg.View, Load: s.cfg.Load, Watch: s.cfg.Watch, Secret: s.cfg.Secret,
+		Invoker: s.cfg.Invoker, Diagnostics: s.cfg.Diagnostics, Launch: s.cfg.Launch,
+		Logf: s.cfg.Logf, NewID: s.cfg.newID,
+	})
+	s.core = ep.NewSession(owner, mcpcore.SessionConfig{
+		Hint: func(m mcpcore.Message) bool { return s.out.push(m, true, 0) != errQueueFull },
+	})
 }
 
 func transportError(err error) error {
@@ -258,51 +208,16 @@ func (s *server) fail(err error) {
 	s.fatalOnce.Do(func() { s.fatal <- err })
 }
 
-// shutdown stops every invocation without answering it and waits for them.
-func (s *server) shutdown() {
-	s.mu.Lock()
-	if n := s.running; n > 0 {
-		// Say why a piped client got no answer: the stdio spec ends a
-		// session at end of input, running calls included.
-		s.logf("input closed: stopping %d running call(s); they get no response", n)
-	}
-	for _, c := range s.calls {
-		c.dropped.Store(true)
-		c.cancel()
-	}
-	s.mu.Unlock()
-	s.stop(nil)
-	s.subs.shutdown()
-	s.wg.Wait()
-}
-
-// ownerCancel ends the session for the owner (SPEC §6: "owner cancel while
-// the reply channel lives"): open listen streams get their final response,
-// running calls are stopped (SPEC §5: cancel, SIGTERM, SIGKILL) and each is
-// answered cancelled with a stable reason; it waits for them.
-func (s *server) ownerCancel(cause error) {
-	s.mu.Lock()
-	n := s.running
-	s.mu.Unlock()
-	streams := s.subs.end()
-	s.logf("stopping on the owner's cancel (%v): %d running call(s) are stopped and answered cancelled, %d listen stream(s) ended", cause, n, len(streams))
-	for _, id := range streams {
-		s.send(s.appendListenEnd(nil, id))
-	}
-	s.stop(errOwnerCancel)
-	s.wg.Wait()
-}
-
 // send queues a response, waiting up to the write timeout for space; a
 // response that cannot be queued in time closes the transport.
 func (s *server) send(msg []byte) {
-	s.sendMsg(outMsg{data: msg})
+	s.sendMsg(mcpcore.Message{Data: msg})
 }
 
-func (s *server) sendMsg(m outMsg) {
-	if len(m.data) > maxResponseBytes {
-		s.logf("mcp: dropping a %d-byte message over the response limit", len(m.data))
-		m.finish()
+func (s *server) sendMsg(m mcpcore.Message) {
+	if len(m.Data) > maxResponseBytes {
+		s.logf("mcp: dropping a %d-byte message over the response limit", len(m.Data))
+		m.Finish()
 		return
 	}
 	if err := s.out.push(m, false, s.cfg.WriteTimeout); err == errQueueFull {
@@ -310,66 +225,22 @@ func (s *server) sendMsg(m outMsg) {
 	}
 }
 
-// reply answers id with a result body, or with an error when the encoded
-// response would be over the response limit.
-func (s *server) reply(id jsontext.Value, e era, r result) {
-	msg := appendResponse(nil, id, s.finish(e, r))
-	if len(msg) > maxResponseBytes {
-		msg = appendError(nil, id, newError(codeInternalError, "response too large"))
-	}
-	s.send(msg)
-}
+// The stdio pair is every request's Reply: one stream, in order.
+func (s *server) Respond(m mcpcore.Message)   { s.sendMsg(m) }
+func (s *server) Send(m mcpcore.Message)      { s.sendMsg(m) }
+func (s *server) Hint(m mcpcore.Message) bool { return s.out.push(m, true, 0) != errQueueFull }
+func (s *server) Gone() <-chan struct{}       { return nil }
 
-func (s *server) replyError(id jsontext.Value, e *rpcError) {
-	s.send(appendError(nil, id, e))
-}
-
-// handleLine checks, classifies and dispatches one incoming line. It never
-// waits for a tool call.
+// handleLine checks and dispatches one incoming line. It never waits for a
+// tool call.
 func (s *server) handleLine(line []byte) {
-	req, id, rerr := decodeLine(line)
+	req, id, rerr := mcpcore.Decode(line)
 	if rerr != nil {
-		s.replyError(id, rerr)
+		s.send(mcpcore.AppendError(nil, id, rerr))
 		return
 	}
 	if req == nil {
 		return
 	}
-	if req.id == nil {
-		s.handleNotification(req)
-		return
-	}
-	if s.isLegacy(req) {
-		s.handleLegacy(req)
-		return
-	}
-	s.handleModern(req)
-}
-
-func (s *server) handleNotification(req *request) {
-	switch req.method {
-	case "notifications/cancelled":
-		s.cancelRequest(req.params.RequestID)
-	case "notifications/initialized":
-		// Legacy handshake acknowledgement; nothing to do.
-	}
-	// Other notifications are ignored, as JSON-RPC requires no answer.
-}
-
-// cancelRequest stops the call with that id, if it is still running or its
-// response is not yet written; that response is then never sent.
-func (s *server) cancelRequest(id jsontext.Value) {
-	if id == nil || !validID(id) {
-		return
-	}
-	if s.subs.close(idKey(id)) {
-		return // a listen stream ends without a response
-	}
-	s.mu.Lock()
-	c := s.calls[idKey(id)]
-	s.mu.Unlock()
-	if c != nil {
-		c.dropped.Store(true)
-		c.cancel()
-	}
+	s.core.Handle(req, s)
 }

@@ -3,6 +3,7 @@ package mcpstdio
 import (
 	"bytes"
 	"errors"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -115,15 +116,9 @@ var (
 	errQueueFull   = errors.New("output queue full")
 )
 
-// outMsg is one framed outgoing message. When drop is set and true at the
-// moment the writer takes the message, it is not written (the client
-// cancelled the request it answers). done runs once the message is written,
-// dropped or refused.
-type outMsg struct {
-	data []byte
-	drop *atomic.Bool
-	done func()
-}
+// outMsg is one framed outgoing message (see mcpcore.Message: Drop and
+// Done).
+type outMsg = mcpcore.Message
 
 // outQueue is the bounded outgoing queue and its single writer.
 type outQueue struct {
@@ -158,12 +153,12 @@ func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
-			m.finish()
+			m.Finish()
 			return errQueueClosed
 		}
-		if len(q.items) < maxQueueMessages && q.bytes+len(m.data) <= maxQueueBytes {
+		if len(q.items) < maxQueueMessages && q.bytes+len(m.Data) <= maxQueueBytes {
 			q.items = append(q.items, m)
-			q.bytes += len(m.data)
+			q.bytes += len(m.Data)
 			q.mu.Unlock()
 			select {
 			case q.wake <- struct{}{}:
@@ -177,7 +172,7 @@ func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
 		space := q.space
 		q.mu.Unlock()
 		if droppable {
-			m.finish()
+			m.Finish()
 			return errQueueFull
 		}
 		if timer == nil {
@@ -186,16 +181,9 @@ func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
 		select {
 		case <-space:
 		case <-timer.C:
-			m.finish()
+			m.Finish()
 			return errQueueFull
 		}
-	}
-}
-
-func (m *outMsg) finish() {
-	if m.done != nil {
-		m.done()
-		m.done = nil
 	}
 }
 
@@ -237,13 +225,13 @@ func (q *outQueue) run() {
 		m := q.items[0]
 		q.items[0] = outMsg{}
 		q.items = q.items[1:]
-		q.bytes -= len(m.data)
+		q.bytes -= len(m.Data)
 		close(q.space)
 		q.space = make(chan struct{})
 		q.mu.Unlock()
 
-		if (m.drop != nil && m.drop.Load()) || q.broken.Load() {
-			m.finish()
+		if (m.Drop != nil && m.Drop.Load()) || q.broken.Load() {
+			m.Finish()
 			continue
 		}
 		// One deadline for the whole message: SPEC §6 lets no progress,
@@ -251,9 +239,9 @@ func (q *outQueue) run() {
 		// finish (which frees a call's held slot) runs before the bytes go
 		// out: a client that has read a response may send its next call at
 		// once, and must find the slot free.
-		m.finish()
+		m.Finish()
 		watchdog := time.AfterFunc(q.writeTimeout, func() { q.fail(errWriteTimeout) })
-		_, err := q.out.Write(m.data)
+		_, err := q.out.Write(m.Data)
 		watchdog.Stop()
 		if err != nil {
 			q.broken.Store(true)

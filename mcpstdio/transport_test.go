@@ -8,9 +8,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/rukh-dev/rukh/kernel"
 )
 
 func TestQueueBounds(t *testing.T) {
@@ -20,7 +17,7 @@ func TestQueueBounds(t *testing.T) {
 		var failed atomic.Value
 		q := newOutQueue(g, time.Hour, func(err error) { failed.Store(err) })
 		push := func(n int, droppable bool, wait time.Duration) error {
-			return q.push(outMsg{data: bytes.Repeat([]byte("x"), n)}, droppable, wait)
+			return q.push(outMsg{Data: bytes.Repeat([]byte("x"), n)}, droppable, wait)
 		}
 		// The writer takes one message and blocks on it.
 		if err := push(10, false, 0); err != nil {
@@ -54,15 +51,15 @@ func TestQueueBounds(t *testing.T) {
 		g := newGatedWriter()
 		g.hold()
 		q := newOutQueue(g, time.Hour, func(error) {})
-		q.push(outMsg{data: []byte("first")}, false, 0)
+		q.push(outMsg{Data: []byte("first")}, false, 0)
 		synctest.Wait()
 		for i := 0; i < 2; i++ {
-			if err := q.push(outMsg{data: make([]byte, maxResponseBytes)}, false, 0); err != nil {
+			if err := q.push(outMsg{Data: make([]byte, maxResponseBytes)}, false, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// 4 MiB are queued: even one more byte does not fit.
-		if err := q.push(outMsg{data: []byte("x")}, true, 0); err != errQueueFull {
+		if err := q.push(outMsg{Data: []byte("x")}, true, 0); err != errQueueFull {
 			t.Errorf("over 4 MiB: %v, want errQueueFull", err)
 		}
 		g.release()
@@ -78,10 +75,10 @@ func TestDroppedMessagesAreNotWritten(t *testing.T) {
 		q := newOutQueue(g, time.Hour, func(error) {})
 		var drop atomic.Bool
 		var done atomic.Int32
-		q.push(outMsg{data: []byte("a\n")}, false, 0)
+		q.push(outMsg{Data: []byte("a\n")}, false, 0)
 		synctest.Wait()
-		q.push(outMsg{data: []byte("b\n"), drop: &drop, done: func() { done.Add(1) }}, false, 0)
-		q.push(outMsg{data: []byte("c\n"), done: func() { done.Add(1) }}, false, 0)
+		q.push(outMsg{Data: []byte("b\n"), Drop: &drop, Done: func() { done.Add(1) }}, false, 0)
+		q.push(outMsg{Data: []byte("c\n"), Done: func() { done.Add(1) }}, false, 0)
 		drop.Store(true) // e.g. notifications/cancelled arrives while queued
 		g.release()
 		q.close()
@@ -91,37 +88,6 @@ func TestDroppedMessagesAreNotWritten(t *testing.T) {
 		}
 		if done.Load() != 2 {
 			t.Errorf("done ran %d times, want 2", done.Load())
-		}
-	})
-}
-
-func TestProgressNeverBlocks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newGatedWriter()
-		g.hold()
-		s := newServer(Config{})
-		s.out = newOutQueue(g, time.Hour, func(error) {})
-		c := &call{}
-		p := &progressSink{s: s, token: jsontext.Value(`"t"`), c: c}
-		for i := 1; i <= 100; i++ {
-			v := float64(i)
-			p.send(kernel.Progress{Progress: &v}) // must return even with the queue full
-			if i == 1 {
-				synctest.Wait() // the writer takes the first and blocks on it
-			}
-		}
-		v := 1000.0
-		p.close()
-		p.send(kernel.Progress{Progress: &v}) // after the response: nothing
-		g.release()
-		s.out.close()
-		<-s.out.done
-		out := string(g.bytes())
-		if n := strings.Count(out, "\n"); n != 1+maxQueueMessages {
-			t.Errorf("%d notifications written, want %d (the rest dropped)", n, 1+maxQueueMessages)
-		}
-		if strings.Contains(out, `"progress":1000`) {
-			t.Error("progress sent after the call ended")
 		}
 	})
 }
@@ -208,7 +174,7 @@ func TestWriteTimeoutCoversTheWholeMessage(t *testing.T) {
 		w := &slowWriter{n: 4 << 10, d: 400 * time.Millisecond} // 10 KiB/s
 		failed := make(chan error, 1)
 		q := newOutQueue(w, 2*time.Second, func(err error) { failed <- err })
-		if err := q.push(outMsg{data: bytes.Repeat([]byte("y"), 200<<10)}, false, 0); err != nil {
+		if err := q.push(outMsg{Data: bytes.Repeat([]byte("y"), 200<<10)}, false, 0); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()

@@ -4,6 +4,11 @@
 #   @modelcontextprotocol/sdk 1.32.2    legacy initialize
 #   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
 #   @modelcontextprotocol/client 2.4.0  told of a publish by another process
+#   @modelcontextprotocol/client 2.4.0  over serve-http (pin and legacy) and
+#   @modelcontextprotocol/sdk 1.32.2    StreamableHTTPClientTransport, with
+#                                       an agent's bearer token
+#   @modelcontextprotocol/conformance 0.2.0-alpha.12 against serve-http
+#     (scripts/conformance.sh)
 # It builds rukh, installs and publishes testdata/interop/pkg (41 commands in
 # POSIX sh) in a fresh home, installs the locked npm tree in scripts/interop/,
 # then runs each client script: it walks every tools/list page and calls the
@@ -33,7 +38,7 @@ chmod +x "$tmp/pkg/bin/ext"
 export RUKH_HANG_MARKER="rukh-interop-hang-marker-$$"
 sed -i "s/\"rukh-interop-hang-marker\"/\"$RUKH_HANG_MARKER\"/" "$tmp/pkg/rukh-extension.json"
 grep -q "\"$RUKH_HANG_MARKER\"" "$tmp/pkg/rukh-extension.json"
-printf '%s\n' '{"endpoints":{"local":{"namespace":"interop","publish":{"packages":["interop.fake"]}}}}' >"$tmp/profile.json"
+printf '%s\n' '{"endpoints":{"local":{"namespace":"interop","transports":["stdio","http"],"publish":{"packages":["interop.fake"]}}}}' >"$tmp/profile.json"
 "$RUKH_BIN" install --allow-unsigned "$tmp/pkg" >/dev/null
 "$RUKH_BIN" activate interop.fake >/dev/null
 "$RUKH_BIN" policy set "$tmp/profile.json" >/dev/null
@@ -77,6 +82,40 @@ for mode in pin legacy; do
   cp -R "$RUKH_HOME" "$tmp/home-$mode"
   run "client 2.4.0 list changed $mode" MODE=$mode RUKH_HOME="$tmp/home-$mode" node client-list-changed.mjs
 done
+
+# The same clients over serve-http, as an agent with a static key.
+token=$("$RUKH_BIN" agent add npm --endpoint local --json | node -e 'process.stdin.on("data", (d) => process.stdout.write(JSON.parse(d).token))')
+(cd "$tmp" && exec "$RUKH_BIN" serve-http --listen 127.0.0.1:0 --rate 0 2>"$tmp/serve-http.log") &
+http_pid=$!
+http_url=
+for _ in $(seq 100); do
+  http_url=$(sed -n 's|^rukh: serve-http: listening on \(http://[^ ]*\)$|\1|p' "$tmp/serve-http.log")
+  [ -n "$http_url" ] && break
+  sleep 0.1
+done
+if [ -z "$http_url" ]; then
+  cat "$tmp/serve-http.log" >&2
+  failed=$((failed + 1)); failures+=("serve-http start")
+else
+  http_url=$http_url/mcp/v1/interop/local
+  echo "== serve-http on $http_url"
+  run "client 2.4.0 http pin 2026-07-28" CLIENT=v2 MODE=pin RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
+  run "client 2.4.0 http legacy" CLIENT=v2 MODE=legacy RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
+  run "sdk 1.32.2 http legacy" CLIENT=v1 RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
+fi
+kill -TERM "$http_pid" 2>/dev/null || true
+wait "$http_pid" 2>/dev/null || true
+if grep -qF "$token" "$tmp/serve-http.log"; then
+  echo "interop: the bearer token is in serve-http's log" >&2
+  failed=$((failed + 1)); failures+=("no token in the log")
+fi
+
+# The MCP conformance suite against serve-http (both requirement sets).
+if scripts/conformance.sh "$RUKH_BIN"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); failures+=("conformance (serve-http)")
+fi
 
 if pgrep -f "$RUKH_HANG_MARKER" >/dev/null; then
   echo "interop: a hanging extension process outlived its session" >&2

@@ -30,8 +30,8 @@ CGO_ENABLED=0 go build -trimpath -o bin/rukh .
 echo "== go test"
 go test -count=1 ./...
 
-echo "== go test -race (kernel, store, mcpstdio)"
-go test -race -count=1 ./kernel/ ./store/ ./mcpstdio/
+echo "== go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)"
+go test -race -count=1 ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/
 
 if [ -x scripts/interop.sh ]; then
   echo "== interop (npm MCP clients)"

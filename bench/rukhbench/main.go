@@ -79,6 +79,12 @@ func run(c config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("1-command home: %w", err)
 	}
+	logf("small home over serve-http")
+	httpRows, httpNotes, err := benchHTTP(c, small)
+	if err != nil {
+		return fmt.Errorf("serve-http: %w", err)
+	}
+	rows, notes = append(rows, httpRows...), append(notes, httpNotes...)
 	for _, z := range sizes {
 		r, n, err := benchSize(c, z, base)
 		if err != nil {
@@ -91,7 +97,7 @@ func run(c config, out io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintln(out, "- "+n)
 	}
-	fmt.Fprintln(out, "- not measured here: calls per second with 16 in flight; HTTP rows (serve-http)")
+	fmt.Fprintln(out, "- not measured here: calls per second with 16 in flight")
 	fmt.Fprintf(out, "- whole run (build excluded): %s on %d CPUs, %s/%s, %s\n",
 		time.Since(t0).Round(100*time.Millisecond), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	return nil

@@ -147,7 +147,7 @@ func (h *home) setPolicyNS(namespace string, packages []string) error {
 		"endpoints": map[string]any{
 			"local": map[string]any{
 				"namespace":  namespace,
-				"transports": []string{"stdio"},
+				"transports": []string{"stdio", "http"},
 				"subject":    "owner",
 				"template":   "default",
 				"toolNames":  "full",

@@ -307,5 +307,10 @@ func benchSize(c config, z size, b baseline) ([]row, []string, error) {
 	rows = append(rows, pubRow, memRow, timeRow("   rukh publish --dry-run", stats{dry}, 0),
 		row{name: "   store file per command, 1 revision (releases included)", n: 1, median: fmt.Sprintf("%.2f KiB", perCmd/1024)})
 	notes = append(notes, fmt.Sprintf("%d commands: store file %.1f MiB after one publish; %d list pages", z.tools(), float64(storeBytes)/(1<<20), len(pages)))
-	return rows, notes, nil
+	logf("home of %d commands: serve-http memory", z.tools())
+	hr, hn, err := benchHTTPMemory(c, h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve-http: %w", err)
+	}
+	return append(rows, hr...), append(notes, hn...), nil
 }

@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 // The legacy era (2025-11-25 and 2025-06-18): an initialize handshake, then
 // requests without per-request _meta. This file is only a mapping: which
@@ -18,7 +18,7 @@ const (
 // server/discover (the modern era probe). Anything else is treated as a
 // modern request that lacks its _meta, so it gets -32602 rather than a
 // silent legacy answer to a client that never shook hands.
-func (s *server) isLegacy(req *request) bool {
+func (s *Session) isLegacy(req *Request) bool {
 	if _, modern := req.meta[metaProtocolVersion]; modern {
 		return false
 	}
@@ -31,30 +31,30 @@ func (s *server) isLegacy(req *request) bool {
 	return s.legacyInitialized
 }
 
-func (s *server) handleLegacy(req *request) {
+func (s *Session) handleLegacy(req *Request) {
 	switch req.method {
 	case "initialize":
 		r, rerr := s.initialize(req)
 		if rerr != nil {
-			s.replyError(req.id, rerr)
+			s.replyError(req, rerr)
 			return
 		}
-		s.reply(req.id, eraLegacy, r)
+		s.reply(req, eraLegacy, r)
 		// After the response: the client knows listChanged before any hint.
 		s.subs.listenLegacy()
 	case "ping":
-		s.reply(req.id, eraLegacy, result{})
+		s.reply(req, eraLegacy, result{})
 	case "tools/list":
 		r, rerr := s.listTools(req.params.Cursor)
 		if rerr != nil {
-			s.replyError(req.id, rerr)
+			s.replyError(req, rerr)
 			return
 		}
-		s.reply(req.id, eraLegacy, r)
+		s.reply(req, eraLegacy, r)
 	case "tools/call":
 		s.callTool(req, eraLegacy)
 	default:
-		s.replyError(req.id, newError(codeMethodNotFound, "method not found: "+req.method))
+		s.replyError(req, newError(codeMethodNotFound, "method not found: "+req.method))
 	}
 }
 
@@ -62,7 +62,7 @@ func (s *server) handleLegacy(req *request) {
 // does not speak is answered with the newest legacy version, as the legacy
 // negotiation rule says; the client then decides whether to continue.
 // clientInfo and capabilities are ignored: they carry no identity here.
-func (s *server) initialize(req *request) (result, *rpcError) {
+func (s *Session) initialize(req *Request) (result, *rpcError) {
 	requested, ok := stringParam(req.params.ProtocolVersion)
 	if !ok {
 		return result{}, newError(codeInvalidParams, "invalid params: protocolVersion must be a string")
@@ -71,8 +71,10 @@ func (s *server) initialize(req *request) (result, *rpcError) {
 	if requested == LegacyVersionPrevious {
 		version = requested
 	}
-	s.legacyInitialized = true
-	b := []byte(`"protocolVersion":"` + version + `","capabilities":` + s.capabilities() + `,"serverInfo":`)
+	if !s.scfg.PerRequest {
+		s.legacyInitialized = true // HTTP classifies each request itself
+	}
+	b := []byte(`"protocolVersion":"` + version + `","capabilities":` + s.capabilitiesOf(s.subs.supportedLegacy()) + `,"serverInfo":`)
 	b = append(b, s.info...)
 	return result{body: b}, nil
 }

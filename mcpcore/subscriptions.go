@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"context"
@@ -19,9 +19,10 @@ import (
 // the launch endpoint's projection (the digest of its tool objects): in
 // stable naming mode a publish may leave it as it was.
 //
-// The state below knows nothing of stdio: it is handed a send (must reach
-// the client: the acknowledgement) and a hint (may be dropped: the
-// notifications), so another transport can reuse it.
+// The state below knows nothing of any transport: each stream answers
+// through its request's Reply (Send must reach the client: the
+// acknowledgement; Hint may drop: the notifications), and legacy hints go
+// through the session's Hint.
 
 // maxListenStreams bounds the open subscriptions/listen streams of one
 // process; a client needs one, a few at most.
@@ -39,6 +40,7 @@ type listenStream struct {
 	key   string
 	id    jsontext.Value
 	tools bool // toolsListChanged was asked for and is honoured
+	rep   Reply
 }
 
 type subscriptions struct {
@@ -46,8 +48,7 @@ type subscriptions struct {
 	watch   func(ctx context.Context, fn func(active uint64))
 	digest  func(n uint64) ([32]byte, bool) // the launch endpoint's tools in revision n
 	current func() ([32]byte, bool)         // the same for the active revision
-	send    func(msg []byte)                // queued or the transport fails
-	hint    func(msg []byte) bool           // false: dropped (queue full)
+	hint    func(Message) bool              // legacy hints; nil: none; false: dropped (queue full)
 	logf    func(string, ...any)
 
 	mu      sync.Mutex
@@ -62,6 +63,10 @@ type subscriptions struct {
 
 // supported reports whether tools-changed hints can be delivered at all.
 func (u *subscriptions) supported() bool { return u.watch != nil }
+
+// supportedLegacy reports whether a legacy client can get them: it needs a
+// session-wide channel.
+func (u *subscriptions) supportedLegacy() bool { return u.watch != nil && u.hint != nil }
 
 func (u *subscriptions) has(key string) bool {
 	u.mu.Lock()
@@ -80,7 +85,7 @@ func (u *subscriptions) find(key string) int {
 
 // open registers a stream and queues its acknowledgement, before any
 // notification for it can be queued.
-func (u *subscriptions) open(key string, id jsontext.Value, tools bool) error {
+func (u *subscriptions) open(key string, id jsontext.Value, tools bool, rep Reply) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.find(key) >= 0 {
@@ -90,8 +95,8 @@ func (u *subscriptions) open(key string, id jsontext.Value, tools bool) error {
 		return errListenFull
 	}
 	tools = tools && u.supported()
-	u.streams = append(u.streams, &listenStream{key: key, id: id, tools: tools})
-	u.send(appendAck(nil, id, tools))
+	u.streams = append(u.streams, &listenStream{key: key, id: id, tools: tools, rep: rep})
+	rep.Send(Message{Data: appendAck(nil, id, tools)})
 	u.startWatch()
 	return nil
 }
@@ -115,7 +120,7 @@ func (u *subscriptions) close(key string) bool {
 
 // listenLegacy starts untagged hints for a legacy client, once initialized.
 func (u *subscriptions) listenLegacy() {
-	if !u.supported() {
+	if !u.supportedLegacy() {
 		return
 	}
 	u.mu.Lock()
@@ -172,11 +177,11 @@ func (u *subscriptions) changed(gen, n uint64) {
 	u.last, u.known = d, ok
 	dropped := 0
 	for _, st := range u.streams {
-		if st.tools && !u.hint(appendToolsChanged(nil, st.id)) {
+		if st.tools && !st.rep.Hint(Message{Data: appendToolsChanged(nil, st.id)}) {
 			dropped++
 		}
 	}
-	if u.legacy && !u.hint(appendToolsChanged(nil, nil)) {
+	if u.legacy && !u.hint(Message{Data: appendToolsChanged(nil, nil)}) {
 		dropped++
 	}
 	if dropped > 0 {
@@ -198,23 +203,20 @@ func (u *subscriptions) shutdown() {
 	u.wg.Wait()
 }
 
-// end stops the watch like shutdown and returns the ids of the streams
-// that were open, in the order they were opened, so the server can end each
-// with its final response.
-func (u *subscriptions) end() []jsontext.Value {
+// end stops the watch like shutdown and returns the streams that were
+// open, in the order they were opened, so the server can end each with its
+// final response.
+func (u *subscriptions) end() []*listenStream {
 	u.mu.Lock()
-	ids := make([]jsontext.Value, len(u.streams))
-	for i, st := range u.streams {
-		ids[i] = st.id
-	}
+	streams := append([]*listenStream(nil), u.streams...)
 	u.mu.Unlock()
 	u.shutdown()
-	return ids
+	return streams
 }
 
 // appendListenEnd frames the final response a server sends for a
 // subscriptions/listen request when it ends the stream itself.
-func (s *server) appendListenEnd(dst []byte, id jsontext.Value) []byte {
+func (s *Session) appendListenEnd(dst []byte, id jsontext.Value) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"result":{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
@@ -282,7 +284,7 @@ var emptyDigest = sha256.Sum256(nil)
 
 // projectionDigest is the digest of the launch endpoint's tools in
 // revision n; false when the revision cannot be read.
-func (s *server) projectionDigest(n uint64) ([32]byte, bool) {
+func (s *Session) projectionDigest(n uint64) ([32]byte, bool) {
 	if n == 0 {
 		return emptyDigest, true
 	}
@@ -302,7 +304,7 @@ func (s *server) projectionDigest(n uint64) ([32]byte, bool) {
 	return d, true
 }
 
-func (s *server) currentDigest() ([32]byte, bool) {
+func (s *Session) currentDigest() ([32]byte, bool) {
 	n, err := s.cfg.Active()
 	if err != nil && kernel.ErrorCode(err) != kernel.CodeNotFound {
 		s.logf("mcp: reading the active revision: %v", err)
@@ -314,25 +316,26 @@ func (s *server) currentDigest() ([32]byte, bool) {
 // listen handles subscriptions/listen: it answers only with an error; an
 // open stream gets its acknowledgement now, and a response only when the
 // server ends it (the owner's cancel).
-func (s *server) listen(req *request) {
+func (s *Session) listen(req *Request) {
 	tools, rerr := parseFilter(req.params.Notifications)
 	if rerr != nil {
-		s.replyError(req.id, rerr)
+		s.replyError(req, rerr)
 		return
 	}
-	key := idKey(req.id)
+	key := req.key
 	s.mu.Lock()
 	_, busy := s.calls[key]
 	s.mu.Unlock()
 	err := errListenBusy
 	if !busy {
-		err = s.subs.open(key, req.id, tools)
+		err = s.subs.open(key, req.id, tools, req.rep)
 	}
 	switch err {
 	case nil:
+		s.whenGone(req, s.ctx.Done())
 	case errListenBusy:
-		s.replyError(req.id, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
+		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
 	case errListenFull:
-		s.replyError(req.id, newError(codeInvalidRequest, fmt.Sprintf("invalid request: too many open subscriptions/listen streams (at most %d); cancel one with notifications/cancelled", maxListenStreams)))
+		s.replyError(req, newError(codeInvalidRequest, fmt.Sprintf("invalid request: too many open subscriptions/listen streams (at most %d); cancel one with notifications/cancelled", maxListenStreams)))
 	}
 }

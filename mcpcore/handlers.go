@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type result struct {
 	cacheable bool
 }
 
-func (s *server) finish(e era, r result) []byte {
+func (s *Session) finish(e era, r result) []byte {
 	if e == eraLegacy {
 		return finishLegacy(r)
 	}
@@ -52,7 +52,7 @@ const listToolsAgain = ": list tools again (tools/list) to get current names"
 
 // listTools returns one page of the launch endpoint's tools from the active
 // revision. It copies pre-encoded tool objects and runs nothing else.
-func (s *server) listTools(cursor jsontext.Value) (result, *rpcError) {
+func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 	var res result
 	rerr := s.current(func(n uint64, c Catalog) error {
 		pos := 0
@@ -119,16 +119,16 @@ const (
 // callTool resolves, checks and admits one tools/call and starts it. It
 // answers at once for anything that ends before extension code would run;
 // otherwise the call's goroutine answers when the invocation ends.
-func (s *server) callTool(req *request, e era) {
+func (s *Session) callTool(req *Request, e era) {
 	name, ok := stringParam(req.params.Name)
 	if !ok {
-		s.replyError(req.id, newError(codeInvalidParams, "invalid params: name must be a string"))
+		s.replyError(req, newError(codeInvalidParams, "invalid params: name must be a string"))
 		return
 	}
 	var token jsontext.Value
 	if t, has := req.meta["progressToken"]; has {
 		if k := t.Kind(); k != '"' && k != '0' {
-			s.replyError(req.id, newError(codeInvalidParams, "invalid params: progressToken must be a string or a number"))
+			s.replyError(req, newError(codeInvalidParams, "invalid params: progressToken must be a string or a number"))
 			return
 		}
 		token = t
@@ -148,54 +148,64 @@ func (s *server) callTool(req *request, e era) {
 		return nil
 	})
 	if rerr != nil {
-		s.replyError(req.id, rerr)
+		s.replyError(req, rerr)
 		return
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
-		s.replyError(req.id, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain))
+		s.replyError(req, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain))
 		return
 	}
-	key := idKey(req.id)
+	key := req.key
 	s.mu.Lock()
 	_, busy := s.calls[key]
 	s.mu.Unlock()
 	if busy || s.subs.has(key) {
-		s.replyError(req.id, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
+		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
 		return
 	}
 
-	invID := s.newID()
 	cmd := bc.Command
+	var commit func() error
+	if s.cfg.Authorize != nil {
+		var err error
+		if commit, err = s.cfg.Authorize(req, cmd.ID, bc.Security); err != nil {
+			s.refuse(req, err)
+			return
+		}
+	}
+	invID := s.newID()
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
-		s.reply(req.id, e, s.rejected(invID, reasonNotManaged))
+		s.reply(req, e, s.rejected(invID, reasonNotManaged))
 		return
 	}
 	if req.params.InputResponses != nil || req.params.RequestState != nil {
-		s.reply(req.id, e, s.rejected(invID, reasonContinue))
+		s.reply(req, e, s.rejected(invID, reasonContinue))
 		return
 	}
 	if cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired {
-		s.reply(req.id, e, s.rejected(invID, reasonInteractive))
+		s.reply(req, e, s.rejected(invID, reasonInteractive))
 		return
 	}
 	kreq, err := kernel.RequestFromJSON(cmd, req.params.Arguments)
 	if err != nil {
-		s.reply(req.id, e, s.rejected(invID, inputReason(err)))
+		s.reply(req, e, s.rejected(invID, inputReason(err)))
 		return
 	}
 
 	c := &call{}
-	s.mu.Lock()
 	// admit fixed the launch binding: its template bounds every call for
 	// the life of the process (SPEC §6); later publishes change tools, not
 	// limits.
+	s.bmu.Lock()
 	bound := s.binding
+	s.bmu.Unlock()
 	tmpl := bound.Template
+	s.mu.Lock()
 	maxConc, maxHeld := limits(tmpl)
 	if s.running >= maxConc || s.held >= maxHeld {
 		s.mu.Unlock()
-		s.reply(req.id, e, s.rejected(invID, reasonOverload))
+		s.reply(req, e, s.rejected(invID, reasonOverload))
 		return
 	}
 	var ctx context.Context
@@ -206,6 +216,21 @@ func (s *server) callTool(req *request, e era) {
 	s.held++
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if commit != nil {
+		// The credential is spent only by a call about to run (a one-time
+		// token): after every check and the admission, before the start.
+		if err := commit(); err != nil {
+			c.cancel()
+			s.mu.Lock()
+			delete(s.calls, key)
+			s.running--
+			s.held--
+			s.mu.Unlock()
+			s.wg.Done()
+			s.refuse(req, err)
+			return
+		}
+	}
 
 	inv := &kernel.Invocation{
 		ID:          invID,
@@ -213,17 +238,24 @@ func (s *server) callTool(req *request, e era) {
 		Dir:         bc.Dir,
 		Request:     kreq,
 		Interactive: false,
-		Caller:      s.caller(bound),
+		Caller:      s.caller(req, bound),
 		Limits:      tmpl.Limits(),
 		Stdout:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
 		Stderr:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
 	}
 	var ps *progressSink
 	if token != nil {
-		ps = &progressSink{s: s, token: token, c: c}
+		ps = &progressSink{s: s, rep: req.rep, token: token, c: c}
 		inv.OnProgress = ps.send
 	}
-	go s.runCall(ctx, key, req.id, e, c, inv, ps)
+	s.whenGone(req, ctx.Done())
+	go s.runCall(ctx, key, req, e, c, inv, ps)
+}
+
+// refuse answers a call its credential does not authorise: nothing runs,
+// and the transport says no its own way (Message.Refused).
+func (s *Session) refuse(req *Request, err error) {
+	req.rep.Respond(Message{Data: appendError(nil, req.id, newError(codeInvalidRequest, err.Error())), Code: codeInvalidRequest, Refused: err})
 }
 
 // limits returns the template's concurrency bounds; zero takes the SPEC
@@ -248,15 +280,16 @@ func inputReason(err error) string {
 	return "invalid input: " + err.Error()
 }
 
-func (s *server) rejected(invID, reason string) result {
+func (s *Session) rejected(invID, reason string) result {
 	return callResult(&kernel.Result{InvocationID: invID, Outcome: kernel.Rejected, Reason: reason})
 }
 
-func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
+func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
+	id := req.id
 	defer s.wg.Done()
 	res := s.invoke(ctx, inv)
 	if res.Outcome == kernel.Cancelled && context.Cause(ctx) == errOwnerCancel && res.Reason != "deadline exceeded" {
-		res.Reason = reasonOwnerCancel // one stable reason, whatever the invoker said
+		res.Reason = ReasonOwnerCancel // one stable reason, whatever the invoker said
 	}
 	c.cancel()
 	if ps != nil {
@@ -286,12 +319,12 @@ func (s *server) runCall(ctx context.Context, key string, id jsontext.Value, e e
 		tooLarge := kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: reasonTooLarge}
 		msg = appendResponse(nil, id, s.finish(e, callResult(&tooLarge)))
 	}
-	s.sendMsg(outMsg{data: msg, drop: &c.dropped, done: release})
+	req.rep.Respond(Message{Data: msg, Drop: &c.dropped, Done: release})
 }
 
 // invoke runs the invocation and normalises what comes back, so a broken
 // invoker can neither crash the server nor emit a malformed envelope.
-func (s *server) invoke(ctx context.Context, inv *kernel.Invocation) (res kernel.Result) {
+func (s *Session) invoke(ctx context.Context, inv *kernel.Invocation) (res kernel.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.logf("mcp: invocation %s: invoker panicked: %v", inv.ID, p)
@@ -357,7 +390,8 @@ func appendEnvelope(dst []byte, r *kernel.Result) []byte {
 // while the call runs, only strictly increasing finite values, and dropped
 // rather than queued when the outgoing queue is full.
 type progressSink struct {
-	s     *server
+	s     *Session
+	rep   Reply
 	token jsontext.Value
 	c     *call
 
@@ -395,7 +429,7 @@ func (p *progressSink) send(pr kernel.Progress) {
 	if len(msg) > maxResponseBytes {
 		return
 	}
-	if err := p.s.out.push(outMsg{data: msg, drop: &p.c.dropped}, true, 0); err == errQueueFull {
+	if !p.rep.Hint(Message{Data: msg, Drop: &p.c.dropped}) {
 		p.dropped++
 	}
 }

@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"bytes"
@@ -36,14 +36,21 @@ type rpcError struct {
 
 func newError(code int, msg string) *rpcError { return &rpcError{code: code, message: msg} }
 
-// request is one checked incoming request or notification.
-type request struct {
+// Request is one checked incoming request or notification.
+type Request struct {
 	id     jsontext.Value // exact JSON text of the id; nil for a notification
 	method string
 	params params
 	meta   map[string]jsontext.Value // params._meta; nil when absent
 	// metaErr is set when params._meta is present but not an object.
 	metaErr bool
+
+	// Auth is what the transport authenticated the request as; the core
+	// hands it to Config.Authorize and SessionConfig.Caller untouched.
+	Auth any
+
+	rep Reply  // how it is answered (Handle sets it)
+	key string // its key among the session's calls and streams
 }
 
 // params holds every params member any handled method reads; the raw values
@@ -75,7 +82,7 @@ type envelope struct {
 // decodeLine turns one line into a request. It returns (nil, nil) for a line
 // that needs no answer (blank, or a response from the client), and an error
 // together with the id to answer with (nil = JSON null) otherwise.
-func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
+func decodeLine(line []byte) (*Request, jsontext.Value, *rpcError) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return nil, nil, nil
@@ -118,7 +125,7 @@ func decodeLine(line []byte) (*request, jsontext.Value, *rpcError) {
 	if env.Method.Kind() != '"' || json.Unmarshal(env.Method, &method) != nil {
 		return nil, id, newError(codeInvalidRequest, "invalid request: method must be a string")
 	}
-	req := &request{id: id, method: method}
+	req := &Request{id: id, method: method}
 	if env.Params != nil {
 		// A notification is never answered, not even with an error.
 		if env.Params.Kind() != '{' {

@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 import (
 	"fmt"
@@ -19,10 +19,10 @@ import (
 // error. The revision before is not served instead: it is no longer what
 // the owner published.
 
-// revisionTimeout bounds reading the active revision for a list or a call
+// RevisionTimeout bounds reading the active revision for a list or a call
 // (SPEC §6: 30 s for discover or a list). server/discover reads nothing
 // from the store, so it needs no bound of its own.
-const revisionTimeout = 30 * time.Second
+const RevisionTimeout = 30 * time.Second
 
 // rpcFailure carries a JSON-RPC error out of a catalog callback.
 type rpcFailure struct{ e *rpcError }
@@ -32,9 +32,9 @@ func (f rpcFailure) Error() string { return f.e.message }
 // current calls fn with the active revision's catalog for the launch
 // endpoint, once the launch binding admits it (n 0 and a nil catalog when
 // nothing is published, or when the endpoint is not in it and nothing was
-// bound yet), within revisionTimeout. fn runs inside the store read; what
+// bound yet), within RevisionTimeout. fn runs inside the store read; what
 // it produces is the caller's only when current returns nil.
-func (s *server) current(fn func(n uint64, c Catalog) error) *rpcError {
+func (s *Session) current(fn func(n uint64, c Catalog) error) *rpcError {
 	ch := make(chan error, 1)
 	go func() {
 		ch <- s.cfg.View(0, func(n uint64, c Catalog) error {
@@ -49,7 +49,7 @@ func (s *server) current(fn func(n uint64, c Catalog) error) *rpcError {
 			return fn(n, c)
 		})
 	}()
-	timer := time.NewTimer(revisionTimeout)
+	timer := time.NewTimer(RevisionTimeout)
 	defer timer.Stop()
 	select {
 	case err := <-ch:
@@ -62,62 +62,62 @@ func (s *server) current(fn func(n uint64, c Catalog) error) *rpcError {
 		s.logf("mcp: reading the active revision: %v", err)
 		return newError(codeInternalError, "the active revision is unavailable")
 	case <-timer.C:
-		s.logf("mcp: reading the active revision took over %v; answering with an error", revisionTimeout)
+		s.logf("mcp: reading the active revision took over %v; answering with an error", RevisionTimeout)
 		return newError(codeInternalError, "the active revision did not load within 30 s; try again")
 	case <-s.owner.Done():
 		return newError(codeInternalError, "the server is stopping")
 	}
 }
 
-func (s *server) boundLaunch() *policy.Launch {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.binding
+func (ep *Endpoint) boundLaunch() *policy.Launch {
+	ep.bmu.Lock()
+	defer ep.bmu.Unlock()
+	return ep.binding
 }
 
 // once runs f the first time it is called for revision n: the owner hears
-// about a revision once.
-func (s *server) once(n uint64, f func()) {
-	if _, seen := s.logged.LoadOrStore(n, struct{}{}); !seen {
+// about a revision once per endpoint, however many sessions read it.
+func (ep *Endpoint) once(n uint64, f func()) {
+	if _, seen := ep.logged.LoadOrStore(n, struct{}{}); !seen {
 		f()
 	}
 }
 
 // admit checks the revision against the launch binding, fixing the binding
-// at the first revision that serves the endpoint on stdio when none was
-// read at start. What it refuses, it tells the owner once per revision.
-func (s *server) admit(n uint64, c Catalog) *rpcError {
+// at the first revision that serves the endpoint on the transport when none
+// was read at start. What it refuses, it tells the owner once per revision.
+func (ep *Endpoint) admit(n uint64, c Catalog) *rpcError {
 	l := c.Launch()
 	if !c.HasEndpoint() {
 		l = nil
 	}
-	s.mu.Lock()
-	b := s.binding
-	if b == nil && l != nil && l.Serves(policy.TransportStdio) {
+	ep.bmu.Lock()
+	b := ep.binding
+	if b == nil && l != nil && l.Serves(ep.cfg.Transport) {
 		fixed := *l
 		fixed.Template = c.Template() // what the projection runs under
-		s.binding = &fixed
-		b = s.binding
+		ep.binding = &fixed
+		b = ep.binding
 	}
-	s.mu.Unlock()
+	ep.bmu.Unlock()
 
-	ep := strconv.Quote(s.cfg.Endpoint)
+	name := strconv.Quote(ep.cfg.Endpoint)
 	id := c.Revision()
 	var client, owner string
 	switch {
 	case l == nil && b == nil:
 		// Most likely a typo in --endpoint: serve no tools, say so.
-		s.once(n, func() {
-			s.logf("endpoint %s is not in the published revision %s (endpoints: %s); serving no tools", ep, id, strings.Join(c.Endpoints(), ", "))
+		ep.once(n, func() {
+			ep.logf("endpoint %s is not in the published revision %s (endpoints: %s); serving no tools", name, id, strings.Join(c.Endpoints(), ", "))
 		})
 		return nil
 	case l == nil:
-		base := fmt.Sprintf("the published revision %s has no endpoint %s, which this server was started for", id, ep)
+		base := fmt.Sprintf("the published revision %s has no endpoint %s, which this server was started for", id, name)
 		client = base + "; restart the server for an endpoint the profile has"
 		owner = fmt.Sprintf("%s (endpoints: %s); publish it again, or restart the server with another --endpoint", base, strings.Join(c.Endpoints(), ", "))
-	case !l.Serves(policy.TransportStdio):
-		client = fmt.Sprintf("the published endpoint %s is not served on stdio in revision %s", ep, id)
-		owner = fmt.Sprintf("%s (its transports: %s); add \"stdio\" to its transports and publish", client, strings.Join(l.Transports, ", "))
+	case !l.Serves(ep.cfg.Transport):
+		client = fmt.Sprintf("the published endpoint %s is not served on %s in revision %s", name, ep.cfg.Transport, id)
+		owner = fmt.Sprintf("%s (its transports: %s); add %q to its transports and publish", client, strings.Join(l.Transports, ", "), ep.cfg.Transport)
 	default:
 		var changed []string
 		if l.Namespace != b.Namespace {
@@ -129,15 +129,19 @@ func (s *server) admit(n uint64, c Catalog) *rpcError {
 		if changed == nil {
 			return nil
 		}
-		client = fmt.Sprintf("the published endpoint %s changed %s in revision %s; restart the server to serve it", ep, strings.Join(changed, " and "), id)
+		client = fmt.Sprintf("the published endpoint %s changed %s in revision %s; restart the server to serve it", name, strings.Join(changed, " and "), id)
 		owner = client + " (until then this server serves no revision)"
 	}
-	s.once(n, func() { s.logf("refusing revision %s: %s", id, owner) })
+	ep.once(n, func() { ep.logf("refusing revision %s: %s", id, owner) })
 	return newError(codeInternalError, client)
 }
 
 // caller is who asks for a call through this server, from the launch
 // binding (never from anything the client sends).
-func (s *server) caller(b *policy.Launch) kernel.Caller {
-	return kernel.Caller{Transport: kernel.TransportStdio, Endpoint: s.cfg.Endpoint, Subject: b.Subject}
+func (s *Session) caller(req *Request, b *policy.Launch) kernel.Caller {
+	c := kernel.Caller{Transport: s.cfg.Transport, Endpoint: s.cfg.Endpoint, Subject: b.Subject}
+	if s.scfg.Caller != nil {
+		c = s.scfg.Caller(req, c)
+	}
+	return c
 }

@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore
 
 // The 2026-07-28 era: no handshake; every request carries its protocol
 // version and client capabilities in params._meta and stands alone.
@@ -28,21 +28,21 @@ var removedMethods = map[string]bool{
 
 // handleModern checks the request's _meta (-32602), its version (-32022)
 // and its method (-32601), in that order, then dispatches.
-func (s *server) handleModern(req *request) {
+func (s *Session) handleModern(req *Request) {
 	if rerr := checkModernMeta(req); rerr != nil {
-		s.replyError(req.id, rerr)
+		s.replyError(req, rerr)
 		return
 	}
 	switch req.method {
 	case "server/discover":
-		s.reply(req.id, eraModern, s.discoverResult())
+		s.reply(req, eraModern, s.discoverResult())
 	case "tools/list":
 		r, rerr := s.listTools(req.params.Cursor)
 		if rerr != nil {
-			s.replyError(req.id, rerr)
+			s.replyError(req, rerr)
 			return
 		}
-		s.reply(req.id, eraModern, r)
+		s.reply(req, eraModern, r)
 	case "tools/call":
 		s.callTool(req, eraModern)
 	case "subscriptions/listen":
@@ -52,29 +52,15 @@ func (s *server) handleModern(req *request) {
 		if removedMethods[req.method] {
 			msg = "method " + req.method + " was removed in protocol version " + ModernVersion
 		}
-		s.replyError(req.id, newError(codeMethodNotFound, msg))
+		s.replyError(req, newError(codeMethodNotFound, msg))
 	}
 }
 
-func checkModernMeta(req *request) *rpcError {
-	if req.metaErr {
-		return newError(codeInvalidParams, "invalid params: _meta must be an object")
+func checkModernMeta(req *Request) *rpcError {
+	if rerr := checkModernRequired(req); rerr != nil {
+		return rerr
 	}
-	v, ok := req.meta[metaProtocolVersion]
-	if !ok {
-		return newError(codeInvalidParams, "invalid params: missing _meta key "+metaProtocolVersion)
-	}
-	version, ok := stringParam(v)
-	if !ok {
-		return newError(codeInvalidParams, "invalid params: _meta key "+metaProtocolVersion+" must be a string")
-	}
-	caps, ok := req.meta[metaClientCapabilities]
-	if !ok {
-		return newError(codeInvalidParams, "invalid params: missing _meta key "+metaClientCapabilities)
-	}
-	if caps.Kind() != '{' {
-		return newError(codeInvalidParams, "invalid params: _meta key "+metaClientCapabilities+" must be an object")
-	}
+	version, _ := req.MetaVersion()
 	if version != ModernVersion {
 		data := []byte(`{"supported":["` + ModernVersion + `"],"requested":`)
 		data = appendString(data, version)
@@ -84,18 +70,44 @@ func checkModernMeta(req *request) *rpcError {
 	return nil
 }
 
+// checkModernRequired checks the required _meta keys and their types.
+func checkModernRequired(req *Request) *rpcError {
+	if req.metaErr {
+		return newError(codeInvalidParams, "invalid params: _meta must be an object")
+	}
+	v, ok := req.meta[metaProtocolVersion]
+	if !ok {
+		return newError(codeInvalidParams, "invalid params: missing _meta key "+metaProtocolVersion)
+	}
+	if _, ok := stringParam(v); !ok {
+		return newError(codeInvalidParams, "invalid params: _meta key "+metaProtocolVersion+" must be a string")
+	}
+	caps, ok := req.meta[metaClientCapabilities]
+	if !ok {
+		return newError(codeInvalidParams, "invalid params: missing _meta key "+metaClientCapabilities)
+	}
+	if caps.Kind() != '{' {
+		return newError(codeInvalidParams, "invalid params: _meta key "+metaClientCapabilities+" must be an object")
+	}
+	return nil
+}
+
 // discoverResult is the server/discover body: tools only, with listChanged
 // when subscriptions/listen streams deliver it.
-func (s *server) discoverResult() result {
+func (s *Session) discoverResult() result {
 	return result{
 		body:      []byte(`"supportedVersions":["` + ModernVersion + `"],"capabilities":` + s.capabilities()),
 		cacheable: true,
 	}
 }
 
-// capabilities is the server capabilities object of both eras.
-func (s *server) capabilities() string {
-	if s.subs.supported() {
+// capabilities is the server capabilities object of the modern era.
+func (s *Session) capabilities() string { return s.capabilitiesOf(s.subs.supported()) }
+
+// capabilitiesOf is the capabilities object of either era; listChanged
+// only where its notification can be delivered.
+func (s *Session) capabilitiesOf(listChanged bool) string {
+	if listChanged {
 		return `{"tools":{"listChanged":true}}`
 	}
 	return `{"tools":{}}`
@@ -103,7 +115,7 @@ func (s *server) capabilities() string {
 
 // finishModern adds what every modern result carries: caching fields on
 // discover and list, resultType, and serverInfo in _meta.
-func (s *server) finishModern(r result) []byte {
+func (s *Session) finishModern(r result) []byte {
 	b := make([]byte, 0, len(r.body)+len(s.info)+128)
 	b = append(b, r.body...)
 	if r.cacheable {

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// httpClients is how many agents list at once in the throughput row.
+const httpClients = 16
+
+// benchHTTP: SPEC §9 "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
+// requests/s". The bench profile serves its endpoint on http too; an
+// agent's static key authenticates every request (one store read each).
+// HTTP and stdio calls alternate in one loop, as in benchCall.
+func benchHTTP(c config, h *smallHome) ([]row, []string, error) {
+	hs, err := h.startHTTP()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer hs.close()
+
+	s, err := h.start()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.close()
+	name, err := s.toolNamed("trivial_ping__")
+	if err != nil {
+		return nil, nil, err
+	}
+	var stdio, overHTTP []time.Duration
+	for i := range c.warm + c.calls {
+		line, d1, err := s.roundTrip(s.call(name, "{}"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkCall(line); err != nil {
+			return nil, nil, err
+		}
+		body, d2, err := hs.post("tools/call", name, string(s.call(name, "{}")))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkCall(body); err != nil {
+			return nil, nil, fmt.Errorf("over HTTP: %w", err)
+		}
+		if i >= c.warm {
+			stdio, overHTTP = append(stdio, d1), append(overHTTP, d2)
+		}
+	}
+	ss, hc := newStats(stdio), newStats(overHTTP)
+	ratio := float64(hc.median()) / float64(ss.median())
+	callRow := timeRow("HTTP tools/call trivial (warm serve-http, static key)", hc, 0)
+	callRow.target, callRow.ratio, callRow.verdict = "≤ 1.1× stdio", fmt.Sprintf("%.2f×", ratio), verdict(ratio <= 1.1)
+
+	// Throughput: httpClients agents' worth of keep-alive connections, each
+	// listing the first page as fast as it is answered.
+	list := string(s.list(""))
+	per := max(c.lists/httpClients, 1)
+	lat := make([][]time.Duration, httpClients)
+	errs := make(chan error, httpClients)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for g := range httpClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				body, d, err := hs.post("tools/list", "", list)
+				if err == nil {
+					_, err = decode(body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				lat[g] = append(lat[g], d)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, nil, fmt.Errorf("tools/list over HTTP: %w", err)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	rate := float64(len(all)) / elapsed.Seconds()
+	listRow := timeRow(fmt.Sprintf("HTTP tools/list, %d clients at once (small home)", httpClients), newStats(all), 0)
+	listRow.target, listRow.ratio, listRow.verdict = "≥ 1,000/s", fmt.Sprintf("%.0f/s", rate), verdict(rate >= 1000)
+
+	rows := []row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), listRow}
+	notes := []string{fmt.Sprintf("HTTP tools/call overhead over stdio: %s per call (median difference), bearer authentication and audit included; %d list requests in %s",
+		ms(hc.median()-ss.median()), len(all), elapsed.Round(time.Millisecond))}
+	return rows, notes, nil
+}
+
+// httpServer is one running `rukh serve-http` on a loopback port.
+type httpServer struct {
+	cmd    *exec.Cmd
+	url    string
+	token  string
+	client *http.Client
+	stderr *lockedBuffer
+}
+
+var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startHTTP adds an agent and starts serve-http with its static key.
+func (h *home) startHTTP() (*httpServer, error) {
+	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
+	out, err := h.rukh("agent", "add", name, "--endpoint", "local", "--json")
+	if err != nil {
+		return nil, err
+	}
+	var key struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(out), &key); err != nil || key.Token == "" {
+		return nil, fmt.Errorf("agent add printed no token: %v", err)
+	}
+	cmd := exec.Command(h.c.rukh, "serve-http", "--listen", "127.0.0.1:0", "--rate", "0")
+	cmd.Env = h.env()
+	cmd.Dir = h.dir
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &httpServer{cmd: cmd, token: key.Token, stderr: &lockedBuffer{},
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpClients * 2}}}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			s.stderr.Write(append(sc.Bytes(), '\n'))
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case base := <-found:
+		s.url = base + "/mcp/v1/bench/local"
+		return s, nil
+	case <-time.After(10 * time.Second):
+		s.close()
+		return nil, fmt.Errorf("serve-http did not start: %s", s.stderr.String())
+	}
+}
+
+// post sends one modern request line and returns the JSON response body
+// and the time from just before the request to the end of the body.
+func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, error) {
+	r, _ := http.NewRequest("POST", s.url, strings.NewReader(strings.TrimSuffix(line, "\n")))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Method", method)
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	if tool != "" {
+		r.Header.Set("Mcp-Name", tool)
+	}
+	r.Header.Set("Authorization", "Bearer "+s.token)
+	t := time.Now()
+	res, err := s.client.Do(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	d := time.Since(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, 0, fmt.Errorf("HTTP %d: %.300s (stderr: %s)", res.StatusCode, body, s.stderr.String())
+	}
+	return body, d, nil
+}
+
+// close stops serve-http (SIGINT drains) and waits for it.
+func (s *httpServer) close() {
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// benchHTTPMemory: SPEC §9 "serve-http peak RSS ≤ 20 MiB at 100,000 tools,
+// flat in tool count": 16 agents' connections each walk every page of the
+// large home, then the server's VmHWM is read.
+func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {
+	hs, err := h.startHTTP()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer hs.close()
+	want := c.packages * c.commands
+	errs := make(chan error, httpClients)
+	var wg sync.WaitGroup
+	for range httpClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tools, cursor, id := 0, "", 0
+			for {
+				id++
+				params := ""
+				if cursor != "" {
+					b, _ := json.Marshal(cursor)
+					params = `,"cursor":` + string(b)
+				}
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s%s}}`, id, modernMeta, params)
+				body, _, err := hs.post("tools/list", "", line)
+				if err != nil {
+					errs <- err
+					return
+				}
+				r, err := decode(body)
+				if err != nil {
+					errs <- err
+					return
+				}
+				tools += len(r.Result.Tools)
+				if cursor = r.Result.NextCursor; cursor == "" {
+					break
+				}
+			}
+			if tools != want {
+				errs <- fmt.Errorf("a full listing over HTTP has %d tools, want %d", tools, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, nil, err
+	}
+	hwm, err := procStatus(hs.cmd.Process.Pid, "VmHWM")
+	if err != nil {
+		return nil, nil, err
+	}
+	const limit = 20 << 20
+	peak := int64(hwm) << 10
+	r := row{name: fmt.Sprintf("serve-http peak RSS (VmHWM), %d tools, %d clients", want, httpClients), n: 1,
+		median: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)), target: "≤ 20 MiB",
+		ratio: fmt.Sprintf("%.2f×", float64(peak)/limit), verdict: verdict(peak <= limit)}
+	return []row{r}, []string{fmt.Sprintf("serve-http after %d full listings at once over HTTP: VmHWM %d kB", httpClients, hwm)}, nil
+}

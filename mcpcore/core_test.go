@@ -1,0 +1,217 @@
+package mcpcore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
+	loads := map[uint64]int{}
+	c := &revisionCache{load: bindings(func(n uint64) (*policy.Binding, error) {
+		loads[n]++
+		return testBinding(n, 0, testTemplate), nil
+	})}
+	for _, n := range []uint64{1, 1, 2, 2, 3, 1, 3} {
+		r, err := c.get(n)
+		if err != nil || r.n != n {
+			t.Fatalf("get(%d) = %v, %v", n, r, err)
+		}
+	}
+	// 1 and 2 are dropped once a newer revision is active; an old number
+	// (a stale request racing a publish) is served but never cached.
+	want := map[uint64]int{1: 2, 2: 1, 3: 1}
+	if fmt.Sprint(loads) != fmt.Sprint(want) {
+		t.Errorf("loads = %v, want %v", loads, want)
+	}
+	if c.cur == nil || c.cur.n != 3 {
+		t.Errorf("cached revision = %v, want 3", c.cur)
+	}
+}
+
+func TestWireIsCompactedForFraming(t *testing.T) {
+	b := testBinding(1, 0, testTemplate)
+	b.Endpoints[0].Tools[0].Wire = jsontext.Value("{\n  \"name\": \"big__r1\",\n  \"inputSchema\": {\"type\": \"object\"}\n}")
+	r, err := prepareRevision(1, view(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(policy.AppendToolWire(nil, "big__r1", r.bodies[0])); got != `{"name":"big__r1","inputSchema":{"type":"object"}}` {
+		t.Errorf("wire = %s", got)
+	}
+	if !bytes.ContainsRune(b.Endpoints[0].Tools[0].Wire, '\n') {
+		t.Error("the caller's binding was modified")
+	}
+}
+
+func TestListPageByteBound(t *testing.T) {
+	b := testBinding(1, 5, testTemplate)
+	many := &b.Endpoints[1]
+	pad := strings.Repeat("x", 400<<10)
+	for i := range many.Tools {
+		many.Tools[i].Wire = jsontext.Value(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object"}}`, many.Tools[i].Name, pad))
+	}
+	s := newTestSession(Config{Endpoint: "many", Active: func() (uint64, error) { return 1, nil },
+		Load: bindingsFor("many", func(uint64) (*policy.Binding, error) { return b, nil })})
+	var sizes []int
+	var cursor jsontext.Value
+	for {
+		r, rerr := s.listTools(cursor)
+		if rerr != nil {
+			t.Fatal(rerr.message)
+		}
+		var page struct {
+			Tools      []jsontext.Value `json:"tools"`
+			NextCursor *string          `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(append(append([]byte("{"), r.body...), '}'), &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.body) > pageBytes+64 {
+			t.Errorf("page of %d bytes", len(r.body))
+		}
+		sizes = append(sizes, len(page.Tools))
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = jsontext.Value(`"` + *page.NextCursor + `"`)
+	}
+	if fmt.Sprint(sizes) != "[2 2 1]" {
+		t.Errorf("page sizes = %v, want [2 2 1] (two 400 KiB tools per 1 MiB page)", sizes)
+	}
+}
+
+func TestProgressNeverBlocks(t *testing.T) {
+	rep := &fakeReply{room: 3}
+	c := &call{}
+	p := &progressSink{s: newTestSession(Config{}), rep: rep, token: jsontext.Value(`"t"`), c: c}
+	for i := 1; i <= 100; i++ {
+		v := float64(i)
+		p.send(kernel.Progress{Progress: &v}) // must return even when the transport refuses
+	}
+	v := 1000.0
+	p.close()
+	p.send(kernel.Progress{Progress: &v}) // after the response: nothing
+	if len(rep.hints) != 3 || p.dropped != 97 {
+		t.Errorf("%d notifications taken, %d dropped; want 3 and 97", len(rep.hints), p.dropped)
+	}
+	for _, h := range rep.hints {
+		if strings.Contains(string(h), `"progress":1000`) {
+			t.Error("progress sent after the call ended")
+		}
+	}
+}
+
+// fakeReply takes room hints and refuses the rest, as a full queue does.
+type fakeReply struct {
+	room      int
+	hints     [][]byte
+	responses [][]byte
+}
+
+func (f *fakeReply) Respond(m Message)     { f.responses = append(f.responses, m.Data); m.Finish() }
+func (f *fakeReply) Send(m Message)        { f.responses = append(f.responses, m.Data) }
+func (f *fakeReply) Gone() <-chan struct{} { return nil }
+func (f *fakeReply) Hint(m Message) bool {
+	if len(f.hints) >= f.room {
+		return false
+	}
+	f.hints = append(f.hints, m.Data)
+	return true
+}
+
+func newTestSession(cfg Config) *Session {
+	return NewEndpoint(cfg).NewSession(context.Background(), SessionConfig{})
+}
+
+func TestIsLegacy(t *testing.T) {
+	tests := []struct {
+		line        string
+		initialized bool
+		want        bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, false, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, false, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, true, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}`, true, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, true, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + modernMeta + `}}`, true, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{` + modernMeta + `}}`, false, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`, true, false},
+	}
+	for _, tt := range tests {
+		req, _, rerr := decodeLine([]byte(tt.line))
+		if rerr != nil {
+			t.Fatalf("%s: %s", tt.line, rerr.message)
+		}
+		s := &Session{legacyInitialized: tt.initialized}
+		if got := s.isLegacy(req); got != tt.want {
+			t.Errorf("isLegacy(%s, initialized=%v) = %v, want %v", tt.line, tt.initialized, got, tt.want)
+		}
+	}
+}
+
+func TestInitializeNegotiation(t *testing.T) {
+	for requested, want := range map[string]string{
+		"2025-11-25": "2025-11-25",
+		"2025-06-18": "2025-06-18",
+		"2025-03-26": "2025-11-25",
+		"2024-11-05": "2025-11-25",
+		"2026-07-28": "2025-11-25",
+		"":           "2025-11-25",
+	} {
+		s := newTestSession(Config{ServerName: "rukh", ServerVersion: "test"})
+		req, _, _ := decodeLine([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + requested + `","clientInfo":{"name":"root"}}}`))
+		r, rerr := s.initialize(req)
+		if rerr != nil {
+			t.Fatalf("%q: %s", requested, rerr.message)
+		}
+		var got struct {
+			ProtocolVersion string         `json:"protocolVersion"`
+			Capabilities    jsontext.Value `json:"capabilities"`
+			ServerInfo      jsontext.Value `json:"serverInfo"`
+		}
+		if err := json.Unmarshal([]byte("{"+string(finishLegacy(r))+"}"), &got, json.RejectUnknownMembers(true)); err != nil {
+			t.Fatal(err)
+		}
+		if got.ProtocolVersion != want || string(got.Capabilities) != `{"tools":{}}` || string(got.ServerInfo) != `{"name":"rukh","version":"test"}` {
+			t.Errorf("initialize(%q) = %+v", requested, got)
+		}
+		if !s.legacyInitialized {
+			t.Error("initialize did not switch the process to the legacy era")
+		}
+	}
+}
+
+func TestEraDecoration(t *testing.T) {
+	s := newTestSession(Config{ServerName: "rukh", ServerVersion: "test"})
+	list := result{body: []byte(`"tools":[]`), cacheable: true}
+	call := result{body: []byte(`"content":[],"isError":false`)}
+	tests := []struct {
+		e    era
+		r    result
+		want string
+	}{
+		{eraLegacy, list, `"tools":[]`},
+		{eraLegacy, call, `"content":[],"isError":false`},
+		{eraLegacy, result{}, ``},
+		{eraModern, list, `"tools":[],"ttlMs":0,"cacheScope":"private","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rukh","version":"test"}}`},
+		{eraModern, call, `"content":[],"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rukh","version":"test"}}`},
+		{eraModern, result{}, `"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rukh","version":"test"}}`},
+	}
+	for _, tt := range tests {
+		if got := string(s.finish(tt.e, tt.r)); got != tt.want {
+			t.Errorf("finish(%v, %s) = %s, want %s", tt.e, tt.r.body, got, tt.want)
+		}
+	}
+}

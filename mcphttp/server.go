@@ -1,0 +1,655 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/policy"
+	"golang.org/x/time/rate"
+)
+
+// writeTimeout bounds one blocked write to a client (SPEC §6: 2 s).
+const writeTimeout = 2 * time.Second
+
+// keepAliveEvery spaces the comments that keep an idle listen stream open.
+const keepAliveEvery = 15 * time.Second
+
+// PathPrefix is where endpoints live: PathPrefix + namespace + "/" + endpoint.
+const PathPrefix = "/mcp/v1/"
+
+// Legacy protocol versions an MCP-Protocol-Version header may name for a
+// request that is then served on the legacy era.
+var legacyVersions = []string{mcpcore.LegacyVersion, mcpcore.LegacyVersionPrevious, "2025-03-26"}
+
+// Endpoint is one served endpoint.
+type Endpoint struct {
+	Core      mcpcore.Config // its Transport is set to http
+	Namespace string
+	HTTPAuth  string // policy.HTTPAuthBearer or policy.HTTPAuthNone
+}
+
+// Config is one serve-http process's endpoints, listener facts and seams.
+type Config struct {
+	Endpoints []Endpoint
+	// Loopback reports that the listener accepts only loopback connections:
+	// only then is "httpAuth": "none" honoured.
+	Loopback bool
+	// AllowHosts are the Host header values accepted besides the loopback
+	// names (localhost, 127.0.0.1, [::1], with or without a port).
+	AllowHosts []string
+	// AllowOrigins are the Origin values accepted besides the request's own
+	// (http or https and an accepted Host).
+	AllowOrigins []string
+	// Credentials authenticates bearer tokens and consumes one-time ones;
+	// nil: only anonymous endpoints are reachable.
+	Credentials Credentials
+	// Refused, when set, is told of every tools/call its credential did
+	// not authorise (nothing ran): the tool name, the command, who asked.
+	Refused func(endpoint, tool, command string, cred *kernel.Credential, err error)
+	// Rate and Burst bound each agent's requests (0: unlimited).
+	Rate  rate.Limit
+	Burst int
+	Logf  func(format string, args ...any)
+	// Observe, when set, is told of every request refused before anything
+	// ran (reason: "auth", "scope", "rate", "origin", "host", …).
+	Observe func(endpoint, reason string)
+}
+
+// Handler serves every configured endpoint on one http.Handler.
+type Handler struct {
+	cfg      Config
+	eps      map[string]*endpoint // namespace + "/" + endpoint
+	mux      *http.ServeMux
+	draining atomic.Bool
+	ctx      context.Context // the owner's: sessions end with it
+	stop     context.CancelFunc
+}
+
+type endpoint struct {
+	core *mcpcore.Endpoint
+	cfg  Endpoint
+
+	mu       sync.Mutex
+	sessions map[string]*agentSession // by agent
+}
+
+// agentSession is one agent's session of an endpoint: its concurrency
+// bounds (the template's, per agent), its rate limiter and its legacy
+// requests in flight (for notifications/cancelled).
+type agentSession struct {
+	s   *mcpcore.Session
+	lim *rate.Limiter
+
+	mu       sync.Mutex
+	inflight map[string]*reply // legacy request id text -> its reply
+}
+
+// New prepares a Handler; Close ends it.
+func New(cfg Config) *Handler {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	h := &Handler{cfg: cfg, eps: map[string]*endpoint{}, mux: http.NewServeMux()}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	for _, e := range cfg.Endpoints {
+		e.Core.Transport = policy.TransportHTTP
+		ep := &endpoint{cfg: e, sessions: map[string]*agentSession{}}
+		auth := e.Core.Authorize
+		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command, level string) (func() error, error) {
+			var inner func() error
+			if auth != nil {
+				var err error
+				if inner, err = auth(req, command, level); err != nil {
+					return nil, err
+				}
+			}
+			cred, _ := req.Auth.(*kernel.Credential)
+			refused := func(err error) error {
+				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
+				if errors.Is(err, policy.ErrInsufficientScope) {
+					h.observe(e.Core.Endpoint, "scope")
+				} else {
+					h.observe(e.Core.Endpoint, "auth")
+				}
+				if cfg.Refused != nil {
+					tool, _ := req.Name()
+					cfg.Refused(e.Core.Endpoint, tool, command, cred, err)
+				}
+				return err
+			}
+			consume, err := authorize(cfg.Credentials, cred, command, level)
+			if err != nil {
+				return nil, refused(err)
+			}
+			if inner == nil && consume == nil {
+				return nil, nil
+			}
+			return func() error {
+				if inner != nil {
+					if err := inner(); err != nil {
+						return err
+					}
+				}
+				if consume != nil {
+					if err := consume(); err != nil {
+						return refused(err)
+					}
+				}
+				return nil
+			}, nil
+		}
+		ep.core = mcpcore.NewEndpoint(ep.cfg.Core)
+		h.eps[e.Namespace+"/"+e.Core.Endpoint] = ep
+	}
+	h.mux.HandleFunc(PathPrefix+"{namespace}/{endpoint}", h.serveMCP)
+	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { plain(w, http.StatusOK, "ok") })
+	h.mux.HandleFunc("GET /readyz", h.ready)
+	return h
+}
+
+func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
+	if h.draining.Load() {
+		plain(w, http.StatusServiceUnavailable, "draining")
+		return
+	}
+	for _, ep := range h.eps {
+		if _, err := ep.cfg.Core.Active(); err != nil && kernel.ErrorCode(err) != kernel.CodeNotFound {
+			plain(w, http.StatusServiceUnavailable, "the store is unavailable")
+			return
+		}
+	}
+	plain(w, http.StatusOK, "ready")
+}
+
+// ServeHTTP checks Host and Origin on every request (DNS rebinding), then
+// routes it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		h.observe("", "host")
+		plain(w, http.StatusForbidden, "forbidden: Host "+strconv.Quote(r.Host)+" is not served here (serve-http --allow-host)")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
+		h.observe("", "origin")
+		plain(w, http.StatusForbidden, "forbidden: Origin "+strconv.Quote(o)+" is not allowed (serve-http --allow-origin)")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) observe(endpoint, reason string) {
+	if h.cfg.Observe != nil {
+		h.cfg.Observe(endpoint, reason)
+	}
+}
+
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+func (h *Handler) hostAllowed(host string) bool {
+	name := host
+	if n, _, err := net.SplitHostPort(host); err == nil {
+		name = n
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if slices.Contains(loopbackHosts, strings.ToLower(name)) {
+		return true
+	}
+	for _, a := range h.cfg.AllowHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) originAllowed(origin, host string) bool {
+	if slices.Contains(h.cfg.AllowOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, host)
+}
+
+func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	ep := h.eps[r.PathValue("namespace")+"/"+r.PathValue("endpoint")]
+	if ep == nil {
+		http.NotFound(w, r)
+		return
+	}
+	name := ep.cfg.Core.Endpoint
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		plain(w, http.StatusMethodNotAllowed, "method not allowed: MCP requests are POSTed (no GET stream, no sessions)")
+		return
+	}
+	if h.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		plain(w, http.StatusServiceUnavailable, "the server is stopping")
+		return
+	}
+	cred, ok := h.authenticate(w, r, ep)
+	if !ok {
+		return
+	}
+	as := ep.session(h, cred.Agent)
+	if as.lim != nil {
+		res := as.lim.Reserve()
+		if d := res.Delay(); d > 0 {
+			res.Cancel()
+			h.observe(name, "rate")
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+			plain(w, http.StatusTooManyRequests, "too many requests for agent "+strconv.Quote(cred.Agent))
+			return
+		}
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
+			return
+		}
+	} else {
+		plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
+		return
+	}
+	if !acceptable(r.Header.Values("Accept")) {
+		plain(w, http.StatusNotAcceptable, "not acceptable: Accept must list application/json and text/event-stream")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpcore.MaxMessageBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
+			return
+		}
+		return // the client went away
+	}
+	req, id, rerr := mcpcore.Decode(body)
+	if rerr != nil {
+		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, id, rerr))
+		return
+	}
+	if req == nil {
+		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
+		return
+	}
+	req.Auth = cred
+	legacy := !mcpcore.IsModern(req)
+	if legacy {
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
+			legacy = false // a modern request that lacks its _meta: the core says -32602
+		}
+	}
+	if req.ID() == nil {
+		if req.Method() == "notifications/cancelled" {
+			as.cancel(req.CancelledID())
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if !legacy {
+		if rerr := mcpcore.CheckMeta(req); rerr != nil {
+			writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, req.ID(), rerr))
+			return
+		}
+		if msg := headerMismatch(r, req); msg != "" {
+			writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, req.ID(), mcpcore.NewError(mcpcore.CodeHeaderMismatch, msg)))
+			return
+		}
+	}
+	rep := newReply()
+	defer rep.cancel()
+	if legacy {
+		key := string(req.ID())
+		if !as.track(key, rep) {
+			writeJSON(w, http.StatusOK, mcpcore.AppendError(nil, req.ID(), mcpcore.NewError(mcpcore.CodeInvalidRequest, "invalid request: the request id is already in use")))
+			return
+		}
+		defer as.untrack(key, rep)
+	}
+	// A call that may report progress answers on an event stream (SPEC
+	// §10), even when no progress comes; anything else as JSON unless a
+	// notification precedes its response.
+	stream := req.Method() == "tools/call" && req.HasProgressToken()
+	as.s.HandleEra(req, rep, legacy)
+	h.write(w, r, rep, legacy, stream)
+}
+
+// authenticate finds the request's credential, or answers 401. The token
+// itself goes no further than Credentials.Authenticate.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpoint) (*kernel.Credential, bool) {
+	name := ep.cfg.Core.Endpoint
+	if ep.cfg.HTTPAuth == policy.HTTPAuthNone && h.cfg.Loopback {
+		c := kernel.Anonymous(name)
+		return &c, true
+	}
+	token, ok := bearer(r)
+	if !ok || h.cfg.Credentials == nil {
+		h.observe(name, "auth")
+		unauthorized(w, "unauthorized: send Authorization: Bearer <token> (the owner gives one with 'rukh agent add' or 'rukh agent token')")
+		return nil, false
+	}
+	cred, err := h.cfg.Credentials.Authenticate(token)
+	if err == nil && cred.Endpoint != name {
+		// A token of another endpoint is as good as none here.
+		h.cfg.Logf("refused a request on endpoint %q: %s is agent %q's, for endpoint %q", name, cred.LogID(), cred.Agent, cred.Endpoint)
+		err = errOtherEndpoint
+	}
+	if err != nil {
+		h.observe(name, "auth")
+		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
+		return nil, false
+	}
+	return &cred, true
+}
+
+var errOtherEndpoint = errors.New("a token for another endpoint")
+
+func logID(c *kernel.Credential) string {
+	if c == nil {
+		return "no credential"
+	}
+	return "agent " + strconv.Quote(c.Agent) + " (" + c.LogID() + ")"
+}
+
+// acceptable reports whether an Accept header admits JSON or an event
+// stream; no header admits anything.
+func acceptable(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			switch mt {
+			case "application/json", "text/event-stream", "*/*", "application/*", "text/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// headerMismatch checks the modern standard headers against the body, in
+// the spec's order; "" when they match.
+func headerMismatch(r *http.Request, req *mcpcore.Request) string {
+	method, ok := header(r, "Mcp-Method")
+	if !ok {
+		return "Header mismatch: the Mcp-Method header is missing"
+	}
+	if method != req.Method() {
+		return "Header mismatch: Mcp-Method header value " + strconv.Quote(method) + " does not match body value " + strconv.Quote(req.Method())
+	}
+	version, _ := req.MetaVersion()
+	hv, ok := header(r, "MCP-Protocol-Version")
+	if !ok {
+		return "Header mismatch: the MCP-Protocol-Version header is missing"
+	}
+	if hv != version {
+		return "Header mismatch: MCP-Protocol-Version header value " + strconv.Quote(hv) + " does not match body value " + strconv.Quote(version)
+	}
+	if req.Method() == "tools/call" {
+		name, _ := req.Name()
+		hn, ok := header(r, "Mcp-Name")
+		if !ok {
+			return "Header mismatch: the Mcp-Name header is missing"
+		}
+		decoded, ok := decodeHeaderValue(hn)
+		if !ok {
+			return "Header mismatch: the Mcp-Name header value is not valid"
+		}
+		if decoded != name {
+			return "Header mismatch: Mcp-Name header value " + strconv.Quote(decoded) + " does not match body value " + strconv.Quote(name)
+		}
+	}
+	return ""
+}
+
+// header is a single header value, trimmed of optional whitespace.
+func header(r *http.Request, name string) (string, bool) {
+	v := r.Header.Values(name)
+	if len(v) != 1 {
+		return "", false
+	}
+	return strings.TrimSpace(v[0]), true
+}
+
+// decodeHeaderValue undoes the =?base64?…?= encoding of non-ASCII values.
+func decodeHeaderValue(v string) (string, bool) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return "", false
+		}
+	}
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.DecodeString(v[len("=?base64?") : len(v)-2])
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	}
+	return v, true
+}
+
+// write answers one request from its reply: the final response as JSON
+// when it comes first, otherwise an event stream of the notifications and
+// then the response. The caller going away cancels the request.
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, legacy, stream bool) {
+	st := &sse{w: w, rc: http.NewResponseController(w)}
+	if stream && len(rep.final) == 0 {
+		// Not answered at once (an error or a rejection stays JSON).
+		if st.start() != nil {
+			rep.cancel()
+			return
+		}
+	}
+	ka := time.NewTicker(keepAliveEvery)
+	defer ka.Stop()
+	send := func(m mcpcore.Message) bool {
+		defer m.Finish()
+		if m.Drop != nil && m.Drop.Load() {
+			return true
+		}
+		if err := st.event(m.Data); err != nil {
+			rep.cancel()
+			return false
+		}
+		return true
+	}
+	for {
+		select {
+		case m := <-rep.out:
+			if !send(m) {
+				return
+			}
+		case m := <-rep.final:
+			for drained := false; !drained; {
+				select {
+				case n := <-rep.out:
+					if !send(n) {
+						m.Finish()
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+			h.final(w, st, m, legacy)
+			return
+		case <-ka.C:
+			if st.keepAlive() != nil {
+				rep.cancel()
+				return
+			}
+		case <-r.Context().Done():
+			rep.cancel()
+			return
+		case <-rep.gone:
+			return
+		}
+	}
+}
+
+func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legacy bool) {
+	defer m.Finish()
+	if m.Drop != nil && m.Drop.Load() {
+		return
+	}
+	if st.started {
+		st.event(m.Data)
+		return
+	}
+	if m.Refused != nil {
+		if errors.Is(m.Refused, policy.ErrInsufficientScope) {
+			msg := "forbidden: " + m.Refused.Error()
+			if hint := kernel.ErrorHint(m.Refused); hint != "" {
+				msg += "\nhint: " + hint
+			}
+			forbiddenScope(w, msg)
+		} else {
+			unauthorized(w, "unauthorized: "+m.Refused.Error())
+		}
+		return
+	}
+	if len(m.Data) > mcpcore.MaxResponseBytes {
+		h.cfg.Logf("mcp: dropping a %d-byte message over the response limit", len(m.Data))
+		writeJSON(w, http.StatusInternalServerError, nil)
+		return
+	}
+	status := http.StatusOK
+	if !legacy {
+		switch m.Code {
+		case 0:
+		case mcpcore.CodeMethodNotFound:
+			status = http.StatusNotFound
+		case mcpcore.CodeInternalError:
+			status = http.StatusInternalServerError
+		default:
+			status = http.StatusBadRequest
+		}
+	}
+	writeJSON(w, status, m.Data)
+}
+
+func writeJSON(w http.ResponseWriter, status int, data []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// session is the agent's session of ep, made on first use.
+func (ep *endpoint) session(h *Handler, agent string) *agentSession {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if as := ep.sessions[agent]; as != nil {
+		return as
+	}
+	as := &agentSession{inflight: map[string]*reply{}}
+	if h.cfg.Rate > 0 {
+		as.lim = rate.NewLimiter(h.cfg.Rate, max(h.cfg.Burst, 1))
+	}
+	as.s = ep.core.NewSession(h.ctx, mcpcore.SessionConfig{
+		PerRequest: true,
+		Caller: func(req *mcpcore.Request, c kernel.Caller) kernel.Caller {
+			if cred, ok := req.Auth.(*kernel.Credential); ok {
+				return cred.Caller(kernel.TransportHTTP, c.Subject)
+			}
+			return c
+		},
+	})
+	ep.sessions[agent] = as
+	return as
+}
+
+func (as *agentSession) track(key string, rep *reply) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if _, busy := as.inflight[key]; busy {
+		return false
+	}
+	as.inflight[key] = rep
+	return true
+}
+
+func (as *agentSession) untrack(key string, rep *reply) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.inflight[key] == rep {
+		delete(as.inflight, key)
+	}
+}
+
+// cancel ends the legacy request of that id: the core stops its call and
+// nothing is answered.
+func (as *agentSession) cancel(id []byte) {
+	as.mu.Lock()
+	rep := as.inflight[string(id)]
+	as.mu.Unlock()
+	if rep != nil {
+		rep.cancel()
+	}
+}
+
+// Drain stops admitting requests (503) and ends every listen stream with
+// its final response; calls in flight go on. http.Server.Shutdown then
+// waits for them.
+func (h *Handler) Drain() {
+	h.draining.Store(true)
+	for _, ep := range h.eps {
+		for _, as := range ep.all() {
+			as.s.EndStreams()
+		}
+	}
+}
+
+// Close stops every call still running (unanswered) and waits for them.
+func (h *Handler) Close() {
+	h.draining.Store(true)
+	h.stop()
+	for _, ep := range h.eps {
+		for _, as := range ep.all() {
+			as.s.Shutdown()
+		}
+	}
+}
+
+func (ep *endpoint) all() []*agentSession {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	out := make([]*agentSession, 0, len(ep.sessions))
+	for _, as := range ep.sessions {
+		out = append(out, as)
+	}
+	return out
+}
+
+// Running is how many calls run now, over every endpoint and agent.
+func (h *Handler) Running() int {
+	n := 0
+	for _, ep := range h.eps {
+		for _, as := range ep.all() {
+			r, _ := as.s.Running()
+			n += r
+		}
+	}
+	return n
+}

@@ -1,0 +1,229 @@
+package mcphttp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// catalog is one revision with one tool per security level.
+type catalog struct{ launch *policy.Launch }
+
+var levels = map[string]string{"std": "", "elev": policy.SecurityElevated, "strict": policy.SecurityStrict}
+
+func (c catalog) HasEndpoint() bool { return true }
+func (c catalog) Pages() int        { return 1 }
+func (c catalog) Page(i int, fn func(name string, body []byte) error) error {
+	for _, n := range []string{"elev", "std", "strict"} {
+		if err := fn(n, []byte(`{"inputSchema":{"type":"object"}}`)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (c catalog) Resolve(name string) (*mcpcore.Resolved, error) {
+	level, ok := levels[name]
+	if !ok {
+		return nil, nil
+	}
+	return &mcpcore.Resolved{Command: &kernel.Command{ID: "t." + name, Execute: kernel.Execute{Mode: kernel.ModeManaged}},
+		Release: &policy.BoundRelease{Name: "t", Version: "1"}, Template: c.launch.Template, Security: level}, nil
+}
+func (c catalog) Digest() ([32]byte, error) { return mcpcore.DigestPages(c) }
+func (c catalog) Endpoints() []string       { return []string{"e"} }
+func (c catalog) Revision() string          { return "r1" }
+func (c catalog) Launch() *policy.Launch    { return c.launch }
+func (c catalog) Template() policy.Template { return c.launch.Template }
+
+// creds is a credential store of static, short-lived and one-time tokens
+// whose one-time consumption is atomic.
+type creds struct {
+	mu   sync.Mutex
+	byTk map[string]kernel.Credential
+}
+
+func (c *creds) Authenticate(token string) (kernel.Credential, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cr, ok := c.byTk[token]
+	if !ok {
+		return kernel.Credential{}, fmt.Errorf("unknown token")
+	}
+	return cr, nil
+}
+
+func (c *creds) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for tk, cr := range c.byTk {
+		if cr.Hash == h && cr.Kind == kernel.CredentialOneTime {
+			delete(c.byTk, tk)
+			return cr, nil
+		}
+	}
+	return kernel.Credential{}, fmt.Errorf("unknown token")
+}
+
+type countingInvoker struct {
+	n      atomic.Int64
+	caller sync.Map // invocation id → kernel.Caller
+}
+
+func (i *countingInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+	i.n.Add(1)
+	i.caller.Store(inv.ID, inv.Caller)
+	return kernel.Result{Outcome: kernel.Succeeded, CommandResult: jsontext.Value(`{"kind":"text","text":"ok"}`)}
+}
+
+func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
+	t.Helper()
+	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
+		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}
+	cat := catalog{launch: l}
+	h := New(Config{
+		Endpoints: []Endpoint{{Namespace: "ns", HTTPAuth: l.HTTPAuth, Core: mcpcore.Config{
+			Endpoint: "e", Launch: l, ServerName: "rukh", ServerVersion: "test",
+			Active:  func() (uint64, error) { return 1, nil },
+			View:    func(n uint64, fn func(uint64, mcpcore.Catalog) error) error { return fn(1, cat) },
+			Invoker: inv,
+		}}},
+		Loopback:    true,
+		Credentials: c,
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); h.Close() })
+	return srv.URL + PathPrefix + "ns/e"
+}
+
+func call(t *testing.T, url, token, tool string, id int) (int, string) {
+	t.Helper()
+	return callWith(t, url, token, tool, id, `{}`)
+}
+
+func callWith(t *testing.T, url, token, tool string, id int, args string) (int, string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, tool, args)
+	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", tool)
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("WWW-Authenticate") + " " + string(b)
+}
+
+func TestLevels(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+		"agt": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialShortLived, Hash: kernel.TokenHash{2}},
+		"bad": {Agent: "b", Endpoint: "other", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{3}},
+	}}
+	inv := &countingInvoker{}
+	url := newTestServer(t, c, inv)
+	for _, tc := range []struct {
+		token, tool string
+		status      int
+	}{
+		{"key", "std", 200}, {"key", "elev", 403}, {"key", "strict", 403},
+		{"agt", "std", 200}, {"agt", "elev", 200}, {"agt", "strict", 403},
+		{"", "std", 401}, {"nope", "std", 401}, {"bad", "std", 401},
+	} {
+		before := inv.n.Load()
+		status, body := call(t, url, tc.token, tc.tool, 1)
+		if status != tc.status {
+			t.Errorf("%s on %s: %d, want %d: %s", tc.token, tc.tool, status, tc.status, body)
+		}
+		if ran := inv.n.Load() - before; ran != map[bool]int64{true: 1, false: 0}[tc.status == 200] {
+			t.Errorf("%s on %s: %d call(s) ran", tc.token, tc.tool, ran)
+		}
+		if tc.status == 403 && !strings.Contains(body, `error="insufficient_scope"`) || tc.status == 401 && !strings.HasPrefix(body, `Bearer realm="rukh" `) {
+			t.Errorf("%s on %s: %s", tc.token, tc.tool, body)
+		}
+	}
+	inv.caller.Range(func(_, v any) bool {
+		if c := v.(kernel.Caller); c.Transport != "http" || c.Agent != "a" || c.Endpoint != "e" || c.Subject != "owner" || c.Credential == "" {
+			t.Errorf("caller %+v", c)
+		}
+		return true
+	})
+}
+
+// TestOneTimeRace: many agents' sessions at once, one one-time token
+// shared by 32 concurrent requests of one agent: exactly one call runs.
+func TestOneTimeRace(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}}}}
+	for i := range 8 {
+		c.byTk[fmt.Sprintf("key%d", i)] = kernel.Credential{Agent: fmt.Sprintf("agent%d", i), Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{byte(i + 10)}}
+	}
+	inv := &countingInvoker{}
+	url := newTestServer(t, c, inv)
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int64
+	for i := range 32 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			switch status, body := call(t, url, "otk", "strict", i); status {
+			case 200:
+				ok.Add(1)
+			case 401:
+				refused.Add(1)
+			default:
+				t.Errorf("status %d: %s", status, body)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if status, body := call(t, url, fmt.Sprintf("key%d", i%8), "std", i); status != 200 {
+				t.Errorf("status %d: %s", status, body)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || refused.Load() != 31 {
+		t.Errorf("%d ran, %d refused; want 1 and 31", ok.Load(), refused.Load())
+	}
+	if n := inv.n.Load(); n != 33 {
+		t.Errorf("%d calls ran, want 33", n)
+	}
+}
+
+// TestOneTimeSpentOnlyByARun: a call rejected before it runs (its input)
+// leaves the one-time token as it was.
+func TestOneTimeSpentOnlyByARun(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}}}}
+	inv := &countingInvoker{}
+	url := newTestServer(t, c, inv)
+	if status, body := callWith(t, url, "otk", "strict", 1, `{"nope":1}`); status != 200 || !strings.Contains(body, `"outcome":"rejected"`) {
+		t.Fatalf("undeclared argument: %d %s", status, body)
+	}
+	if status, body := call(t, url, "otk", "strict", 2); status != 200 || !strings.Contains(body, `"outcome":"succeeded"`) {
+		t.Fatalf("the token was spent by a call that did not run: %d %s", status, body)
+	}
+	if status, _ := call(t, url, "otk", "strict", 3); status != 401 {
+		t.Errorf("a spent token: %d, want 401", status)
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d calls ran, want 1", n)
+	}
+}
