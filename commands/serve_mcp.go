@@ -85,7 +85,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 					log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 				}
 			}
-			_, stopTasks, err := a.startTasks(launch, audit, diagnostics, log.Logf)
+			runner, stopTasks, err := a.startTasks(launch, audit, diagnostics, log.Logf)
 			if err != nil {
 				return err
 			}
@@ -102,6 +102,9 @@ func (a *app) serveMCPCmd() *cli.Command {
 				Invoker:       audit,
 				Diagnostics:   diagnostics,
 				Logf:          log.Logf,
+			}
+			if runner != nil {
+				cfg.Tasks = &taskHost{r: runner, st: a.store}
 			}
 			err = mcpstdio.Serve(ctx, a.stdin, out, cfg)
 			switch {
