@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -23,6 +24,7 @@ type describeReport struct {
 	Development bool              `json:"development,omitzero"` // from a `rukh dev` release, NAME@dev
 	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
 	Security    map[string]string `json:"security,omitempty"`   // endpoint → security level
+	Tasks       []string          `json:"tasks,omitempty"`      // endpoints where a call may become a task
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -152,6 +154,9 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 						rep.Security = map[string]string{}
 					}
 					rep.Security[p.Endpoint] = t.Level()
+					if b.TasksOf(p.Endpoint).Allows(t.Command) {
+						rep.Tasks = append(rep.Tasks, p.Endpoint)
+					}
 				}
 			}
 		}
@@ -247,7 +252,7 @@ func printDescribe(w io.Writer, r *describeReport) {
 		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
 	}
 	for _, ep := range sortedMapKeys(r.Tools) {
-		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)\n", ep, r.Tools[ep], r.Security[ep])
+		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)%s\n", ep, r.Tools[ep], r.Security[ep], yesno(slices.Contains(r.Tasks, ep), ", may run as a task", ""))
 	}
 	if len(r.Tools) == 0 {
 		for _, ep := range sortedMapKeys(r.Security) {

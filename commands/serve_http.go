@@ -68,6 +68,11 @@ func (a *app) serveHTTPCmd() *cli.Command {
 					log.Logf("endpoint %q has httpAuth none, which is honoured only on a loopback listener: its callers need a bearer token here", e.Core.Endpoint)
 				}
 			}
+			stopTasks, err := a.startHTTPTasks(eps, log.Logf)
+			if err != nil {
+				return err
+			}
+			defer stopTasks() // its running tasks are recorded cancelled
 			rl := rate.Limit(c.Float("rate"))
 			if c.Float("rate") <= 0 {
 				rl = 0

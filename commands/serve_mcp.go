@@ -79,6 +79,17 @@ func (a *app) serveMCPCmd() *cli.Command {
 			aw := a.store.NewAuditWriter(log.Logf)
 			defer aw.Close() // after Serve: every call's record is queued by then
 			audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
+			diagnostics := func(inv *kernel.Invocation, res kernel.Result) {
+				audit.done(inv, res)
+				if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
+					log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
+				}
+			}
+			runner, stopTasks, err := a.startTasks(launch, audit, diagnostics, log.Logf)
+			if err != nil {
+				return err
+			}
+			defer stopTasks() // before the audit writer closes: a stopped task is audited too
 			cfg := mcpstdio.Config{
 				Endpoint:      endpoint,
 				Launch:        launch,
@@ -89,13 +100,11 @@ func (a *app) serveMCPCmd() *cli.Command {
 				Watch:         a.store.WatchActive,
 				Secret:        secret,
 				Invoker:       audit,
-				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
-					audit.done(inv, res)
-					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
-						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
-					}
-				},
-				Logf: log.Logf,
+				Diagnostics:   diagnostics,
+				Logf:          log.Logf,
+			}
+			if runner != nil {
+				cfg.Tasks = &taskHost{r: runner, st: a.store}
 			}
 			err = mcpstdio.Serve(ctx, a.stdin, out, cfg)
 			switch {

@@ -52,6 +52,9 @@ func (a *app) toolsCmd() *cli.Command {
 					levels[t.Name] = t.Level()
 				}
 				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires, "security": levels}
+				if tasks := taskTools(b, p); len(tasks) > 0 {
+					out["tasks"] = tasks // tools whose calls may become tasks
+				}
 				if len(devNames) > 0 {
 					out["development"] = devNames // tools from development releases (NAME@dev)
 				}
@@ -60,14 +63,28 @@ func (a *app) toolsCmd() *cli.Command {
 			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools))
 			a.warnEndpoint(b, p.Endpoint)
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			tp := b.TasksOf(p.Endpoint)
 			for _, t := range p.Tools {
 				var w struct {
 					Title string `json:"title"`
 				}
 				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
-				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level())
+				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
+					yesno(tp.Allows(t.Command), "\ttask", ""))
 			}
 			return tw.Flush()
 		},
 	}
+}
+
+// taskTools names the tools of projection p whose calls may become tasks.
+func taskTools(b *policy.Binding, p *policy.Projection) []string {
+	tp := b.TasksOf(p.Endpoint)
+	var out []string
+	for _, t := range p.Tools {
+		if tp.Allows(t.Command) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }

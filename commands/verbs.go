@@ -27,6 +27,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.mcpConfigCmd(),
 		a.agentCmd(),
 		a.auditCmd(),
+		a.tasksCmd(),
 		a.diagnosticsCmd(),
 		a.doctorCmd(),
 		a.versionCmd(),

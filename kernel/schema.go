@@ -169,15 +169,23 @@ var Outcomes = []Outcome{Succeeded, CommandFailed, ExecutionFailed, Rejected, Ca
 // the declared kind ({kind:"text",text} or {kind:"structured",data} with the
 // publisher's schema on data). A command without a declared result gets no
 // commandResult property. The bytes are deterministic.
-func OutputSchema(c *Command) (jsontext.Value, error) {
+func OutputSchema(c *Command) (jsontext.Value, error) { return outputSchema(c, false) }
+
+func outputSchema(c *Command, started bool) (jsontext.Value, error) {
 	outcomes := make([]string, len(Outcomes))
 	for i, o := range Outcomes {
 		outcomes[i] = string(o)
+	}
+	if started {
+		outcomes = append(outcomes, string(OutcomeStarted))
 	}
 	props := &object{}
 	props.raw("invocationId", (&object{}).str("type", "string").bytes())
 	props.raw("outcome", (&object{}).str("type", "string").raw("enum", stringArray(outcomes)).bytes())
 	props.raw("reason", (&object{}).str("type", "string").bytes())
+	if started {
+		props.raw("taskId", (&object{}).str("type", "string").bytes())
+	}
 	if r := c.Execute.Result; r != nil {
 		cr := &object{}
 		cr.str("type", "object")

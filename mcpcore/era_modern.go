@@ -47,6 +47,8 @@ func (s *Session) handleModern(req *Request) {
 		s.callTool(req, eraModern)
 	case "subscriptions/listen":
 		s.listen(req)
+	case "tasks/get", "tasks/cancel":
+		s.handleTaskMethod(req)
 	default:
 		msg := "method not found: " + req.method
 		if removedMethods[req.method] {
@@ -102,7 +104,13 @@ func (s *Session) discoverResult() result {
 }
 
 // capabilities is the server capabilities object of the modern era.
-func (s *Session) capabilities() string { return s.capabilitiesOf(s.subs.supported()) }
+func (s *Session) capabilities() string {
+	c := s.capabilitiesOf(s.subs.supported())
+	if s.tasksAdvertised() {
+		c = c[:len(c)-1] + `,"extensions":{"` + TasksExtension + `":{}}}`
+	}
+	return c
+}
 
 // capabilitiesOf is the capabilities object of either era; listChanged
 // only where its notification can be delivered.
@@ -124,7 +132,11 @@ func (s *Session) finishModern(r result) []byte {
 	if len(r.body) > 0 {
 		b = append(b, ',')
 	}
-	b = append(b, `"resultType":"complete","_meta":{"`+metaServerInfo+`":`...)
+	rt := r.resultType
+	if rt == "" {
+		rt = "complete"
+	}
+	b = append(b, `"resultType":"`+rt+`","_meta":{"`+metaServerInfo+`":`...)
 	b = append(b, s.info...)
 	return append(b, "}"...)
 }

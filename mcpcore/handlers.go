@@ -26,8 +26,9 @@ const (
 // result is a result object's members (without braces) before the era adds
 // its own; cacheable marks discover and list results.
 type result struct {
-	body      []byte
-	cacheable bool
+	body       []byte
+	cacheable  bool
+	resultType string // modern era; "" is "complete"
 }
 
 func (s *Session) finish(e era, r result) []byte {
@@ -92,6 +93,9 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 				return err
 			}
 		}
+		if pos+1 >= pages {
+			body = s.appendJobTools(body, pos >= pages || body[len(body)-1] == '[')
+		}
 		body = append(body, ']')
 		if pos+1 < pages {
 			body = append(body, `,"nextCursor":"`...)
@@ -132,6 +136,9 @@ func (s *Session) callTool(req *Request, e era) {
 			return
 		}
 		token = t
+	}
+	if s.callJobTool(req, e, name) {
+		return
 	}
 	var bc *Resolved
 	var revN uint64
@@ -190,6 +197,9 @@ func (s *Session) callTool(req *Request, e era) {
 	kreq, err := kernel.RequestFromJSON(cmd, req.params.Arguments)
 	if err != nil {
 		s.reply(req, e, s.rejected(invID, inputReason(err)))
+		return
+	}
+	if s.taskPolicy().Allows(cmd.ID) && s.startTask(req, e, name, revN, bc, s.taskInvocation(req, invID, bc, kreq)) {
 		return
 	}
 

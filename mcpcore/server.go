@@ -60,6 +60,9 @@ type Config struct {
 	// (nothing was published at start) fixes the binding at the first
 	// revision that serves the endpoint.
 	Launch *policy.Launch
+	// Tasks, when set, runs the calls the launch binding's task policy
+	// names in the background (tasks.go); nil: every call is direct.
+	Tasks TaskHost
 	// Logf writes a line for the owner (stderr); nil discards.
 	Logf func(format string, args ...any)
 	// NewID makes invocation ids (a test seam); nil: kernel.NewInvocationID.

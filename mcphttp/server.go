@@ -406,8 +406,11 @@ func headerMismatch(r *http.Request, req *mcpcore.Request) string {
 	if hv != version {
 		return "Header mismatch: MCP-Protocol-Version header value " + strconv.Quote(hv) + " does not match body value " + strconv.Quote(version)
 	}
-	if req.Method() == "tools/call" {
+	if m := req.Method(); m == "tools/call" || m == "tasks/get" || m == "tasks/cancel" {
 		name, _ := req.Name()
+		if m != "tools/call" {
+			name, _ = req.TaskID() // Tasks extension: the task routes the request
+		}
 		hn, ok := header(r, "Mcp-Name")
 		if !ok {
 			return "Header mismatch: the Mcp-Name header is missing"

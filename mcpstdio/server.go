@@ -54,6 +54,8 @@ type Config struct {
 	// (nothing was published at start) fixes the binding at the first
 	// revision that serves the endpoint.
 	Launch *policy.Launch
+	// Tasks runs the calls that become tasks (mcpcore.Config.Tasks).
+	Tasks mcpcore.TaskHost
 	// Logf writes a line for the owner (stderr); nil discards.
 	Logf func(format string, args ...any)
 	// ReadTimeout bounds the time from a message's first byte to its
@@ -188,7 +190,7 @@ func (s *server) start(owner context.Context) {
 		Endpoint: s.cfg.Endpoint, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
 		Transport: policy.TransportStdio,
 		Active:    s.cfg.Active, View: s.cfg.View, Load: s.cfg.Load, Watch: s.cfg.Watch, Secret: s.cfg.Secret,
-		Invoker: s.cfg.Invoker, Diagnostics: s.cfg.Diagnostics, Launch: s.cfg.Launch,
+		Invoker: s.cfg.Invoker, Diagnostics: s.cfg.Diagnostics, Launch: s.cfg.Launch, Tasks: s.cfg.Tasks,
 		Logf: s.cfg.Logf, NewID: s.cfg.newID,
 	})
 	s.core = ep.NewSession(owner, mcpcore.SessionConfig{

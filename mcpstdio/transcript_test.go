@@ -29,7 +29,8 @@ var update = flag.Bool("update", false, "rewrite the -- server -- section of gol
 //
 //	comment        what the transcript guards
 //	-- config --   optional "key value" lines: endpoint NAME, active N,
-//	               fillers N (tools on endpoint "many")
+//	               fillers N (tools on endpoint "many"), tasks MAX or
+//	               tasks MAX jobs (a task policy on "local": setTaskProfile)
 //	-- client --   one JSON-RPC message per line, or a directive:
 //	                 # text            a comment
 //	                 #raw "go-quoted"  these exact bytes (no newline added)
@@ -87,7 +88,7 @@ func runTranscript(t *testing.T, file string) {
 	if !ok {
 		t.Fatalf("%s: no -- client -- section", file)
 	}
-	endpoint, active, fillers := "local", uint64(1), 70
+	endpoint, active, fillers, tasks := "local", uint64(1), 70, ""
 	if cfg, ok := section(a, "config"); ok {
 		for _, line := range strings.Split(string(cfg.Data), "\n") {
 			k, v, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -99,6 +100,8 @@ func runTranscript(t *testing.T, file string) {
 				active, _ = strconv.ParseUint(v, 10, 64)
 			case "fillers":
 				fillers, _ = strconv.Atoi(v)
+			case "tasks":
+				tasks = v
 			default:
 				t.Fatalf("unknown config key %q", k)
 			}
@@ -106,7 +109,7 @@ func runTranscript(t *testing.T, file string) {
 	}
 	var got []byte
 	synctest.Test(t, func(t *testing.T) {
-		h := startHarness(t, endpoint, active, fillers)
+		h := startHarness(t, endpoint, active, fillers, tasks)
 		for _, line := range strings.Split(string(client.Data), "\n") {
 			if h.serveDone() {
 				break
@@ -150,13 +153,14 @@ type harness struct {
 	serveErr error
 	finished bool
 	loads    *atomic.Int64
+	tasks    *fakeTasks // nil: no task policy
 
 	wmu     sync.Mutex
 	changed chan struct{} // closed and replaced by #active
 	watches *atomic.Int64 // store watches running
 }
 
-func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *harness {
+func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tasks string) *harness {
 	h := &harness{out: newGatedWriter(), active: new(atomic.Uint64), done: make(chan error, 1),
 		invoker: &fakeInvoker{}, loads: new(atomic.Int64), changed: make(chan struct{}), watches: new(atomic.Int64)}
 	h.active.Store(active)
@@ -179,6 +183,14 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 	} {
 		revs[rev] = testBinding(rev, fillers, testTemplate)
 		edit(revs[rev])
+	}
+	if tasks != "" {
+		maxText, jobs, _ := strings.Cut(tasks, " ")
+		max, _ := strconv.Atoi(maxText)
+		for _, b := range revs {
+			setTaskProfile(b, max, jobs == "jobs")
+		}
+		h.tasks = newFakeTasks(h.invoker)
 	}
 	cfg := Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
@@ -209,6 +221,9 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int) *ha
 		Invoker: h.invoker,
 		Logf:    t.Logf,
 		newID:   counterIDs(),
+	}
+	if h.tasks != nil {
+		cfg.Tasks = h.tasks
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	h.cancel, h.owner = func() { cancel(nil) }, cancel
@@ -326,6 +341,9 @@ func (h *harness) finish(t *testing.T) []byte {
 		h.finished = true
 	}
 	h.cancel()
+	if h.tasks != nil {
+		h.tasks.close()
+	}
 	h.cr.Close()
 	h.out.closeAll()
 	synctest.Wait()

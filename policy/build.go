@@ -123,6 +123,7 @@ func Build(in Input) (*Binding, []string, error) {
 	// Projections. Tool bodies do not depend on the endpoint, so each is
 	// encoded once and only the name is spliced in per endpoint.
 	bodies := map[int][]byte{}
+	startedBodies := map[int][]byte{} // task commands of endpoints with the job family
 	var warnings []string
 	for _, epName := range sortedKeys(prof.Endpoints) {
 		ep := prof.Endpoints[epName]
@@ -202,12 +203,17 @@ func Build(in Input) (*Binding, []string, error) {
 					Hint: hint}
 			}
 			names[name] = id
-			body, ok := bodies[i]
+			started := ep.Tasks != nil && ep.Tasks.JobTools && ep.Tasks.Allows(id)
+			cache := bodies
+			if started {
+				cache = startedBodies
+			}
+			body, ok := cache[i]
 			if !ok {
-				if body, err = toolBody(bc); err != nil {
+				if body, err = toolBody(bc, started); err != nil {
 					return nil, nil, err
 				}
-				bodies[i] = body
+				cache[i] = body
 			}
 			wire := make([]byte, 0, len(body)+len(name)+12)
 			wire = append(wire, `{"name":"`...)
@@ -221,6 +227,7 @@ func Build(in Input) (*Binding, []string, error) {
 			proj.Tools = append(proj.Tools, Tool{Name: name, Command: id, Release: bc.Release, Wire: jsontext.Value(wire), Security: toolSecurity(ep, id)})
 		}
 		warnings = append(warnings, securityWarnings(epName, ep, proj.Tools)...)
+		warnings = append(warnings, taskWarnings(epName, ep, proj.Tools)...)
 		slices.SortFunc(proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 		b.Endpoints = append(b.Endpoints, proj)
 	}
@@ -367,13 +374,19 @@ type wireBody struct {
 	Annotations  *wireAnnotations `json:"annotations,omitempty"`
 }
 
-func toolBody(bc *BoundCommand) ([]byte, error) {
+// toolBody is bc's tool object; started declares the job family's started
+// answer in its output schema (SPEC §11).
+func toolBody(bc *BoundCommand, started bool) ([]byte, error) {
 	c := &bc.Declaration
 	in, err := kernel.InputSchema(c)
 	if err != nil {
 		return nil, wrapCommand(err, bc, "input schema")
 	}
-	out, err := kernel.OutputSchema(c)
+	outputSchema := kernel.OutputSchema
+	if started {
+		outputSchema = kernel.StartedOutputSchema
+	}
+	out, err := outputSchema(c)
 	if err != nil {
 		return nil, wrapCommand(err, bc, "output schema")
 	}

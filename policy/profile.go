@@ -81,6 +81,7 @@ type Endpoint struct {
 	ToolNames  string   `json:"toolNames,omitempty"`
 	Security   Security `json:"security,omitzero"` // per-command levels (security.go)
 	HTTPAuth   string   `json:"httpAuth,omitempty"`
+	Tasks      *Tasks   `json:"tasks,omitempty"` // background work (tasks.go)
 }
 
 // ToolNameMode is the endpoint's effective tool name mode.
@@ -156,6 +157,7 @@ type rawEndpoint struct {
 	ToolNames  *string      `json:"toolNames"`
 	Security   *rawSecurity `json:"security"`
 	HTTPAuth   *string      `json:"httpAuth"`
+	Tasks      *rawTasks    `json:"tasks"`
 }
 
 type rawPublish struct {
@@ -227,6 +229,10 @@ func ParseProfile(data []byte) (*Profile, error) {
 		}
 		if re.Transports != nil && len(re.Transports) == 0 {
 			return nil, invalidAt(path+"/transports", "no transports")
+		}
+		var err error
+		if ep.Tasks, err = re.Tasks.tasks(path + "/tasks"); err != nil {
+			return nil, err
 		}
 		p.Endpoints[name] = ep
 	}
@@ -332,6 +338,9 @@ func (p *Profile) Validate() error {
 			return invalidAt(path+"/toolNames", fmt.Sprintf("unknown toolNames %q: want compact, full or stable", ep.ToolNames))
 		}
 		if err := validateSecurity(path, ep); err != nil {
+			return err
+		}
+		if err := ep.Tasks.validate(path + "/tasks"); err != nil {
 			return err
 		}
 		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
@@ -458,6 +467,7 @@ func (p *Profile) normalized() *Profile {
 		e.Publish.Commands = sortedCopy(e.Publish.Commands)
 		e.Publish.Packages = sortedCopy(e.Publish.Packages)
 		e.Security = e.Security.clone()
+		e.Tasks = e.Tasks.withDefaults()
 		n.Endpoints[name] = e
 	}
 	return n
@@ -495,7 +505,7 @@ func rejectNull(data []byte) error {
 
 func profileJSONError(err error) error {
 	var se *json.SemanticError
-	if errors.As(err, &se) && se.JSONKind == '0' && se.GoType != nil && se.GoType.Kind() != reflect.String {
+	if errors.As(err, &se) && se.JSONKind == '0' && se.GoType != nil && se.GoType.Kind() != reflect.String && se.GoType.Kind() != reflect.Bool {
 		return invalidAt(string(se.JSONPointer), fmt.Sprintf("%s is not an integer in range", se.JSONValue))
 	}
 	return kernel.JSONError(err)

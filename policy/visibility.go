@@ -79,6 +79,8 @@ type Launch struct {
 	Template   Template
 	Transports []string
 	HTTPAuth   string // "bearer" or "none"
+	Tasks      *Tasks // nil: no background work
+	ToolNames  string // the endpoint's tool name mode (ToolNameMode)
 }
 
 // Serves reports whether the endpoint may be served on transport.
@@ -96,7 +98,7 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
 	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(),
-		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode()}, true
+		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode()}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision

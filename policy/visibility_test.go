@@ -199,7 +199,7 @@ func TestLaunchFrom(t *testing.T) {
 			local = p
 		}
 	}
-	want := policy.Launch{Endpoint: "local", Namespace: "lap", Subject: "me", Template: local.Template, Transports: []string{"stdio"}, HTTPAuth: policy.HTTPAuthBearer}
+	want := policy.Launch{Endpoint: "local", Namespace: "lap", Subject: "me", Template: local.Template, Transports: []string{"stdio"}, HTTPAuth: policy.HTTPAuthBearer, ToolNames: policy.ToolNamesCompact}
 	if !reflect.DeepEqual(*l, want) || l.Template.TimeoutMs != 1500 || l.Template.MaxConcurrent != 1 || !l.Serves("stdio") {
 		t.Errorf("launch = %+v, want %+v", *l, want)
 	}

@@ -110,6 +110,20 @@ if grep -qF "$token" "$tmp/serve-http.log"; then
   failed=$((failed + 1)); failures+=("no token in the log")
 fi
 
+# The explicit job family (tasks) for a client that knows nothing of tasks.
+tasks_home=$tmp/home-tasks
+cp -R testdata/tasks/pkg "$tmp/tasks-pkg"
+chmod +x "$tmp/tasks-pkg/bin/ext"
+tasks_marker=rukh-tasks-fixture-marker-$$
+sed -i.bak "s/rukh-tasks-fixture-marker/$tasks_marker/" "$tmp/tasks-pkg/rukh-extension.json" && rm "$tmp/tasks-pkg/rukh-extension.json.bak"
+printf '%s\n' '{"endpoints":{"local":{"namespace":"tasks","toolNames":"stable","publish":{"packages":["site.fixture"]},"tasks":{"commands":["site.build"],"jobTools":true}}}}' >"$tmp/tasks-profile.json"
+for step in "install --allow-unsigned $tmp/tasks-pkg" "activate site.fixture" "policy set $tmp/tasks-profile.json" "publish"; do
+  RUKH_HOME=$tasks_home "$RUKH_BIN" $step >/dev/null
+done
+for mode in pin legacy; do
+  run "client 2.4.0 job family $mode" MODE=$mode RUKH_HOME="$tasks_home" TASKS_MARKER="$tasks_marker" node client-jobs.mjs
+done
+
 # The MCP conformance suite against serve-http (both requirement sets).
 if scripts/conformance.sh "$RUKH_BIN"; then
   passed=$((passed + 1))

@@ -1,0 +1,143 @@
+package mcpstdio
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// fakeTasks is an in-memory mcpcore.TaskHost for transcripts: counter ids,
+// the bubble's clock, the harness's invoker. The real host (the tasks
+// package over the store) is tested against the real binary.
+type fakeTasks struct {
+	inv kernel.Invoker
+	mu  sync.Mutex
+	n   int
+	all map[string]*fakeTask
+	wg  sync.WaitGroup
+}
+
+type fakeTask struct {
+	info   mcpcore.TaskInfo
+	who    mcpcore.TaskCaller
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newFakeTasks(inv kernel.Invoker) *fakeTasks {
+	return &fakeTasks{inv: inv, all: map[string]*fakeTask{}}
+}
+
+func (f *fakeTasks) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.Invocation) (mcpcore.TaskInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kept := 0
+	for _, o := range f.all {
+		if o.who.Endpoint == t.Caller.Endpoint && !f.expired(o) {
+			kept++
+		}
+	}
+	if kept >= t.MaxTasks {
+		return mcpcore.TaskInfo{}, kernel.Errorf(kernel.CodeUnavailable, "maxTasks")
+	}
+	f.n++
+	now := time.Now()
+	ft := &fakeTask{who: t.Caller, done: make(chan struct{}),
+		info: mcpcore.TaskInfo{ID: fmt.Sprintf("t-%032x", f.n), Status: "working", CreatedAt: now, UpdatedAt: now, TTLMs: t.TTLMs}}
+	var rctx context.Context
+	rctx, ft.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	inv.Limits.Timeout = t.Timeout
+	inv.OnProgress = func(p kernel.Progress) {
+		if p.Message != "" {
+			f.mu.Lock()
+			ft.info.StatusMessage, ft.info.UpdatedAt = p.Message, time.Now()
+			f.mu.Unlock()
+		}
+	}
+	f.all[ft.info.ID] = ft
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer close(ft.done)
+		res := f.inv.Invoke(rctx, inv)
+		cancelled := rctx.Err() != nil
+		ft.cancel()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ft.info.Status = "completed"
+		if cancelled && res.Outcome == kernel.Cancelled {
+			ft.info.Status = "cancelled"
+		}
+		ft.info.UpdatedAt, ft.info.Result = time.Now(), &res
+	}()
+	return ft.info, nil
+}
+
+func (f *fakeTasks) expired(t *fakeTask) bool {
+	return !time.Now().Before(t.info.CreatedAt.Add(time.Duration(t.info.TTLMs) * time.Millisecond))
+}
+
+func (f *fakeTasks) get(id string, who mcpcore.TaskCaller) (*fakeTask, error) {
+	t := f.all[id]
+	if t == nil || t.who != who || f.expired(t) {
+		return nil, kernel.Errorf(kernel.CodeNotFound, "no task %q", id)
+	}
+	return t, nil
+}
+
+func (f *fakeTasks) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.get(id, who)
+	if err != nil {
+		return mcpcore.TaskInfo{}, err
+	}
+	return t.info, nil
+}
+
+func (f *fakeTasks) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
+	f.mu.Lock()
+	t, err := f.get(id, who)
+	f.mu.Unlock()
+	if err != nil {
+		return mcpcore.TaskInfo{}, err
+	}
+	t.cancel()
+	<-t.done
+	return f.Get(id, who)
+}
+
+func (f *fakeTasks) close() {
+	f.mu.Lock()
+	for _, t := range f.all {
+		t.cancel()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// setTaskProfile gives endpoint "local" of b a task policy: test.slow,
+// test.ok and test.progress may become tasks, at most maxTasks of them,
+// with the job family when jobs is set.
+func setTaskProfile(b *policy.Binding, maxTasks int, jobs bool) {
+	var p map[string]map[string]map[string]any
+	if err := json.Unmarshal(b.Profile, &p); err != nil {
+		panic(err)
+	}
+	if p["endpoints"]["local"] == nil {
+		return // a revision without the endpoint
+	}
+	p["endpoints"]["local"]["tasks"] = map[string]any{"commands": []string{"test.ok", "test.progress", "test.slow"},
+		"maxTasks": maxTasks, "ttlMs": 60000, "timeoutMs": 5000, "jobTools": jobs}
+	data, err := json.Marshal(p, json.Deterministic(true))
+	if err != nil {
+		panic(err)
+	}
+	b.Profile = data
+}

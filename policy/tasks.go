@@ -1,0 +1,161 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Background work of an endpoint (SPEC §11): which published commands may
+// run as tasks, and the bounds every task of the endpoint runs under.
+const (
+	DefaultMaxTasks      = 16
+	DefaultTaskTTLMs     = 60 * 60 * 1000
+	DefaultTaskTimeoutMs = 60 * 60 * 1000
+
+	MaxMaxTasks  = 1024
+	MinTaskTTLMs = 1000
+	MaxTaskTTLMs = 7 * 24 * 60 * 60 * 1000
+)
+
+// Tasks is an endpoint's task policy. Nil on an Endpoint: nothing runs in
+// the background. Zero numbers take their defaults.
+type Tasks struct {
+	Commands  []string `json:"commands"`
+	MaxTasks  int      `json:"maxTasks"`
+	TTLMs     int64    `json:"ttlMs"`
+	TimeoutMs int64    `json:"timeoutMs"`
+	// JobTools publishes the explicit job family (status, result, cancel)
+	// for clients without the Tasks extension.
+	JobTools bool `json:"jobTools"`
+}
+
+type rawTasks struct {
+	Commands  []string `json:"commands"`
+	MaxTasks  *int     `json:"maxTasks"`
+	TTLMs     *int64   `json:"ttlMs"`
+	TimeoutMs *int64   `json:"timeoutMs"`
+	JobTools  *bool    `json:"jobTools"`
+}
+
+// tasks checks the explicit members (an explicit zero is a mistake, not a
+// request for the default) and returns the policy with defaults.
+func (r *rawTasks) tasks(path string) (*Tasks, error) {
+	if r == nil {
+		return nil, nil
+	}
+	t := &Tasks{Commands: r.Commands, JobTools: r.JobTools != nil && *r.JobTools}
+	for _, f := range []struct {
+		member   string
+		v        *int64
+		min, max int64
+		dst      *int64
+	}{
+		{"maxTasks", widenInt(r.MaxTasks), 1, MaxMaxTasks, nil},
+		{"ttlMs", r.TTLMs, MinTaskTTLMs, MaxTaskTTLMs, &t.TTLMs},
+		{"timeoutMs", r.TimeoutMs, 1, MaxTimeoutMs, &t.TimeoutMs},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < f.min {
+			return nil, invalidAt(path+"/"+f.member, fmt.Sprintf("%s must be at least %d", f.member, f.min))
+		}
+		if *f.v > f.max {
+			return nil, invalidAt(path+"/"+f.member, fmt.Sprintf("%s %d is over the maximum of %d", f.member, *f.v, f.max))
+		}
+		if f.dst != nil {
+			*f.dst = *f.v
+		} else {
+			t.MaxTasks = int(*f.v)
+		}
+	}
+	if r.Commands == nil {
+		return nil, invalidAt(path, "missing member \"commands\"")
+	}
+	return t.withDefaults(), nil
+}
+
+func widenInt(p *int) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := int64(*p)
+	return &v
+}
+
+func (t *Tasks) withDefaults() *Tasks {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	if c.MaxTasks == 0 {
+		c.MaxTasks = DefaultMaxTasks
+	}
+	if c.TTLMs == 0 {
+		c.TTLMs = DefaultTaskTTLMs
+	}
+	if c.TimeoutMs == 0 {
+		c.TimeoutMs = DefaultTaskTimeoutMs
+	}
+	c.Commands = sortedCopy(c.Commands)
+	return &c
+}
+
+func (t *Tasks) validate(path string) error {
+	if t == nil {
+		return nil
+	}
+	t = t.withDefaults()
+	if err := checkPublishList(path+"/commands", "command", t.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		member   string
+		v        int64
+		min, max int64
+	}{
+		{"maxTasks", int64(t.MaxTasks), 1, MaxMaxTasks},
+		{"ttlMs", t.TTLMs, MinTaskTTLMs, MaxTaskTTLMs},
+		{"timeoutMs", t.TimeoutMs, 1, MaxTimeoutMs},
+	} {
+		if f.v < f.min || f.v > f.max {
+			return invalidAt(path+"/"+f.member, fmt.Sprintf("%s %d is out of range (%d to %d)", f.member, f.v, f.min, f.max))
+		}
+	}
+	return nil
+}
+
+// Allows reports whether command may run as a task. A nil policy allows
+// nothing.
+func (t *Tasks) Allows(command string) bool {
+	return t != nil && slices.Contains(t.Commands, command)
+}
+
+// TasksOf is the task policy of endpoint in a binding's profile (nil: none,
+// or no such endpoint).
+func (b *Binding) TasksOf(endpoint string) *Tasks {
+	l, err := LaunchOf(b.Profile, endpoint)
+	if err != nil || l == nil {
+		return nil
+	}
+	return l.Tasks
+}
+
+// taskWarnings names the task commands the endpoint does not publish:
+// they never run as tasks.
+func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
+	if ep.Tasks == nil {
+		return nil
+	}
+	published := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		published[t.Command] = true
+	}
+	var out []string
+	for _, id := range sortedCopy(ep.Tasks.Commands) {
+		if !published[id] {
+			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id))
+		}
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+func TestParseProfileTasks(t *testing.T) {
+	p, err := ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n","publish":{"commands":["site.build"]},
+		"tasks":{"commands":["site.build"],"ttlMs":5000,"jobTools":true}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Endpoints["local"].Tasks
+	if got == nil || got.MaxTasks != DefaultMaxTasks || got.TTLMs != 5000 || got.TimeoutMs != DefaultTaskTimeoutMs || !got.JobTools {
+		t.Fatalf("tasks = %+v", got)
+	}
+	if !got.Allows("site.build") || got.Allows("site.other") {
+		t.Errorf("Allows is wrong: %+v", got)
+	}
+	l, _ := p.launchOf("local")
+	if l == nil || !l.Tasks.Allows("site.build") {
+		t.Errorf("launch binding lost the task policy: %+v", l)
+	}
+	if c := string(p.Canonical()); !strings.Contains(c, `"tasks":{"commands":["site.build"],"maxTasks":16,"ttlMs":5000,"timeoutMs":3600000,"jobTools":true}`) {
+		t.Errorf("canonical form: %s", c)
+	}
+	// No tasks member: no background work, and the canonical form says nothing.
+	p, err = ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Endpoints["local"].Tasks != nil || strings.Contains(string(p.Canonical()), "tasks") {
+		t.Errorf("tasks appeared from nowhere: %s", p.Canonical())
+	}
+}
+
+func TestParseProfileTasksInvalid(t *testing.T) {
+	ep := func(tasks string) string { return `{"endpoints":{"local":{"namespace":"n","tasks":` + tasks + `}}}` }
+	for _, tt := range []struct{ name, in, path, msg string }{
+		{"no commands", ep(`{}`), "/endpoints/local/tasks", `missing member "commands"`},
+		{"unknown member", ep(`{"commands":[],"max":1}`), "/endpoints/local/tasks/max", `unknown member "max"`},
+		{"zero maxTasks", ep(`{"commands":[],"maxTasks":0}`), "/endpoints/local/tasks/maxTasks", "at least 1"},
+		{"huge maxTasks", ep(`{"commands":[],"maxTasks":5000}`), "/endpoints/local/tasks/maxTasks", "over the maximum of 1024"},
+		{"short ttl", ep(`{"commands":[],"ttlMs":10}`), "/endpoints/local/tasks/ttlMs", "at least 1000"},
+		{"long timeout", ep(`{"commands":[],"timeoutMs":86400001}`), "/endpoints/local/tasks/timeoutMs", "over the maximum"},
+		{"bad command", ep(`{"commands":["Site"]}`), "/endpoints/local/tasks/commands/0", `invalid command "Site"`},
+		{"duplicate command", ep(`{"commands":["a.b","a.b"]}`), "/endpoints/local/tasks/commands/1", `duplicate command "a.b"`},
+		{"builtin", ep(`{"commands":["rukh.x"]}`), "/endpoints/local/tasks/commands/0", "built-in rukh namespace"},
+		{"jobTools type", ep(`{"commands":[],"jobTools":1}`), "/endpoints/local/tasks/jobTools", "cannot"},
+		{"null", ep(`{"commands":[],"ttlMs":null}`), "/endpoints/local/tasks/ttlMs", "null is not allowed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseProfile([]byte(tt.in))
+			var ke *kernel.Error
+			if !errors.As(err, &ke) {
+				t.Fatalf("err = %v", err)
+			}
+			if ke.Code != kernel.CodeInvalid || ke.Path != tt.path || !strings.Contains(ke.Message, tt.msg) {
+				t.Errorf("got %s %q %q, want path %q message containing %q", ke.Code, ke.Path, ke.Message, tt.path, tt.msg)
+			}
+		})
+	}
+}
