@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
@@ -90,7 +91,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 				return err
 			}
 			defer stopTasks() // before the audit writer closes: a stopped task is audited too
-			cfg := mcpstdio.Config{
+			cfg := mcpstdio.Config{Config: mcpcore.Config{
 				Endpoint:      endpoint,
 				Launch:        launch,
 				ServerName:    "rukh",
@@ -102,7 +103,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 				Invoker:       audit,
 				Diagnostics:   diagnostics,
 				Logf:          log.Logf,
-			}
+			}}
 			if runner != nil {
 				cfg.Tasks = &taskHost{r: runner, st: a.store}
 			}

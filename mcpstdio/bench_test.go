@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -37,9 +38,9 @@ func BenchmarkList10k(b *testing.B) {
 	bind := bench10k()
 	var active atomic.Uint64
 	active.Store(1)
-	s := newServer(Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
+	s := newServer(Config{Config: mcpcore.Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 		Active: func() (uint64, error) { return active.Load(), nil },
-		Load:   bindings(func(uint64) (*policy.Binding, error) { return bind, nil })})
+		Load:   bindings(func(uint64) (*policy.Binding, error) { return bind, nil })}})
 	s.out = newOutQueue(io.Discard, time.Second, func(err error) { b.Fatal(err) })
 	s.start(context.Background())
 	s.handleLine(listLine) // warm the revision cache
@@ -62,10 +63,10 @@ func BenchmarkListRoundTrip10k(b *testing.B) {
 	sr, sw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(context.Background(), cr, sw, Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
+		done <- Serve(context.Background(), cr, sw, Config{Config: mcpcore.Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 			Active:  func() (uint64, error) { return active.Load(), nil },
 			Load:    bindings(func(uint64) (*policy.Binding, error) { return bind, nil }),
-			Invoker: &fakeInvoker{}})
+			Invoker: &fakeInvoker{}}})
 	}()
 	rd := bufio.NewReaderSize(sr, 1<<20)
 	req := append(append([]byte(nil), listLine...), '\n')

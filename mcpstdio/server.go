@@ -19,52 +19,16 @@ const (
 	DefaultWriteTimeout = 2 * time.Second
 )
 
-// Config is one serve-mcp process's fixed launch binding and its seams.
+// Config is one serve-mcp process's fixed launch binding and its seams:
+// the protocol core's (its Transport is always stdio) plus the stdio
+// timeouts.
 type Config struct {
-	// Endpoint is the launch endpoint; it never changes for the process, and
-	// nothing a client sends (arguments, clientInfo) can change it.
-	Endpoint      string
-	ServerName    string
-	ServerVersion string
-	// Active returns the active revision number (0: nothing published). It
-	// is called on every discover, list and call, so it must be cheap.
-	Active func() (uint64, error)
-	// View calls fn with revision n's catalog for the launch endpoint (n 0:
-	// the active one; fn then gets 0 and nil when nothing is published).
-	// It is called on every list and call, for that request only.
-	View func(n uint64, fn func(n uint64, c Catalog) error) error
-	// Load, used when View is nil (tests), returns the binding of revision
-	// n; the server keeps the active one in memory.
-	Load func(n uint64) (*policy.ServeView, error)
-	// Watch, when set, calls fn with the active revision number once at
-	// the start and whenever it may have changed, until ctx ends (see
-	// store.WatchActive). It runs only while a client listens for
-	// tools/list_changed. Nil: list changes are neither announced nor sent.
-	Watch func(ctx context.Context, fn func(active uint64))
-	// Secret keys the list cursors; empty means a random per-process key.
-	Secret  []byte
-	Invoker kernel.Invoker
-	// Diagnostics, when set, receives each invocation and its result after
-	// it ends; inv.Stdout and inv.Stderr are the bounded *kernel.Diagnostics
-	// of the child's streams (owner diagnostics; never sent to the client).
-	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
-	// Launch is the endpoint's launch binding read at start: its namespace
-	// and subject must stay as they are for a revision to be served, and
-	// its template bounds every call for the life of the process. Nil
-	// (nothing was published at start) fixes the binding at the first
-	// revision that serves the endpoint.
-	Launch *policy.Launch
-	// Tasks runs the calls that become tasks (mcpcore.Config.Tasks).
-	Tasks mcpcore.TaskHost
-	// Logf writes a line for the owner (stderr); nil discards.
-	Logf func(format string, args ...any)
+	mcpcore.Config
 	// ReadTimeout bounds the time from a message's first byte to its
 	// newline; WriteTimeout bounds one blocked write and the wait for queue
 	// space for a response. Zero means the 2 s defaults.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
-
-	newID func() string // test seam: invocation ids
 }
 
 var (
@@ -186,13 +150,9 @@ func newServer(cfg Config) *server {
 // start opens the session; owner is Serve's ctx, whose end is the owner's
 // cancel.
 func (s *server) start(owner context.Context) {
-	ep := mcpcore.NewEndpoint(mcpcore.Config{
-		Endpoint: s.cfg.Endpoint, ServerName: s.cfg.ServerName, ServerVersion: s.cfg.ServerVersion,
-		Transport: policy.TransportStdio,
-		Active:    s.cfg.Active, View: s.cfg.View, Load: s.cfg.Load, Watch: s.cfg.Watch, Secret: s.cfg.Secret,
-		Invoker: s.cfg.Invoker, Diagnostics: s.cfg.Diagnostics, Launch: s.cfg.Launch, Tasks: s.cfg.Tasks,
-		Logf: s.cfg.Logf, NewID: s.cfg.newID,
-	})
+	core := s.cfg.Config
+	core.Transport = policy.TransportStdio
+	ep := mcpcore.NewEndpoint(core)
 	s.core = ep.NewSession(owner, mcpcore.SessionConfig{
 		Hint: func(m mcpcore.Message) bool { return s.out.push(m, true, 0) != errQueueFull },
 	})

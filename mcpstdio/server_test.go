@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -61,12 +62,12 @@ func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
 	h.active.Store(1)
 	h.cr, h.cw = io.Pipe()
 	b := testBinding(1, 3, testTemplate)
-	cfg := Config{
+	cfg := Config{Config: mcpcore.Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return h.active.Load(), nil },
 		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
-		Invoker: h.invoker, Logf: t.Logf, newID: counterIDs(),
-	}
+		Invoker: h.invoker, Logf: t.Logf, NewID: counterIDs(),
+	}}
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -265,10 +266,10 @@ func TestTimeoutsRealTime(t *testing.T) {
 
 func testConfig(t *testing.T) Config {
 	b := testBinding(1, 3, testTemplate)
-	return Config{
+	return Config{Config: mcpcore.Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return 1, nil },
 		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
 		Invoker: &fakeInvoker{}, Logf: t.Logf,
-	}
+	}}
 }

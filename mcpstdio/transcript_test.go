@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -192,7 +193,7 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 		}
 		h.tasks = newFakeTasks(h.invoker)
 	}
-	cfg := Config{
+	cfg := Config{Config: mcpcore.Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
 		Active: func() (uint64, error) { return h.active.Load(), nil },
 		Load: bindingsFor(endpoint, func(n uint64) (*policy.Binding, error) {
@@ -220,8 +221,8 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 		Secret:  []byte("test secret"),
 		Invoker: h.invoker,
 		Logf:    t.Logf,
-		newID:   counterIDs(),
-	}
+		NewID:   counterIDs(),
+	}}
 	if h.tasks != nil {
 		cfg.Tasks = h.tasks
 	}

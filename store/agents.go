@@ -137,13 +137,19 @@ func buckets(tx *bolt.Tx) (agents, creds *bolt.Bucket, err error) {
 }
 
 func getAgent(b *bolt.Bucket, name string) (*agentRec, error) {
-	v := b.Get([]byte(name))
+	return getJSON[agentRec](b, "agent", name)
+}
+
+// getJSON decodes the JSON record under key, nil when there is none; what
+// names the kind of record in the error.
+func getJSON[T any](b *bolt.Bucket, what, key string) (*T, error) {
+	v := b.Get([]byte(key))
 	if v == nil {
 		return nil, nil
 	}
-	var r agentRec
+	var r T
 	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, kernel.Errorf(kernel.CodeInternal, "agent %q: unreadable record", name).Wrap(err)
+		return nil, kernel.Errorf(kernel.CodeInternal, "%s %q: unreadable record", what, key).Wrap(err)
 	}
 	return &r, nil
 }

@@ -167,17 +167,7 @@ func taskNotFound(id string) error {
 		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed")
 }
 
-func getTask(b *bolt.Bucket, id string) (*Task, error) {
-	v := b.Get([]byte(id))
-	if v == nil {
-		return nil, nil
-	}
-	var t Task
-	if err := json.Unmarshal(v, &t); err != nil {
-		return nil, kernel.Errorf(kernel.CodeInternal, "task %q: unreadable record", id).Wrap(err)
-	}
-	return &t, nil
-}
+func getTask(b *bolt.Bucket, id string) (*Task, error) { return getJSON[Task](b, "task", id) }
 
 // purgeTasks deletes expired and unreadable records.
 func purgeTasks(b *bolt.Bucket, now time.Time) (int, error) {
