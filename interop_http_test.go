@@ -118,7 +118,9 @@ func TestInteropHTTP(t *testing.T) {
 			exercise(t, newGoSDKHTTPClient(t, url, v), want)
 		})
 	}
-	for _, v := range []string{"2025-06-18"} {
+	// mcp-go 1.2.1 speaks 2026-07-28 over Streamable HTTP too (server/discover,
+	// the standard headers), and 2025-06-18 with initialize.
+	for _, v := range []string{"2026-07-28", "2025-06-18"} {
 		t.Run("mcp-go/"+v, func(t *testing.T) {
 			exercise(t, newMCPGoHTTPClient(t, url, v), want)
 		})

@@ -3,8 +3,10 @@ package main
 // Tools-changed delivery end to end: a go-sdk client connected to the real
 // binary, with its own list-changed handler, is told when ANOTHER rukh
 // process publishes: on a subscriptions/listen stream (2026-07-28) and as an
-// unsolicited notification after initialize (2025-11-25). The stale name
-// then gets the error that says to list again.
+// unsolicited notification after initialize (2025-11-25); over serve-http
+// on the listen stream (2026-07-28: the legacy era has no stream for
+// unsolicited messages there, GET being 405). The stale name then gets the
+// error that says to list again.
 
 import (
 	"context"
@@ -22,17 +24,23 @@ func TestInteropListChanged(t *testing.T) {
 	bin := buildRukh(t)
 	for _, v := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run("go-sdk/"+v, func(t *testing.T) {
-			listChanged(t, bin, newInteropHome(t, bin, "testdata/interop/pkg", "interop.fake"), v)
+			home := newInteropHome(t, bin, "testdata/interop/pkg", "interop.fake")
+			cmd := exec.Command(bin, "serve-mcp")
+			cmd.Env = rukhEnv(home)
+			cmd.Dir = filepath.Dir(home)
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			listChanged(t, bin, home, v, &mcp.CommandTransport{Command: cmd}, stderr)
 		})
 	}
+	t.Run("go-sdk/http/2026-07-28", func(t *testing.T) {
+		home := newHTTPHome(t, bin, "testdata/interop/pkg", "interop.fake")
+		url, stderr := startHTTP(t, bin, home, "--rate", "0")
+		listChanged(t, bin, home, "2026-07-28", &mcp.StreamableClientTransport{Endpoint: url}, stderr)
+	})
 }
 
-func listChanged(t *testing.T, bin, home, version string) {
-	cmd := exec.Command(bin, "serve-mcp")
-	cmd.Env = rukhEnv(home)
-	cmd.Dir = filepath.Dir(home)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+func listChanged(t *testing.T, bin, home, version string, tr mcp.Transport, stderr *lockedBuffer) {
 	wire := &lockedBuffer{}
 	changed := make(chan *mcp.ToolListChangedRequest, 8)
 	c := mcp.NewClient(&mcp.Implementation{Name: "rukh-interop", Version: "0.0.1"}, &mcp.ClientOptions{
@@ -40,7 +48,7 @@ func listChanged(t *testing.T, bin, home, version string) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: wire},
+	cs, err := c.Connect(ctx, &mcp.LoggingTransport{Transport: tr, Writer: wire},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
@@ -77,7 +85,7 @@ func listChanged(t *testing.T, bin, home, version string) {
 	// revision does (a new namespace would be refused by this server: its
 	// launch binding is fixed).
 	profile := filepath.Join(t.TempDir(), "profile2.json")
-	p := `{"endpoints":{"local":{"namespace":"` + interopNamespace + `","publish":{"packages":["interop.fake"]}}},"templates":{"default":{"timeoutMs":29000}}}`
+	p := `{"endpoints":{"local":{"namespace":"` + interopNamespace + `","transports":["stdio","http"],"httpAuth":"none","publish":{"packages":["interop.fake"]}}},"templates":{"default":{"timeoutMs":29000}}}`
 	if err := os.WriteFile(profile, []byte(p), 0o644); err != nil {
 		t.Fatal(err)
 	}

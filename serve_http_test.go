@@ -91,6 +91,50 @@ func TestServeHTTPOptions(t *testing.T) {
 		}
 	})
 
+	t.Run("allow-host and allow-origin", func(t *testing.T) {
+		plainBase, _ := startHTTPServer(t, bin, home)
+		base, _ := startHTTPServer(t, bin, home, "--allow-host", "rukh.example.com", "--allow-origin", "https://app.example.com")
+		do := func(base, host, origin string) (int, string) {
+			r, _ := http.NewRequest("POST", base+path, strings.NewReader(list))
+			r.Header.Set("Content-Type", "application/json")
+			for k, v := range modern {
+				r.Header.Set(k, v)
+			}
+			if host != "" {
+				r.Host = host
+			}
+			if origin != "" {
+				r.Header.Set("Origin", origin)
+			}
+			res, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			return res.StatusCode, string(b)
+		}
+		for _, tt := range []struct {
+			name, base, host, origin string
+			status                   int
+			want                     string
+		}{
+			{"allowed Host", base, "rukh.example.com", "", 200, `"tools":[`},
+			{"allowed Host with a port", base, "rukh.example.com:8443", "", 200, `"tools":[`},
+			{"the same Host without --allow-host", plainBase, "rukh.example.com", "", 403, `Host "rukh.example.com" is not served here (serve-http --allow-host)`},
+			{"another Host", base, "other.example.com", "", 403, `(serve-http --allow-host)`},
+			{"allowed Origin", base, "", "https://app.example.com", 200, `"tools":[`},
+			{"the same Origin without --allow-origin", plainBase, "", "https://app.example.com", 403, `Origin "https://app.example.com" is not allowed (serve-http --allow-origin)`},
+			{"another Origin", base, "", "https://evil.example.com", 403, `(serve-http --allow-origin)`},
+			{"an allowed Origin's other scheme", base, "", "http://app.example.com", 403, `--allow-origin`},
+			{"the request's own Origin", base, "rukh.example.com", "https://rukh.example.com", 200, `"tools":[`},
+		} {
+			if status, body := do(tt.base, tt.host, tt.origin); status != tt.status || !strings.Contains(body, tt.want) {
+				t.Errorf("%s: %d %s, want %d with %s", tt.name, status, body, tt.status, tt.want)
+			}
+		}
+	})
+
 	t.Run("TLS", func(t *testing.T) {
 		cert, key, pool := selfSigned(t)
 		_, errOut, code := runRukh(t, bin, home, "serve-http", "--listen", "127.0.0.1:0", "--tls-cert", cert)
@@ -161,7 +205,7 @@ func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
 }
 
 // TestServeHTTPDrain: SIGTERM drains: the call in flight finishes and is
-// answered, then serve-http exits 0.
+// answered while new requests get 503, then serve-http exits 0.
 func TestServeHTTPDrain(t *testing.T) {
 	bin := buildRukh(t)
 	home := newHTTPHome(t, bin, "testdata/drain/pkg", "drain.fake")
@@ -218,6 +262,36 @@ func TestServeHTTPDrain(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the call is running: it takes a second
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	// While the call finishes, the listener stays open and refuses new
+	// work with 503 (a fresh connection: nothing reused from before).
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "stopping:"); {
+		if time.Now().After(deadline) {
+			t.Fatal("serve-http did not log the drain")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	r, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+httpMeta+`}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Mcp-Method", "tools/list")
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	res, err := fresh.Do(r)
+	if err != nil {
+		t.Fatalf("a request during the drain was not answered: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" || !strings.Contains(string(b), "the server is stopping") {
+		t.Errorf("a request during the drain: %d (Retry-After %q) %s, want 503", res.StatusCode, res.Header.Get("Retry-After"), b)
+	}
+	res, err = fresh.Get(strings.TrimSuffix(url, "/mcp/v1/"+interopNamespace+"/local") + "/readyz")
+	if err != nil {
+		t.Fatalf("/readyz during the drain: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz during the drain: %d, want 503", res.StatusCode)
 	}
 	select {
 	case b := <-answered:

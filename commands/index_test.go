@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpstdio"
@@ -165,5 +166,67 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 	active, err := a.store.Active()
 	if err != nil || first != active || first < 2 {
 		t.Fatalf("the list after a publish served revision %d, active %d (%v)", first, active, err)
+	}
+}
+
+// TestServeViewSharesPageReads: concurrent requests for a page serve-http
+// has not kept wait for one read of it, and every store read waits for the
+// bound on opens at once (storeReads): sixteen agents walking a large
+// catalogue map the store file once, not sixteen times.
+func TestServeViewSharesPageReads(t *testing.T) {
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	publishCatalog(t, a, 200, 10) // 63 pages: more than the cache keeps
+	view := a.serveView("local")
+	page := func(i int) ([]string, error) {
+		var names []string
+		err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			return cat.Page(i, func(nm string, body []byte) error { names = append(names, nm); return nil })
+		})
+		return names, err
+	}
+	before := a.store.RecordsRead()
+	want, err := page(40)
+	if err != nil || len(want) != 32 {
+		t.Fatalf("page 40: %v, %d tools", err, len(want))
+	}
+	one := a.store.RecordsRead() - before
+
+	// Hold every permit: no request may read the store meanwhile.
+	for range cap(storeReads) {
+		storeReads <- struct{}{}
+	}
+	const agents = 16
+	type answer struct {
+		names []string
+		err   error
+	}
+	answers := make(chan answer, agents)
+	before = a.store.RecordsRead()
+	for range agents {
+		go func() {
+			names, err := page(41)
+			answers <- answer{names, err}
+		}()
+	}
+	select {
+	case <-answers:
+		t.Fatal("a page was read past the bound on store opens")
+	case <-time.After(200 * time.Millisecond):
+	}
+	for range cap(storeReads) {
+		<-storeReads
+	}
+	for range agents {
+		select {
+		case ans := <-answers:
+			if ans.err != nil || len(ans.names) != 32 || ans.names[0] == want[0] {
+				t.Errorf("page 41: %v, %d tools", ans.err, len(ans.names))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no answer after the bound was released")
+		}
+	}
+	if got := a.store.RecordsRead() - before; got != one {
+		t.Errorf("%d concurrent requests for one page read %d records, want %d (one read)", agents, got, one)
 	}
 }

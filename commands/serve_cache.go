@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"sync"
+	"time"
 
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
@@ -46,6 +47,9 @@ type cachedRev struct {
 
 	mu        sync.Mutex
 	pages     map[int][]cachedTool
+	loading   map[int]*pageLoad // pages asked for and not read yet
+	queue     []*pageLoad       // of those, the ones no read has taken
+	reading   bool              // a pageReader runs
 	pageBytes int
 	tools     map[string]*mcpstdio.Resolved
 	digest    *[32]byte
@@ -54,6 +58,41 @@ type cachedRev struct {
 type cachedTool struct {
 	name string
 	body []byte
+}
+
+// pageLoad is one page that concurrent requests for it wait for.
+type pageLoad struct {
+	i    int
+	done chan struct{}
+	page []cachedTool
+	err  error
+}
+
+// One store open reads at most batchPages queued pages, and for at most
+// batchTime, before it closes (letting a waiting writer in). Every 4 KiB of
+// the file a read touches maps its neighbours too (the kernel's fault-around),
+// so a page and its 32 bodies keep about 4 MiB resident while the open
+// lasts: at 10,000 tools and 16 agents walking every page, one page per open
+// peaks at 31 MiB, four at 38 MiB, sixteen at 47 MiB (and walks twice as
+// fast). Memory is the bound that matters here.
+const (
+	batchPages = 1
+	batchTime  = 20 * time.Millisecond
+)
+
+// storeReads bounds the store opens of this process's requests at once.
+// Each open maps the store file anew, and the pages a request touches count
+// once per mapping in the resident set: sixteen agents walking a large
+// catalogue at once cost 30-80 MiB more with no bound. Opens are CPU work
+// on the caller's thread, so more at once than this buys no throughput on
+// small machines either.
+var storeReads = make(chan struct{}, 2)
+
+// boundedRead runs read, one of at most cap(storeReads) at once.
+func boundedRead(read func() error) error {
+	storeReads <- struct{}{}
+	defer func() { <-storeReads }()
+	return read()
 }
 
 func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
@@ -93,16 +132,22 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 		}
 	}
 	if n != 0 {
-		return c.a.store.ViewRevision(n, func(ix *store.Index) error {
-			return fn(ix.Number(), &cachedCatalog{a: c.a, rev: newCachedRev(ix, c.endpoint), ix: ix})
+		return boundedRead(func() error {
+			return c.a.store.ViewRevision(n, func(ix *store.Index) error {
+				return fn(ix.Number(), &cachedCatalog{a: c.a, rev: newCachedRev(ix, c.endpoint), ix: ix})
+			})
 		})
 	}
 	var kept *cachedRev
-	published, err := c.a.viewActive(func(ix *store.Index) error {
-		kept = newCachedRev(ix, c.endpoint)
-		cc := &cachedCatalog{a: c.a, rev: kept, ix: ix}
-		err := fn(ix.Number(), cc)
-		cc.ix = nil
+	var published bool
+	err := boundedRead(func() (err error) {
+		published, err = c.a.viewActive(func(ix *store.Index) error {
+			kept = newCachedRev(ix, c.endpoint)
+			cc := &cachedCatalog{a: c.a, rev: kept, ix: ix}
+			err := fn(ix.Number(), cc)
+			cc.ix = nil
+			return err
+		})
 		return err
 	})
 	switch {
@@ -129,7 +174,7 @@ func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {
 	if c.ix != nil {
 		return fn(c.ix)
 	}
-	return c.a.store.ViewRevision(c.rev.n, fn)
+	return boundedRead(func() error { return c.a.store.ViewRevision(c.rev.n, fn) })
 }
 
 func (c *cachedCatalog) HasEndpoint() bool   { return c.rev.has }
@@ -159,27 +204,36 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	r := c.rev
 	r.mu.Lock()
 	page, ok := r.pages[i]
+	load := r.loading[i]
+	if !ok && load == nil && c.ix == nil {
+		// Queued for one reader: the pages that concurrent requests ask
+		// for are read in one store open (one mapping of the file, not one
+		// per request), and a page asked for twice is read once.
+		load = &pageLoad{i: i, done: make(chan struct{})}
+		if r.loading == nil {
+			r.loading = map[int]*pageLoad{}
+		}
+		r.loading[i] = load
+		r.queue = append(r.queue, load)
+		if !r.reading {
+			r.reading = true
+			go c.readPages()
+		}
+	}
 	r.mu.Unlock()
-	if !ok {
-		var size int
-		err := c.read(func(ix *store.Index) error {
-			page = page[:0]
-			size = 0
-			return ix.Page(r.ep.Name, i, func(name string, body []byte) error {
-				page = append(page, cachedTool{name: name, body: bytes.Clone(body)})
-				size += len(name) + len(body)
-				return nil
-			})
-		})
-		if err != nil {
+	switch {
+	case ok:
+	case load != nil:
+		<-load.done
+		if load.err != nil {
+			return load.err
+		}
+		page = load.page
+	default: // during the read that made the catalogue
+		var err error
+		if page, err = c.readPage(i); err != nil {
 			return err
 		}
-		r.mu.Lock()
-		if _, again := r.pages[i]; !again && r.pageBytes+size <= cachePageBytes {
-			r.pages[i] = page
-			r.pageBytes += size
-		}
-		r.mu.Unlock()
 	}
 	for _, t := range page {
 		if err := fn(t.name, t.body); err != nil {
@@ -187,6 +241,90 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 		}
 	}
 	return nil
+}
+
+// readPages reads the queued pages until none is left, in as few store
+// opens as the batch bounds allow.
+func (c *cachedCatalog) readPages() {
+	r := c.rev
+	for {
+		more := false
+		err := c.read(func(ix *store.Index) error {
+			start := time.Now()
+			for n := 0; ; n++ {
+				r.mu.Lock()
+				if len(r.queue) == 0 {
+					r.reading = false
+					r.mu.Unlock()
+					return nil
+				}
+				if n == batchPages || time.Since(start) > batchTime {
+					more = true
+					r.mu.Unlock()
+					return nil
+				}
+				load := r.queue[0]
+				r.queue = r.queue[1:]
+				r.mu.Unlock()
+				load.page, load.err = c.pageOf(ix, load.i)
+				r.mu.Lock()
+				delete(r.loading, load.i)
+				r.mu.Unlock()
+				close(load.done)
+			}
+		})
+		if err != nil {
+			// The open failed: every page still queued fails with it.
+			r.mu.Lock()
+			q := r.queue
+			r.queue, r.reading = nil, false
+			for _, load := range q {
+				delete(r.loading, load.i)
+			}
+			r.mu.Unlock()
+			for _, load := range q {
+				load.err = err
+				close(load.done)
+			}
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// readPage reads page i and keeps it within the bounds.
+func (c *cachedCatalog) readPage(i int) ([]cachedTool, error) {
+	var page []cachedTool
+	err := c.read(func(ix *store.Index) error {
+		var err error
+		page, err = c.pageOf(ix, i)
+		return err
+	})
+	return page, err
+}
+
+// pageOf reads page i from ix and keeps it within the bounds.
+func (c *cachedCatalog) pageOf(ix *store.Index, i int) ([]cachedTool, error) {
+	r := c.rev
+	var page []cachedTool
+	var size int
+	err := ix.Page(r.ep.Name, i, func(name string, body []byte) error {
+		page = append(page, cachedTool{name: name, body: bytes.Clone(body)})
+		size += len(name) + len(body)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if _, again := r.pages[i]; !again && r.pageBytes+size <= cachePageBytes {
+		r.pages[i] = page
+		r.pageBytes += size
+	}
+	r.mu.Unlock()
+	return page, nil
 }
 
 func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {

@@ -142,13 +142,16 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				return &kernel.Error{Code: kernel.CodeUnavailable, Message: "serving HTTP", Err: err}
 			case <-ctx.Done():
 			}
-			// Drain: no new calls; those in flight finish until their
-			// deadline (the longest template's), then whatever is left stops.
+			// Drain: no new calls (the listener stays open and answers 503,
+			// /readyz too, so a load balancer moves on); those in flight
+			// finish until their deadline (the longest template's), then
+			// whatever is left stops.
 			n := h.Running()
 			log.Logf("stopping: %d call(s) in flight finish first (at most %v)", n, drainBound(eps))
 			h.Drain()
 			dctx, cancel := context.WithTimeout(context.Background(), drainBound(eps))
 			defer cancel()
+			waitCalls(dctx, h)
 			if err := srv.Shutdown(dctx); err != nil {
 				log.Logf("calls still running at the drain bound are stopped")
 				srv.Close()
@@ -156,6 +159,19 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			h.Close()
 			return nil
 		},
+	}
+}
+
+// waitCalls returns when no call runs any more, or at ctx's end.
+func waitCalls(ctx context.Context, h *mcphttp.Handler) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for h.Running() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

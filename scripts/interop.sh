@@ -5,7 +5,8 @@
 #   @modelcontextprotocol/inspector 2.12.0 --cli, protocolEra modern and legacy
 #   @modelcontextprotocol/client 2.4.0  told of a publish by another process
 #   @modelcontextprotocol/client 2.4.0  over serve-http (pin and legacy) and
-#   @modelcontextprotocol/sdk 1.32.2    StreamableHTTPClientTransport, with
+#   @modelcontextprotocol/sdk 1.32.2    StreamableHTTPClientTransport, and
+#   @modelcontextprotocol/inspector 2.12.0 --cli --transport http, with
 #                                       an agent's bearer token
 #   @modelcontextprotocol/conformance 0.2.0-alpha.12 against serve-http
 #     (scripts/conformance.sh)
@@ -102,6 +103,8 @@ else
   run "client 2.4.0 http pin 2026-07-28" CLIENT=v2 MODE=pin RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
   run "client 2.4.0 http legacy" CLIENT=v2 MODE=legacy RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
   run "sdk 1.32.2 http legacy" CLIENT=v1 RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node client-http.mjs
+  run "inspector 2.12.0 --cli http modern" TRANSPORT=http ERA=modern RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node inspector.mjs
+  run "inspector 2.12.0 --cli http legacy" TRANSPORT=http ERA=legacy RUKH_HTTP_URL="$http_url" RUKH_TOKEN="$token" node inspector.mjs
 fi
 kill -TERM "$http_pid" 2>/dev/null || true
 wait "$http_pid" 2>/dev/null || true

@@ -21,7 +21,7 @@ const httpClients = 16
 // requests/s". The bench profile serves its endpoint on http too; an
 // agent's static key authenticates every request (one store read each).
 // HTTP and stdio calls alternate in one loop, as in benchCall.
-func benchHTTP(c config, h *smallHome) ([]row, []string, error) {
+func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	hs, err := h.startHTTP()
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +101,11 @@ func benchHTTP(c config, h *smallHome) ([]row, []string, error) {
 	listRow := timeRow(fmt.Sprintf("HTTP tools/list, %d clients at once (small home)", httpClients), newStats(all), 0)
 	listRow.target, listRow.ratio, listRow.verdict = "≥ 1,000/s", fmt.Sprintf("%.0f/s", rate), verdict(rate >= 1000)
 
-	rows := []row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), listRow}
+	inflight, err := benchInFlight(c, h, peers, hs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := append([]row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), listRow}, inflight...)
 	notes := []string{fmt.Sprintf("HTTP tools/call overhead over stdio: %s per call (median difference), bearer authentication and audit included; %d list requests in %s",
 		ms(hc.median()-ss.median()), len(all), elapsed.Round(time.Millisecond))}
 	return rows, notes, nil

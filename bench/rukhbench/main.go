@@ -80,7 +80,7 @@ func run(c config, out io.Writer) error {
 		return fmt.Errorf("1-command home: %w", err)
 	}
 	logf("small home over serve-http")
-	httpRows, httpNotes, err := benchHTTP(c, small)
+	httpRows, httpNotes, err := benchHTTP(c, small, peers)
 	if err != nil {
 		return fmt.Errorf("serve-http: %w", err)
 	}
@@ -97,7 +97,6 @@ func run(c config, out io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintln(out, "- "+n)
 	}
-	fmt.Fprintln(out, "- not measured here: calls per second with 16 in flight")
 	fmt.Fprintf(out, "- whole run (build excluded): %s on %d CPUs, %s/%s, %s\n",
 		time.Since(t0).Round(100*time.Millisecond), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	return nil

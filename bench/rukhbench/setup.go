@@ -155,7 +155,7 @@ func (h *home) setPolicyNS(namespace string, packages []string) error {
 			},
 		},
 		"templates": map[string]any{
-			"default": map[string]any{"timeoutMs": 30000, "maxConcurrent": 4, "maxHeld": 16,
+			"default": map[string]any{"timeoutMs": 30000, "maxConcurrent": inFlight, "maxHeld": 2 * inFlight,
 				"diagnosticsBytes": 65536, "resultBytes": 131072},
 		},
 	}
