@@ -185,6 +185,19 @@ func appendTask(dst []byte, t *TaskInfo, detailed bool) []byte {
 		dst = append(dst, callResult(t.Result).body...)
 		dst = append(dst, '}')
 	}
+	if detailed && t.Status == "failed" {
+		// A failed task is one whose tool result rukh could not produce
+		// or keep: the JSON-RPC error a direct call gets for that.
+		msg := t.StatusMessage
+		if msg == "" {
+			msg = "internal error"
+		}
+		dst = append(dst, `,"error":{"code":`...)
+		dst = strconv.AppendInt(dst, codeInternalError, 10)
+		dst = append(dst, `,"message":`...)
+		dst = appendString(dst, msg)
+		dst = append(dst, '}')
+	}
 	return dst
 }
 
@@ -205,7 +218,11 @@ func textError(msg string) result {
 	return result{body: append(body, `}],"isError":true`...)}
 }
 
-// handleTaskMethod answers tasks/get and tasks/cancel (modern era).
+// handleTaskMethod answers tasks/get, tasks/update and tasks/cancel
+// (modern era). rukh never asks for input, so no task has outstanding
+// inputRequests: tasks/update checks its params and the task, then acks
+// and ignores the responses, as the extension says of responses to keys
+// not outstanding.
 func (s *Session) handleTaskMethod(req *Request) {
 	if !s.tasksAdvertised() || !declaresTasks(req) {
 		rerr := newError(codeMissingCapability, "this request needs the "+TasksExtension+" extension: declare it in _meta clientCapabilities extensions")
@@ -218,13 +235,17 @@ func (s *Session) handleTaskMethod(req *Request) {
 		s.replyError(req, newError(codeInvalidParams, "invalid params: taskId must be a string"))
 		return
 	}
+	if req.method == "tasks/update" && req.params.InputResponses.Kind() != '{' {
+		s.replyError(req, newError(codeInvalidParams, "invalid params: inputResponses must be an object"))
+		return
+	}
 	who := s.taskCaller(req)
 	var t TaskInfo
 	var err error
-	if req.method == "tasks/get" {
-		t, err = s.cfg.Tasks.Get(id, who)
-	} else {
+	if req.method == "tasks/cancel" {
 		t, err = s.cfg.Tasks.Cancel(id, who)
+	} else {
+		t, err = s.cfg.Tasks.Get(id, who)
 	}
 	if err != nil {
 		if kernel.ErrorCode(err) == kernel.CodeNotFound {
@@ -235,12 +256,24 @@ func (s *Session) handleTaskMethod(req *Request) {
 		s.replyError(req, newError(codeInternalError, "internal error"))
 		return
 	}
-	if req.method == "tasks/cancel" {
+	if req.method != "tasks/get" {
 		s.reply(req, eraModern, result{})
 		return
 	}
-	s.reply(req, eraModern, result{body: appendTask(nil, &t, true)})
+	body := appendTask(nil, &t, true)
+	if len(body) > maxResponseBytes-taskReplyOverhead && t.Status == "completed" && t.Result != nil {
+		// What a direct call answers for a result over the limit.
+		s.logf("mcp: task %s: its %d-byte result is over the response limit", t.ID, len(body))
+		tooLarge := t
+		tooLarge.Result = &kernel.Result{InvocationID: t.Result.InvocationID, Outcome: kernel.ExecutionFailed, Reason: reasonTooLarge}
+		body = appendTask(nil, &tooLarge, true)
+	}
+	s.reply(req, eraModern, result{body: body})
 }
+
+// taskReplyOverhead bounds what a tasks/get response adds around the task:
+// the JSON-RPC frame, resultType and _meta.
+const taskReplyOverhead = 1024
 
 // jobTools returns the job family's tool names and wires, when the
 // endpoint publishes it; names do not change with revisions.
@@ -325,6 +358,10 @@ func (s *Session) callJobTool(req *Request, e era, name string) bool {
 		return true
 	}
 	if id == jobResult {
+		if t.Status == "failed" {
+			s.reply(req, e, textError("task "+strconv.Quote(t.ID)+" failed: "+t.StatusMessage))
+			return true
+		}
 		if t.Result == nil {
 			s.reply(req, e, textError("task "+strconv.Quote(t.ID)+" is still "+t.Status+"; ask for its status, then for its result once it is completed"))
 			return true
@@ -357,5 +394,6 @@ func (s *Session) taskInvocation(req *Request, invID string, bc *Resolved, kreq 
 	}
 }
 
-// TaskID is the taskId param of tasks/get and tasks/cancel when a string.
+// TaskID is the taskId param of tasks/get, tasks/update and tasks/cancel
+// when a string.
 func (r *Request) TaskID() (string, bool) { return stringParam(r.params.TaskID) }
