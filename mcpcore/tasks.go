@@ -260,20 +260,8 @@ func (s *Session) handleTaskMethod(req *Request) {
 		s.reply(req, eraModern, result{})
 		return
 	}
-	body := appendTask(nil, &t, true)
-	if len(body) > maxResponseBytes-taskReplyOverhead && t.Status == "completed" && t.Result != nil {
-		// What a direct call answers for a result over the limit.
-		s.logf("mcp: task %s: its %d-byte result is over the response limit", t.ID, len(body))
-		tooLarge := t
-		tooLarge.Result = &kernel.Result{InvocationID: t.Result.InvocationID, Outcome: kernel.ExecutionFailed, Reason: reasonTooLarge}
-		body = appendTask(nil, &tooLarge, true)
-	}
-	s.reply(req, eraModern, result{body: body})
+	s.reply(req, eraModern, result{body: appendTask(nil, &t, true)})
 }
-
-// taskReplyOverhead bounds what a tasks/get response adds around the task:
-// the JSON-RPC frame, resultType and _meta.
-const taskReplyOverhead = 1024
 
 // jobTools returns the job family's tool names and wires, when the
 // endpoint publishes it; names do not change with revisions.
