@@ -218,6 +218,29 @@ func textError(msg string) result {
 	return result{body: append(body, `}],"isError":true`...)}
 }
 
+// missingTasksCapability is the -32021 of a request that needs the
+// extension its client did not declare.
+func missingTasksCapability() *rpcError {
+	rerr := newError(codeMissingCapability, "this request needs the "+TasksExtension+" extension: declare it in _meta clientCapabilities extensions")
+	rerr.data = []byte(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)
+	return rerr
+}
+
+// taskIDsWithout is the -32021 the extension requires for a
+// subscriptions/listen that asks for notifications/tasks (taskIds)
+// without declaring it, on an endpoint that offers it. rukh sends no
+// notifications/tasks (they are optional): for a client that declared it,
+// taskIds is left out of the acknowledgement like any member not honoured.
+func (s *Session) taskIDsWithout(req *Request) *rpcError {
+	var f struct {
+		TaskIDs jsontext.Value `json:"taskIds"`
+	}
+	if json.Unmarshal(req.params.Notifications, &f, json.RejectUnknownMembers(false)) != nil || f.TaskIDs == nil || declaresTasks(req) || !s.tasksAdvertised() {
+		return nil
+	}
+	return missingTasksCapability()
+}
+
 // handleTaskMethod answers tasks/get, tasks/update and tasks/cancel
 // (modern era). rukh never asks for input, so no task has outstanding
 // inputRequests: tasks/update checks its params and the task, then acks
@@ -225,9 +248,7 @@ func textError(msg string) result {
 // not outstanding.
 func (s *Session) handleTaskMethod(req *Request) {
 	if !s.tasksAdvertised() || !declaresTasks(req) {
-		rerr := newError(codeMissingCapability, "this request needs the "+TasksExtension+" extension: declare it in _meta clientCapabilities extensions")
-		rerr.data = []byte(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)
-		s.replyError(req, rerr)
+		s.replyError(req, missingTasksCapability())
 		return
 	}
 	id, ok := stringParam(req.params.TaskID)
