@@ -47,7 +47,7 @@ func (s *Session) handleModern(req *Request) {
 		s.callTool(req, eraModern)
 	case "subscriptions/listen":
 		s.listen(req)
-	case "tasks/get", "tasks/cancel":
+	case "tasks/get", "tasks/update", "tasks/cancel":
 		s.handleTaskMethod(req)
 	default:
 		msg := "method not found: " + req.method

@@ -62,7 +62,7 @@ type params struct {
 	Arguments       jsontext.Value `json:"arguments"`
 	ProtocolVersion jsontext.Value `json:"protocolVersion"`
 	RequestID       jsontext.Value `json:"requestId"`
-	TaskID          jsontext.Value `json:"taskId"` // tasks/get, tasks/cancel
+	TaskID          jsontext.Value `json:"taskId"` // tasks/get, tasks/update, tasks/cancel
 	Notifications   jsontext.Value `json:"notifications"`
 	// Continuation of an input_required result, which this server never
 	// sends: present at all, the call is rejected before dispatch.

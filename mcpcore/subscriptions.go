@@ -244,6 +244,11 @@ func parseFilter(v jsontext.Value) (tools bool, rerr *rpcError) {
 			if k := m.Kind(); k != 't' && k != 'f' {
 				return false, newError(codeInvalidParams, "invalid params: notifications."+name+" must be a boolean")
 			}
+		case "taskIds":
+			var ids []string
+			if m.Kind() != '[' || json.Unmarshal(m, &ids) != nil {
+				return false, newError(codeInvalidParams, "invalid params: notifications.taskIds must be an array of strings")
+			}
 		case "resourceSubscriptions":
 			var uris []string
 			if m.Kind() != '[' || json.Unmarshal(m, &uris) != nil {
@@ -319,6 +324,10 @@ func (s *Session) currentDigest() ([32]byte, bool) {
 func (s *Session) listen(req *Request) {
 	tools, rerr := parseFilter(req.params.Notifications)
 	if rerr != nil {
+		s.replyError(req, rerr)
+		return
+	}
+	if rerr := s.taskIDsWithout(req); rerr != nil {
 		s.replyError(req, rerr)
 		return
 	}

@@ -185,6 +185,19 @@ func appendTask(dst []byte, t *TaskInfo, detailed bool) []byte {
 		dst = append(dst, callResult(t.Result).body...)
 		dst = append(dst, '}')
 	}
+	if detailed && t.Status == "failed" {
+		// A failed task is one whose tool result rukh could not produce
+		// or keep: the JSON-RPC error a direct call gets for that.
+		msg := t.StatusMessage
+		if msg == "" {
+			msg = "internal error"
+		}
+		dst = append(dst, `,"error":{"code":`...)
+		dst = strconv.AppendInt(dst, codeInternalError, 10)
+		dst = append(dst, `,"message":`...)
+		dst = appendString(dst, msg)
+		dst = append(dst, '}')
+	}
 	return dst
 }
 
@@ -205,12 +218,37 @@ func textError(msg string) result {
 	return result{body: append(body, `}],"isError":true`...)}
 }
 
-// handleTaskMethod answers tasks/get and tasks/cancel (modern era).
+// missingTasksCapability is the -32021 of a request that needs the
+// extension its client did not declare.
+func missingTasksCapability() *rpcError {
+	rerr := newError(codeMissingCapability, "this request needs the "+TasksExtension+" extension: declare it in _meta clientCapabilities extensions")
+	rerr.data = []byte(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)
+	return rerr
+}
+
+// taskIDsWithout is the -32021 the extension requires for a
+// subscriptions/listen that asks for notifications/tasks (taskIds)
+// without declaring it, on an endpoint that offers it. rukh sends no
+// notifications/tasks (they are optional): for a client that declared it,
+// taskIds is left out of the acknowledgement like any member not honoured.
+func (s *Session) taskIDsWithout(req *Request) *rpcError {
+	var f struct {
+		TaskIDs jsontext.Value `json:"taskIds"`
+	}
+	if json.Unmarshal(req.params.Notifications, &f, json.RejectUnknownMembers(false)) != nil || f.TaskIDs == nil || declaresTasks(req) || !s.tasksAdvertised() {
+		return nil
+	}
+	return missingTasksCapability()
+}
+
+// handleTaskMethod answers tasks/get, tasks/update and tasks/cancel
+// (modern era). rukh never asks for input, so no task has outstanding
+// inputRequests: tasks/update checks its params and the task, then acks
+// and ignores the responses, as the extension says of responses to keys
+// not outstanding.
 func (s *Session) handleTaskMethod(req *Request) {
 	if !s.tasksAdvertised() || !declaresTasks(req) {
-		rerr := newError(codeMissingCapability, "this request needs the "+TasksExtension+" extension: declare it in _meta clientCapabilities extensions")
-		rerr.data = []byte(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)
-		s.replyError(req, rerr)
+		s.replyError(req, missingTasksCapability())
 		return
 	}
 	id, ok := stringParam(req.params.TaskID)
@@ -218,13 +256,17 @@ func (s *Session) handleTaskMethod(req *Request) {
 		s.replyError(req, newError(codeInvalidParams, "invalid params: taskId must be a string"))
 		return
 	}
+	if req.method == "tasks/update" && req.params.InputResponses.Kind() != '{' {
+		s.replyError(req, newError(codeInvalidParams, "invalid params: inputResponses must be an object"))
+		return
+	}
 	who := s.taskCaller(req)
 	var t TaskInfo
 	var err error
-	if req.method == "tasks/get" {
-		t, err = s.cfg.Tasks.Get(id, who)
-	} else {
+	if req.method == "tasks/cancel" {
 		t, err = s.cfg.Tasks.Cancel(id, who)
+	} else {
+		t, err = s.cfg.Tasks.Get(id, who)
 	}
 	if err != nil {
 		if kernel.ErrorCode(err) == kernel.CodeNotFound {
@@ -235,7 +277,7 @@ func (s *Session) handleTaskMethod(req *Request) {
 		s.replyError(req, newError(codeInternalError, "internal error"))
 		return
 	}
-	if req.method == "tasks/cancel" {
+	if req.method != "tasks/get" {
 		s.reply(req, eraModern, result{})
 		return
 	}
@@ -325,6 +367,10 @@ func (s *Session) callJobTool(req *Request, e era, name string) bool {
 		return true
 	}
 	if id == jobResult {
+		if t.Status == "failed" {
+			s.reply(req, e, textError("task "+strconv.Quote(t.ID)+" failed: "+t.StatusMessage))
+			return true
+		}
 		if t.Result == nil {
 			s.reply(req, e, textError("task "+strconv.Quote(t.ID)+" is still "+t.Status+"; ask for its status, then for its result once it is completed"))
 			return true
@@ -357,5 +403,6 @@ func (s *Session) taskInvocation(req *Request, invID string, bc *Resolved, kreq 
 	}
 }
 
-// TaskID is the taskId param of tasks/get and tasks/cancel when a string.
+// TaskID is the taskId param of tasks/get, tasks/update and tasks/cancel
+// when a string.
 func (r *Request) TaskID() (string, bool) { return stringParam(r.params.TaskID) }

@@ -406,7 +406,7 @@ func headerMismatch(r *http.Request, req *mcpcore.Request) string {
 	if hv != version {
 		return "Header mismatch: MCP-Protocol-Version header value " + strconv.Quote(hv) + " does not match body value " + strconv.Quote(version)
 	}
-	if m := req.Method(); m == "tools/call" || m == "tasks/get" || m == "tasks/cancel" {
+	if m := req.Method(); m == "tools/call" || m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel" {
 		name, _ := req.Name()
 		if m != "tools/call" {
 			name, _ = req.TaskID() // Tasks extension: the task routes the request

@@ -10,6 +10,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/tasks"
 )
 
 // fakeTasks is an in-memory mcpcore.TaskHost for transcripts: counter ids,
@@ -75,9 +76,17 @@ func (f *fakeTasks) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.
 			ft.info.Status = "cancelled"
 		}
 		ft.info.UpdatedAt, ft.info.Result = time.Now(), &res
+		if len(res.CommandResult) > fakeRecordLimit {
+			// What the runner records when its store refuses the result.
+			ft.info.Status, ft.info.StatusMessage, ft.info.Result = "failed", tasks.ReasonUnrecorded, nil
+		}
 	}()
 	return ft.info, nil
 }
+
+// fakeRecordLimit is the largest command result the fake keeps, as a
+// store backend with a value limit would.
+const fakeRecordLimit = 1 << 20
 
 func (f *fakeTasks) expired(t *fakeTask) bool {
 	return !time.Now().Before(t.info.CreatedAt.Add(time.Duration(t.info.TTLMs) * time.Millisecond))
@@ -123,7 +132,7 @@ func (f *fakeTasks) close() {
 }
 
 // setTaskProfile gives endpoint "local" of b a task policy: test.slow,
-// test.ok and test.progress may become tasks, at most maxTasks of them,
+// test.ok, test.progress and test.big may become tasks, at most maxTasks of them,
 // with the job family when jobs is set.
 func setTaskProfile(b *policy.Binding, maxTasks int, jobs bool) {
 	var p map[string]map[string]map[string]any
@@ -133,7 +142,7 @@ func setTaskProfile(b *policy.Binding, maxTasks int, jobs bool) {
 	if p["endpoints"]["local"] == nil {
 		return // a revision without the endpoint
 	}
-	p["endpoints"]["local"]["tasks"] = map[string]any{"commands": []string{"test.ok", "test.progress", "test.slow"},
+	p["endpoints"]["local"]["tasks"] = map[string]any{"commands": []string{"test.big", "test.ok", "test.progress", "test.slow"},
 		"maxTasks": maxTasks, "ttlMs": 60000, "timeoutMs": 5000, "jobTools": jobs}
 	data, err := json.Marshal(p, json.Deterministic(true))
 	if err != nil {

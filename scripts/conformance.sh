@@ -8,6 +8,10 @@
 # "httpAuth": "none" on loopback. Each run must pass every scored scenario
 # but those its baseline (testdata/conformance/baseline-*.yml) lists, each
 # with its reason; a baseline entry that passes fails the run too (stale).
+# Then every tasks-* scenario (the Tasks extension; the suite does not
+# score them unless named) runs by name against endpoint "tasks", whose
+# profile lets the fixture's task commands run as tasks, with
+# testdata/conformance/baseline-tasks.yml under the same rules.
 # Usage: scripts/conformance.sh [RUKH_BIN]   (run by scripts/interop.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +37,9 @@ suite=$PWD/scripts/conformance/node_modules/@modelcontextprotocol/conformance/di
 echo "== conformance: install and publish testdata/conformance/pkg"
 cp -R testdata/conformance/pkg "$tmp/pkg"
 chmod +x "$tmp/pkg/bin/ext"
-printf '%s\n' '{"endpoints":{"conformance":{"namespace":"conformance","transports":["http"],"httpAuth":"none","toolNames":"stable","publish":{"packages":["test.conformance"]}}}}' >"$tmp/profile.json"
+printf '%s\n' '{"endpoints":{"conformance":{"namespace":"conformance","transports":["http"],"httpAuth":"none","toolNames":"stable","publish":{"packages":["test.conformance"]}},'\
+'"tasks":{"namespace":"conformance-tasks","transports":["http"],"httpAuth":"none","toolNames":"stable","publish":{"packages":["test.conformance"]},'\
+'"tasks":{"commands":["slow_compute","failing_job","protocol_error_job","confirm_delete","multi_input","test_tool_with_task"],"maxTasks":64,"ttlMs":600000,"timeoutMs":600000}}}}' >"$tmp/profile.json"
 "$bin" install --allow-unsigned "$tmp/pkg" >/dev/null
 "$bin" activate test.conformance >/dev/null
 "$bin" policy set "$tmp/profile.json" >/dev/null
@@ -49,7 +55,8 @@ done
 addr=$(sed -n 's/^rukh: serve-http: listening on \(http:[^ ]*\)$/\1/p' "$tmp/serve.log")
 [ -n "$addr" ] || { cat "$tmp/serve.log" >&2; echo "conformance: serve-http did not start" >&2; exit 1; }
 url=$addr/mcp/v1/conformance/conformance
-echo "serving $url"
+tasks_url=$addr/mcp/v1/conformance-tasks/tasks
+echo "serving $url and $tasks_url"
 
 # The suite's own "Total: N passed, M failed" counts checks the baseline
 # expects to fail; reworded so it never reads as this run's verdict.
@@ -67,6 +74,20 @@ for req in 2026-07-28 2025-11-25; do
     sed -n '/^Total/,$p' "$tmp/run-$req.txt" | totals
     grep -E '^✗' "$tmp/run-$req.txt" >&2 || true
     echo "conformance: FAILED for $req" >&2
+  fi
+done
+
+echo "== conformance: tasks-* scenarios (baseline-tasks.yml)"
+scenarios=$("$node22" "$suite" list --server | sed -n 's/^  - \(tasks-[a-z0-9-]*\) .*$/\1/p')
+[ -n "$scenarios" ] || { echo "conformance: the suite lists no tasks-* scenarios" >&2; exit 1; }
+for sc in $scenarios; do
+  if "$node22" "$suite" server --url "$tasks_url" --scenario "$sc" \
+      --expected-failures testdata/conformance/baseline-tasks.yml -o "$tmp/out-tasks" >"$tmp/run-$sc.txt" 2>&1; then
+    sed -n 's/^Passed: \([0-9]*\/[0-9]*\),.*$/  ok '"$sc"': \1 checks passed, the others expected by the baseline or skipped/p' "$tmp/run-$sc.txt"
+  else
+    rc=1
+    sed -n '/^Test Results/,$p' "$tmp/run-$sc.txt" >&2
+    echo "conformance: FAILED for $sc" >&2
   fi
 done
 exit $rc

@@ -4,7 +4,8 @@
 // cleans up as for any call) with the endpoint's longer deadline. The
 // runner records each task in the store before it starts, writes the
 // child's progress messages into it as its statusMessage, and its outcome
-// and checked result when it ends. A cancel from any process reaches the
+// and checked result when it ends (or, when the store refuses them, the
+// task as failed). A cancel from any process reaches the
 // child within PollInterval; when the runner closes, its running tasks are
 // stopped and recorded cancelled.
 package tasks
@@ -28,6 +29,13 @@ const (
 	ReasonCancelled = "the task was cancelled"
 	ReasonShutdown  = "the server stopped before the task finished"
 )
+
+// ReasonUnrecorded is the statusMessage of a failed task: its invocation
+// ended but its outcome and result could not be stored, so nobody can
+// fetch them. This is the one way a task fails (the Tasks extension keeps
+// failed for protocol errors; every outcome of an invocation, an error
+// outcome too, completes the task with the tool result a direct call gives).
+const ReasonUnrecorded = "internal error: the task ended but its result could not be recorded"
 
 var (
 	errCancel   = errors.New(ReasonCancelled)
@@ -127,7 +135,7 @@ func (r *Runner) Start(ctx context.Context, t store.Task, maxTasks int, timeout 
 	go func() {
 		defer r.wg.Done()
 		defer stopOnClose()
-		res := r.invoker.Invoke(rctx, inv)
+		res := r.invoke(rctx, inv)
 		cause := context.Cause(rctx)
 		cancel(nil)
 		r.mu.Lock()
@@ -139,6 +147,18 @@ func (r *Runner) Start(ctx context.Context, t store.Task, maxTasks int, timeout 
 		}
 	}()
 	return rec, nil
+}
+
+// invoke runs inv; a panicking invoker ends it as execution_failed, as a
+// direct call's would, instead of ending the serving process.
+func (r *Runner) invoke(ctx context.Context, inv *kernel.Invocation) (res kernel.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logf("task of invocation %s: invoker panicked: %v", inv.ID, p)
+			res = kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
+		}
+	}()
+	return r.invoker.Invoke(ctx, inv)
 }
 
 // finish records the task's end. A task stopped by a cancel or by the
@@ -157,7 +177,7 @@ func (r *Runner) finish(id string, ru *run, res *kernel.Result, cause error) {
 	ru.mu.Lock()
 	msg := ru.msg
 	ru.mu.Unlock()
-	_, err := r.st.UpdateTask(id, func(t *store.Task) bool {
+	record := func(t *store.Task) bool {
 		if t.Final() {
 			return false
 		}
@@ -167,9 +187,27 @@ func (r *Runner) finish(id string, ru *run, res *kernel.Result, cause error) {
 			t.StatusMessage = msg
 		}
 		return true
-	})
-	if err != nil {
-		r.logf("task %s: its outcome %s was not recorded: %v", id, res.Outcome, err)
+	}
+	_, err := r.st.UpdateTask(id, record)
+	if err != nil && !errors.Is(err, store.ErrTaskNotFound) {
+		time.Sleep(PollInterval) // a busy store may take it a moment later
+		_, err = r.st.UpdateTask(id, record)
+	}
+	if err == nil || errors.Is(err, store.ErrTaskNotFound) {
+		return // recorded, or purged: nobody can ask for it
+	}
+	r.logf("task %s: its outcome %s was not recorded: %v", id, res.Outcome, err)
+	// Without its result (a store may refuse a large record): failed, so
+	// that it does not stay working until it expires.
+	if _, err := r.st.UpdateTask(id, func(t *store.Task) bool {
+		if t.Final() {
+			return false
+		}
+		t.State, t.StatusMessage = store.TaskFailed, ReasonUnrecorded
+		t.InvocationID, t.Outcome, t.Reason, t.CommandResult = res.InvocationID, "", "", nil
+		return true
+	}); err != nil {
+		r.logf("task %s: not recorded as failed either: %v", id, err)
 	}
 }
 

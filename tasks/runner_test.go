@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,5 +123,74 @@ func TestCloseCancelsRunningTasks(t *testing.T) {
 	}
 	if _, err := start(t, r, 4); err == nil {
 		t.Fatal("a closed runner started a task")
+	}
+}
+
+// refusing is a store that refuses every record holding a command result,
+// as a backend with a smaller value limit than the result limit would.
+type refusing struct {
+	*store.Store
+	refused atomic.Int32
+}
+
+func (f *refusing) UpdateTask(id string, fn func(*store.Task) bool) (store.Task, error) {
+	cur, err := f.Store.Task(id)
+	if err != nil {
+		return cur, err
+	}
+	if fn(&cur) && len(cur.CommandResult) > 0 {
+		f.refused.Add(1)
+		return store.Task{}, errors.New("value too large")
+	}
+	return f.Store.UpdateTask(id, fn)
+}
+
+func TestUnrecordableResultFailsTheTask(t *testing.T) {
+	st := store.New(filepath.Join(t.TempDir(), "home"))
+	owner, release, err := st.BecomeTaskOwner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	inv := &slow{release: make(chan struct{}), timeout: make(chan time.Duration, 8)}
+	f := &refusing{Store: st}
+	r := New(f, owner, inv, t.Logf)
+	t.Cleanup(r.Close)
+	tk, err := start(t, r, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-inv.timeout
+	close(inv.release)
+	got := waitFor(t, st, tk.ID, store.Task.Final)
+	if got.State != store.TaskFailed || got.StatusMessage != ReasonUnrecorded || got.Outcome != "" || len(got.CommandResult) != 0 {
+		t.Fatalf("final record = %+v", got)
+	}
+	if n := f.refused.Load(); n != 2 {
+		t.Errorf("the result was offered %d times, want 2 (once more after a poll interval)", n)
+	}
+}
+
+// panicking is an invoker that panics.
+type panicking struct{}
+
+func (panicking) Invoke(context.Context, *kernel.Invocation) kernel.Result { panic("boom") }
+
+func TestPanickingInvokerCompletesAsExecutionFailed(t *testing.T) {
+	st := store.New(filepath.Join(t.TempDir(), "home"))
+	owner, release, err := st.BecomeTaskOwner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	r := New(st, owner, panicking{}, t.Logf)
+	t.Cleanup(r.Close)
+	tk, err := start(t, r, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, st, tk.ID, store.Task.Final)
+	if got.State != store.TaskCompleted || got.Outcome != string(kernel.ExecutionFailed) || got.Reason != "internal error" {
+		t.Fatalf("final record = %+v", got)
 	}
 }
