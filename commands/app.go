@@ -207,7 +207,13 @@ func (a *app) root(args []string) (*cli.Command, error) {
 		Commands: a.ownerVerbs(),
 	}
 	root.ConfigureShellCompletionCommand = configureCompletion
-	err := a.addExtensionCommands(root, args)
+	verbs := len(root.Commands)
+	routed, err := a.addExtensionCommands(root, args)
+	if routed {
+		// A published command runs: the owner verbs would only be set up
+		// by urfave/cli (help, flags) and never used.
+		root.Commands = root.Commands[verbs:]
+	}
 	a.prepare(root)
 	return root, err
 }

@@ -24,9 +24,11 @@ import (
 // children of a group whose help is wanted: never the whole revision. A
 // store that cannot be read leaves the built-in verbs working, and the
 // error is returned for when the command turns out not to be one of them.
-func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
+// routed reports that the first word is a published route: then no owner
+// verb can be meant (their names are reserved words).
+func (a *app) addExtensionCommands(root *cli.Command, args []string) (routed bool, err error) {
 	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
-		return nil // owner verbs never need the revision
+		return false, nil // owner verbs never need the revision
 	}
 	var words []string
 	for _, w := range args[1:] {
@@ -35,7 +37,7 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 		}
 		words = append(words, w)
 	}
-	_, err := a.viewActive(func(ix *store.Index) error {
+	_, err = a.viewActive(func(ix *store.Index) error {
 		t := cliTarget{revision: ix.Revision(), limits: cliLimits(ix)}
 		if len(words) == 0 {
 			return ix.Children(nil, func(r store.Route) error {
@@ -52,6 +54,7 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 			if !ok {
 				break
 			}
+			routed = true
 			name := words[k-1]
 			if r.Kind != store.RouteGroup {
 				c, err := a.routeCommand(ix, t, r, name)
@@ -85,7 +88,7 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string) error {
 			return nil
 		})
 	})
-	return err
+	return routed && err == nil, err
 }
 
 func add(parent, root, c *cli.Command) {

@@ -105,6 +105,46 @@ func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 	return r
 }
 
+// prime is serve-mcp's start: in one store read it fixes the launch binding
+// of the endpoint (as launch does, refusing an endpoint the published
+// profile does not name; nil when nothing is published) and keeps the
+// revision with that binding and its first list page, so the profile is
+// decoded once and the first requests need no store open.
+func (c *serveCache) prime() (*policy.Launch, error) {
+	st, stamped := c.a.store.Stamp()
+	var l *policy.Launch
+	var rev *cachedRev
+	published, err := c.a.viewActive(func(ix *store.Index) error {
+		r := newCachedRev(ix, c.endpoint)
+		var err error
+		if l, err = policy.LaunchOf(r.profile, c.endpoint); err != nil {
+			return err
+		}
+		if l == nil {
+			return noEndpoint(ix, c.endpoint)
+		}
+		r.launchOnce.Do(func() { r.launch = l })
+		if r.has && r.ep.Pages > 0 {
+			// a failure here is the first request's to report
+			_ = (&cachedCatalog{a: c.a, rev: r, ix: ix}).Page(0, func(string, []byte) error { return nil })
+		}
+		rev = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !published {
+		rev = &cachedRev{}
+	}
+	if stamped {
+		c.mu.Lock()
+		c.stamp, c.rev = st, rev
+		c.mu.Unlock()
+	}
+	return l, nil
+}
+
 // view is mcpstdio.Config.View over the cache.
 func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
 	st, stamped := c.a.store.Stamp()

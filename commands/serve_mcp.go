@@ -45,7 +45,8 @@ func (a *app) serveMCPCmd() *cli.Command {
 			log := newStderrLog(a.stderr)
 			defer log.close()
 			endpoint := c.String("endpoint")
-			launch, err := a.launch(endpoint)
+			cache := &serveCache{a: a, endpoint: endpoint}
+			launch, err := cache.prime()
 			if err != nil {
 				return err
 			}
@@ -97,7 +98,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 				ServerName:    "rukh",
 				ServerVersion: version(),
 				Active:        a.store.Active,
-				View:          a.serveView(endpoint),
+				View:          cache.view,
 				Watch:         a.store.WatchActive,
 				Secret:        secret,
 				Invoker:       audit,
@@ -132,16 +133,20 @@ func (a *app) launch(endpoint string) (*policy.Launch, error) {
 			return err
 		}
 		if l == nil {
-			var names []string
-			for _, e := range ix.Endpoints() {
-				names = append(names, e.Name)
-			}
-			return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
-				Hint: "published endpoints: " + strings.Join(names, ", ")}
+			return noEndpoint(ix, endpoint)
 		}
 		return nil
 	})
 	return l, err
+}
+
+func noEndpoint(ix *store.Index, endpoint string) error {
+	var names []string
+	for _, e := range ix.Endpoints() {
+		names = append(names, e.Name)
+	}
+	return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
+		Hint: "published endpoints: " + strings.Join(names, ", ")}
 }
 
 // serveView reads, for a request, the one page or tool record it needs

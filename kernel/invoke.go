@@ -220,17 +220,18 @@ type session struct {
 	termGrace, killGrace, drain time.Duration
 
 	// set by start
-	cmd        *exec.Cmd
-	proc       *tracked
-	conn       *os.File       // the parent end of the channel
-	parentSide closers        // conn, pipe read ends, the stdin write end
-	readEnds   []*os.File     // stdout/stderr pipes being drained
-	copies     sync.WaitGroup // the stdout/stderr drains
-	out        chan []byte    // to the writer: the invoke line, then at most one cancel
-	writerDone chan struct{}
-	events     chan channelEvent // from the reader
-	quit       chan struct{}     // stops the reader
-	readerDone chan struct{}
+	cmd         *exec.Cmd
+	proc        *tracked
+	conn        *os.File       // the parent end of the channel
+	parentSide  closers        // conn, pipe read ends, the stdin write end
+	readEnds    []*os.File     // stdout/stderr pipes being drained
+	copies      sync.WaitGroup // the stdout/stderr drains
+	out         chan []byte    // to the writer, started by send only when needed
+	writerDone  chan struct{}
+	writeFailed bool
+	events      chan channelEvent // from the reader
+	quit        chan struct{}     // stops the reader
+	readerDone  chan struct{}
 
 	// set by supervise and drain
 	report     *checkedReport
@@ -373,19 +374,7 @@ func (s *session) start() (reason string) {
 		}()
 	}
 
-	s.out = make(chan []byte, 2)
-	s.out <- s.invokeLine
-	s.writerDone = make(chan struct{})
-	go func() {
-		defer close(s.writerDone)
-		for b := range s.out {
-			if _, err := s.conn.Write(b); err != nil {
-				for range s.out {
-				}
-				return
-			}
-		}
-	}()
+	s.send(s.invokeLine)
 
 	// The reader checks each message as it arrives.
 	s.events = make(chan channelEvent)
@@ -396,6 +385,62 @@ func (s *session) start() (reason string) {
 		s.readChannel(s.conn, s.events, s.quit)
 	}()
 	return ""
+}
+
+// send writes b to the channel without ever blocking the caller: what the
+// socket takes now is written inline (the common case: the invoke line fits
+// its buffer), the rest by a writer goroutine started for it, in order.
+// After a write error nothing more is sent.
+func (s *session) send(b []byte) {
+	if s.out == nil && !s.writeFailed {
+		rc, err := s.conn.SyscallConn()
+		if err == nil {
+			err = rc.Write(func(fd uintptr) bool {
+				for len(b) > 0 {
+					n, err := unix.Write(int(fd), b)
+					if err == unix.EINTR {
+						continue
+					}
+					if err == unix.EAGAIN {
+						break // full: the writer waits for room
+					}
+					if err != nil {
+						s.writeFailed = true
+						break
+					}
+					b = b[n:]
+				}
+				return true
+			})
+		}
+		if err != nil {
+			s.writeFailed = true
+		}
+		if s.writeFailed || len(b) == 0 {
+			return
+		}
+	}
+	if s.writeFailed {
+		return
+	}
+	if s.out == nil {
+		s.out = make(chan []byte, 2) // the rest of the invoke line, then at most one cancel
+		s.writerDone = make(chan struct{})
+		go func() {
+			defer close(s.writerDone)
+			for b := range s.out {
+				if _, err := s.conn.Write(b); err != nil {
+					for range s.out {
+					}
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case s.out <- b:
+	default:
+	}
 }
 
 // supervise handles channel events, the deadline, cancellation and the
@@ -439,10 +484,7 @@ func (s *session) stop(reason string) <-chan time.Time {
 	}
 	s.stopping = true
 	s.stopReason = reason
-	select {
-	case s.out <- encodeCancel(reason):
-	default:
-	}
+	s.send(encodeCancel(reason))
 	s.killC = time.After(s.termGrace + s.killGrace)
 	return time.After(s.termGrace)
 }
@@ -508,9 +550,13 @@ func (s *session) drainAll() {
 		}
 		<-copiesDone
 	}
-	close(s.out)
+	if s.out != nil {
+		close(s.out)
+	}
 	s.conn.Close()
-	<-s.writerDone
+	if s.writerDone != nil {
+		<-s.writerDone
+	}
 }
 
 // decide applies the outcome rules of docs/extension-protocol.md.
@@ -599,8 +645,24 @@ func drainTo(w io.Writer, r io.Reader) {
 
 // waitExited blocks until process pid has exited, without reaping it, so
 // its pid (and process group id) cannot be reused before the group is
-// killed.
+// killed. It waits on a pidfd in the runtime's poller, parking no thread in
+// a blocking wait; kernels without pidfds (before 5.3) get waitid.
 func waitExited(pid int) error {
+	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
+		f := os.NewFile(uintptr(fd), "pidfd")
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil {
+			var werr error
+			err = rc.Read(func(fd uintptr) bool {
+				var info unix.Siginfo
+				werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+				return werr != nil || info.Signo != 0 // 0: still running, wait for readability
+			})
+			if err == nil && werr != unix.EINTR {
+				return werr
+			}
+		}
+	}
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)

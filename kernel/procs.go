@@ -2,13 +2,12 @@ package kernel
 
 import (
 	"bytes"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -109,6 +108,7 @@ func untrack(t *tracked) {
 var spawner struct {
 	once sync.Once
 	reqs chan spawnReq
+	tid  atomic.Int64 // the spawner thread's id, once it runs
 }
 
 type spawnReq struct {
@@ -123,6 +123,7 @@ func startPinned(cmd *exec.Cmd) error {
 		spawner.reqs = make(chan spawnReq)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread lives as long as rukh
+			spawner.tid.Store(int64(unix.Gettid()))
 			for r := range spawner.reqs {
 				r.done <- r.cmd.Start()
 			}
@@ -252,19 +253,22 @@ func cleanupRound(self int, t *tracked) bool {
 // onlyLeaders reports whether every child of rukh is a registered leader:
 // then nothing escaped (a leader's descendants are re-parented to rukh when
 // it exits), and the ended invocation needs no scan of every process.
+//
+// Only two threads can have children: the spawner, which forks every
+// program (startPinned; nothing else in rukh starts processes), and the
+// main thread, which receives every orphan: Linux re-parents a process to
+// the first living thread of its reaper, and Go never ends its main
+// thread. So two children files are read, not one per thread.
 func onlyLeaders(self int, ended *tracked) bool {
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(self) + "/task")
-	if err != nil {
+	tid := int(spawner.tid.Load())
+	if tid == 0 {
 		return false
 	}
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
-	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(self) + "/task/" + task.Name() + "/children")
+	for _, task := range [2]int{self, tid} {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(task) + "/children")
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && task.Name() != strconv.Itoa(self) {
-				continue // the thread exited; its children moved to another
-			}
 			return false // no children files in this kernel: scan
 		}
 		for _, f := range bytes.Fields(b) {

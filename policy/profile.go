@@ -356,15 +356,15 @@ func (p *Profile) Validate() error {
 func checkPublishList(path, what string, list []string, re lazyRE, want string) error {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
-		ip := fmt.Sprintf("%s/%d", path, i)
+		ip := func() string { return fmt.Sprintf("%s/%d", path, i) } // only for an error
 		if !re.MatchString(s) {
-			return invalidAt(ip, fmt.Sprintf("invalid %s %q: want %s", what, s, want))
+			return invalidAt(ip(), fmt.Sprintf("invalid %s %q: want %s", what, s, want))
 		}
 		if inBuiltinNamespace(s) {
-			return invalidAt(ip, fmt.Sprintf("%s %q is in the built-in rukh namespace: owner operations are never tools", what, s))
+			return invalidAt(ip(), fmt.Sprintf("%s %q is in the built-in rukh namespace: owner operations are never tools", what, s))
 		}
 		if seen[s] {
-			return invalidAt(ip, fmt.Sprintf("duplicate %s %q", what, s))
+			return invalidAt(ip(), fmt.Sprintf("duplicate %s %q", what, s))
 		}
 		seen[s] = true
 	}

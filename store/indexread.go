@@ -41,14 +41,19 @@ func (s *Store) openIndex(tx *bolt.Tx, n uint64) (*Index, error) {
 	if raw == nil {
 		return nil, revisionNotFound(n)
 	}
-	var rec revisionRec
+	// Only the fields reading needs: the record's releases list (one name
+	// per release) would cost every request its decoding.
+	var rec struct {
+		ID    string `json:"id"`
+		Index string `json:"index"`
+	}
 	if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
 		return nil, err
 	}
 	if rec.Index == "" {
 		return nil, notIndexed(n)
 	}
-	gen, err := genOf(&rec)
+	gen, err := parseGen(rec.Index)
 	if err != nil {
 		return nil, s.internal("revision "+rec.ID, err)
 	}
