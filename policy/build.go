@@ -83,7 +83,19 @@ func Stream(in Input, sink IndexSink) (*Binding, []string, error) {
 	return (&builder{sink: sink}).run(in)
 }
 
-// builder is one Build or Publish: per release it checks identities,
+// BoundProfile is the profile a candidate with this draft profile binds
+// (nil: the default), as Binding.Profile holds it; nil when it is invalid.
+func BoundProfile(p *Profile) []byte {
+	if p == nil {
+		p = DefaultProfile()
+	}
+	if p.Validate() != nil {
+		return nil
+	}
+	return p.normalized().Canonical()
+}
+
+// builder is one Build or Stream: per release it checks identities,
 // computes eligibility and every endpoint's tool, writes declarations and
 // bodies to the sink and keeps a summary; the checks across the whole
 // candidate (routes, tool names) run on the summaries.
