@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -106,6 +107,60 @@ func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
 	return b, nil
 }
 
+// revisionSummary reads what a publish compares a candidate with: the
+// profile, releases, routes and tools of a revision, tools with the Sum of
+// their bodies instead of their objects and no declarations, so reading
+// it does not grow with the size of the declarations.
+func (a *app) revisionSummary(rev store.Revision) (*policy.Binding, error) {
+	if !rev.Indexed {
+		return a.decodeBinding(rev.ID, rev.Binding)
+	}
+	var b *policy.Binding
+	err := a.store.ViewRevision(rev.Number, func(ix *store.Index) error {
+		unreadable := func(err error) error {
+			return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
+		}
+		b = &policy.Binding{Revision: ix.Revision(), Profile: ix.Profile(), Commands: []policy.BoundCommand{}, Endpoints: []policy.Projection{}}
+		raw, err := ix.Releases()
+		if err != nil {
+			return err
+		}
+		if b.Releases, err = policy.DecodeReleases(raw); err != nil {
+			return unreadable(err)
+		}
+		for i := range b.Releases {
+			b.Releases[i].Dir = a.boundDir(b.Releases[i])
+		}
+		if err := ix.Routes(func(r store.Route) error {
+			b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(b.Routes, func(x, y policy.Route) int { return slices.Compare(x.Words, y.Words) })
+		for _, ep := range ix.Endpoints() {
+			m, err := policy.DecodeEndpointMeta(ep.Meta)
+			if err != nil {
+				return unreadable(err)
+			}
+			p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{}}
+			if err := ix.Tools(ep.Name, func(t store.Tool) error {
+				body, err := ix.Body(t.Body)
+				if err != nil {
+					return err
+				}
+				p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Sum: sha256.Sum256(body)})
+				return nil
+			}); err != nil {
+				return err
+			}
+			b.Endpoints = append(b.Endpoints, p)
+		}
+		return nil
+	})
+	return b, err
+}
+
 // viewActive calls fn with the active revision's index (false: nothing is
 // published). A revision in the schema-1 layout gets its index first, once.
 func (a *app) viewActive(fn func(ix *store.Index) error) (bool, error) {
@@ -171,6 +226,17 @@ func (a *app) copiesDir(dev bool) string {
 // publication candidate for the revision id. Its Profile is nil when the
 // owner never set one.
 func (a *app) draftInput(revID string) (policy.Input, error) {
+	in, err := a.draftSource(revID)
+	if err != nil {
+		return in, err
+	}
+	return collect(in)
+}
+
+// draftSource is draftInput with the releases streamed (Input.Source), a
+// batch at a time: what publish uses, so that it never holds every
+// manifest at once.
+func (a *app) draftSource(revID string) (policy.Input, error) {
 	d, err := a.store.Draft()
 	if err != nil {
 		return policy.Input{}, err
@@ -191,19 +257,46 @@ func (a *app) draftInput(revID string) (policy.Input, error) {
 	if err != nil {
 		return policy.Input{}, err
 	}
-	rels, err := a.store.ReleasesAt(names, d.Active)
-	if err != nil {
-		return policy.Input{}, err
+	in.Source = func(yield func(policy.ReleaseInput) error) error {
+		for i := 0; i < len(names); i += releaseBatch {
+			rels, err := a.store.ReleasesAt(names[i:min(i+releaseBatch, len(names))], d.Active)
+			if err != nil {
+				return err
+			}
+			if err := a.candidateReleases(rels, trusted, yield); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return a.candidateInput(in, rels, trusted)
+	return in, nil
 }
 
-// candidateInput checks trust and the installed copies of rels and adds
-// them to in. Copies are hashed in parallel: a publish re-reads them all.
-func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[string]store.Key) (policy.Input, error) {
+// releaseBatch is how many releases a publish reads, checks and decodes
+// at once.
+const releaseBatch = 16
+
+// collect turns a streamed candidate into one with every release in it.
+func collect(in policy.Input) (policy.Input, error) {
+	if in.Source == nil {
+		return in, nil
+	}
+	src := in.Source
+	in.Source = nil
+	err := src(func(r policy.ReleaseInput) error {
+		in.Releases = append(in.Releases, r)
+		return nil
+	})
+	return in, err
+}
+
+// candidateReleases checks trust and the installed copies of rels and
+// yields them in order. Copies are hashed in parallel: a publish re-reads
+// them all.
+func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
 	for _, r := range rels {
 		if err := checkTrusted(r, trusted); err != nil {
-			return policy.Input{}, err
+			return err
 		}
 	}
 	errs := make([]error, len(rels))
@@ -230,17 +323,20 @@ func (a *app) candidateInput(in policy.Input, rels []store.Release, trusted map[
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return policy.Input{}, err // the first, in name order
+			return err // the first, in name order
 		}
 	}
-	for _, r := range rels {
-		ri, err := a.releaseInput(r)
+	for i := range rels {
+		ri, err := a.releaseInput(rels[i])
 		if err != nil {
-			return policy.Input{}, err
+			return err
 		}
-		in.Releases = append(in.Releases, ri)
+		rels[i] = store.Release{} // the manifest is decoded: let it go
+		if err := yield(ri); err != nil {
+			return err
+		}
 	}
-	return in, nil
+	return nil
 }
 
 // releaseInput prepares one checked release for publication.
@@ -261,6 +357,15 @@ func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 
 // bindingInput rebuilds the candidate an older revision was made from, for rollback.
 func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error) {
+	in, err := a.bindingSource(b, revID)
+	if err != nil {
+		return in, err
+	}
+	return collect(in)
+}
+
+// bindingSource is bindingInput with the releases streamed.
+func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, error) {
 	prof, err := policy.ParseProfile(b.Profile)
 	if err != nil {
 		return policy.Input{}, err
@@ -270,20 +375,30 @@ func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error
 	if err != nil {
 		return policy.Input{}, err
 	}
-	var rels []store.Release
-	for _, br := range b.Releases {
-		r, err := a.store.Release(br.Name, br.Version)
-		if err != nil || r.Digest != br.Digest || r.Development != br.Development {
-			hint := "reinstall that exact package to roll back to this revision"
-			if br.Development {
-				hint = "a later 'rukh dev' replaced that development copy; run 'rukh dev PATH' on that exact content to bring it back"
+	bound := slices.Clone(b.Releases)
+	slices.SortFunc(bound, func(x, y policy.BoundRelease) int { return strings.Compare(x.Name, y.Name) })
+	in.Source = func(yield func(policy.ReleaseInput) error) error {
+		for i := 0; i < len(bound); i += releaseBatch {
+			var rels []store.Release
+			for _, br := range bound[i:min(i+releaseBatch, len(bound))] {
+				r, err := a.store.Release(br.Name, br.Version)
+				if err != nil || r.Digest != br.Digest || r.Development != br.Development {
+					hint := "reinstall that exact package to roll back to this revision"
+					if br.Development {
+						hint = "a later 'rukh dev' replaced that development copy; run 'rukh dev PATH' on that exact content to bring it back"
+					}
+					return kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
+						WithHint(hint)
+				}
+				rels = append(rels, r)
 			}
-			return policy.Input{}, kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
-				WithHint(hint)
+			if err := a.candidateReleases(rels, trusted, yield); err != nil {
+				return err
+			}
 		}
-		rels = append(rels, r)
+		return nil
 	}
-	return a.candidateInput(in, rels, trusted)
+	return in, nil
 }
 
 // trustedKeys maps key ids to the currently trusted keys.

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -102,32 +105,61 @@ func (a *app) publish(o publishOptions) error {
 // the revision that was active before; errUnchanged when there was nothing to do.
 func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision, error) {
 	dryRun, note, from := o.dryRun, o.note, o.from
-	old, oldRev, err := a.activeBinding()
-	if err != nil {
+	// Summaries, not whole bindings: a publish holds the names, paths and
+	// tool sums of both revisions, never every declaration.
+	var (
+		old    *policy.Binding
+		oldRev store.Revision
+	)
+	if rev, err := a.store.ActiveRevision(); err == nil {
+		oldRev = rev
+		if old, err = a.revisionSummary(rev); err != nil {
+			return nil, oldRev, err
+		}
+	} else if kernel.ErrorCode(err) != kernel.CodeNotFound {
 		return nil, oldRev, err
 	}
-	candidate := func(id string) (policy.Input, error) {
+	// candidate is the input and its releases' name@version, by name.
+	candidate := func(id string) (policy.Input, []string, error) {
 		if from != nil {
-			fb, err := a.revisionBinding(*from)
+			fb, err := a.revisionSummary(*from)
 			if err != nil {
-				return policy.Input{}, err
+				return policy.Input{}, nil, err
 			}
-			return a.bindingInput(fb, id)
+			in, err := a.bindingSource(fb, id)
+			return in, releaseKeys(fb.Releases), err
 		}
-		return a.draftInput(id)
+		d, err := a.store.Draft()
+		if err != nil {
+			return policy.Input{}, nil, err
+		}
+		var versions []string
+		for _, n := range slices.Sorted(maps.Keys(d.Active)) {
+			versions = append(versions, n+"@"+d.Active[n])
+		}
+		slices.Sort(versions) // as releaseKeys
+		in, err := a.draftSource(id)
+		return in, versions, err
 	}
 	var (
 		built     *policy.Binding
 		warns     []string
 		noProfile bool
 	)
-	build := func(id string) error {
-		in, err := candidate(id)
+	build := func(id string, w policy.IndexSink) error {
+		in, versions, err := candidate(id)
 		if err != nil {
 			return err
 		}
 		noProfile = in.Profile == nil
-		built, warns, err = policy.Build(in)
+		if w != nil && !o.force && mayBeUnchanged(old, in, versions) {
+			// Find out before writing a whole index only to drop it.
+			built, _, err = policy.Stream(in, nil)
+			if err == nil && sameBinding(old, built) {
+				return errUnchanged
+			}
+		}
+		built, warns, err = policy.Stream(in, w)
 		if err == nil && !o.force && sameBinding(old, built) {
 			return errUnchanged
 		}
@@ -145,15 +177,12 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 			next = revs[len(revs)-1].Number + 1 // numbers go on after a prune
 		}
 		newID = store.RevisionID(next)
-		if err := build(newID); err != nil {
+		if err := build(newID, nil); err != nil {
 			return nil, oldRev, err
 		}
 	} else {
 		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
-			if err := build(id); err != nil {
-				return store.Revision{}, err
-			}
-			if err := policy.WriteIndex(built, w); err != nil {
+			if err := build(id, w); err != nil {
 				return store.Revision{}, err
 			}
 			r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Note: note}
@@ -295,6 +324,23 @@ func sameBinding(old, built *policy.Binding) bool {
 		}
 	}
 	return true
+}
+
+// mayBeUnchanged reports whether a candidate could bind what old binds:
+// the same profile and the same release versions (digests are known only
+// once the releases are read).
+func mayBeUnchanged(old *policy.Binding, in policy.Input, versions []string) bool {
+	return old != nil && bytes.Equal(old.Profile, policy.BoundProfile(in.Profile)) && slices.Equal(releaseKeys(old.Releases), versions)
+}
+
+// releaseKeys are the releases' name@version, by name.
+func releaseKeys(rs []policy.BoundRelease) []string {
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = r.Name + "@" + r.Version
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // unchanged reports a publish that had nothing to do; other errors pass.

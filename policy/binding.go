@@ -96,6 +96,12 @@ type Tool struct {
 	// Security is the command's level on the endpoint when it is not
 	// standard (see Level).
 	Security string `json:"security,omitempty"`
+	// Sum is the SHA-256 of the tool object without its name, one line,
+	// in the summaries Stream returns and commands read for a diff,
+	// which hold no Wire.
+	Sum [32]byte `json:"-"`
+
+	declRef, bodyRef string // the sink's refs, while Stream writes
 }
 
 // Limits turns the template into the kernel's per-invocation limits; the

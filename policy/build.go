@@ -2,6 +2,7 @@ package policy
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,6 +32,10 @@ type Input struct {
 	Revision string
 	Profile  *Profile // nil means DefaultProfile()
 	Releases []ReleaseInput
+	// Source, when set, streams the releases instead of Releases: it calls
+	// yield once per release, in package name order, and returns the first
+	// error yield returns. Stream then holds one release at a time.
+	Source func(yield func(ReleaseInput) error) error
 }
 
 // ReleaseInput is one active release. Empty Name, Version or APIVersion in
@@ -63,6 +68,68 @@ func (s routeSide) String() string {
 // be tools). The same Input always yields a byte-identical Binding. Errors
 // are *kernel.Error: CodeConflict for collisions, CodeInvalid otherwise.
 func Build(in Input) (*Binding, []string, error) {
+	return (&builder{full: true}).run(in)
+}
+
+// Stream is Build for `rukh publish`: it validates the same rules and
+// writes the candidate into sink as it goes (nil sink: a dry run, nothing
+// is written), release by release, so memory grows with the number of
+// names and paths, not with the declarations. The Binding it returns is a
+// summary for the report: declarations keep only their id, path, aliases,
+// summary, execute mode, lifetime and result kind and machine
+// declaration; tools have no Wire, only the Sum of their body. What sink
+// receives reads back (commands' bindingFromIndex) as what Build returns.
+func Stream(in Input, sink IndexSink) (*Binding, []string, error) {
+	return (&builder{sink: sink}).run(in)
+}
+
+// BoundProfile is the profile a candidate with this draft profile binds
+// (nil: the default), as Binding.Profile holds it; nil when it is invalid.
+func BoundProfile(p *Profile) []byte {
+	if p == nil {
+		p = DefaultProfile()
+	}
+	if p.Validate() != nil {
+		return nil
+	}
+	return p.normalized().Canonical()
+}
+
+// builder is one Build or Stream: per release it checks identities,
+// computes eligibility and every endpoint's tool, writes declarations and
+// bodies to the sink and keeps a summary; the checks across the whole
+// candidate (routes, tool names) run on the summaries.
+type builder struct {
+	full bool      // keep whole declarations and tool objects (Build)
+	sink IndexSink // Stream; nil for Build and dry runs
+	b    *Binding
+	prof *Profile
+	eps  []*epBuild
+
+	lastName string
+	active   map[string]bool
+	dev      map[string]bool  // release name@version → is a development release
+	owner    map[string]int   // command id → index into b.Commands
+	byPkg    map[string][]int // package → indexes into b.Commands
+	refs     []string         // declaration ref per command (with a sink)
+}
+
+// epBuild is one endpoint's projection as it is built.
+type epBuild struct {
+	name     string
+	ep       Endpoint
+	mode     string
+	commands map[string]bool // publish.commands
+	packages map[string]bool // publish.packages
+	names    map[string]string
+	proj     Projection
+	sizes    []int // wire size per tool (with a sink)
+	// err is the endpoint's first tool error; reported after the route
+	// checks, in endpoint order, as when projections were built last.
+	err error
+}
+
+func (bd *builder) run(in Input) (*Binding, []string, error) {
 	if !revisionRE.MatchString(in.Revision) {
 		return nil, nil, kernel.Errorf(kernel.CodeInvalid, "invalid revision id %q", in.Revision)
 	}
@@ -77,161 +144,76 @@ func Build(in Input) (*Binding, []string, error) {
 		}
 		return nil, nil, err
 	}
-	prof = prof.normalized()
+	bd.prof = prof.normalized()
+	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
+	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
+	for _, epName := range sortedKeys(bd.prof.Endpoints) {
+		ep := bd.prof.Endpoints[epName]
+		tmpl, _ := bd.prof.template(ep.Template)
+		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), commands: map[string]bool{}, packages: map[string]bool{}, names: map[string]string{},
+			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
+		for _, id := range ep.Publish.Commands {
+			e.commands[id] = true
+		}
+		for _, p := range ep.Publish.Packages {
+			e.packages[p] = true
+		}
+		bd.eps = append(bd.eps, e)
+	}
 
-	b := &Binding{Revision: in.Revision, Profile: prof.Canonical()}
-	releases, err := boundReleases(in.Releases)
-	if err != nil {
+	source := in.Source
+	if source == nil {
+		rels, err := boundReleases(in.Releases)
+		if err != nil {
+			return nil, nil, err
+		}
+		source = func(yield func(ReleaseInput) error) error {
+			for _, r := range rels {
+				if err := yield(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	seen := map[string]string{}
+	if err := source(func(r ReleaseInput) error {
+		r, err := checkRelease(r)
+		if err != nil {
+			return err
+		}
+		if v, dup := seen[r.Name]; dup {
+			return &kernel.Error{Code: kernel.CodeConflict,
+				Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
+		}
+		if r.Name < bd.lastName {
+			return kernel.Errorf(kernel.CodeInternal, "release %s comes after %s: releases must come in name order", r.Name, bd.lastName)
+		}
+		seen[r.Name], bd.lastName = r.Version, r.Name
+		return bd.release(r)
+	}); err != nil {
 		return nil, nil, err
 	}
-	active := make(map[string]bool, len(releases))
-	dev := map[string]bool{} // release name@version → is a development release
-	for _, r := range releases {
-		b.Releases = append(b.Releases, r.BoundRelease)
-		active[r.Name] = true
-		if r.Development {
-			dev[r.Name+"@"+r.Version] = true
-		}
-	}
 
-	// Command identities, unique across the generation.
-	owner := map[string]int{} // command id -> index into b.Commands
-	byPackage := map[string][]int{}
-	for _, r := range releases {
-		rel := r.Name + "@" + r.Version
-		for i := range r.Manifest.Commands {
-			c := &r.Manifest.Commands[i]
-			if inBuiltinNamespace(c.ID) {
-				return nil, nil, &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("command %s (%s) is in the built-in rukh namespace", c.ID, rel)}
-			}
-			if j, dup := owner[c.ID]; dup {
-				return nil, nil, &kernel.Error{Code: kernel.CodeConflict,
-					Message: fmt.Sprintf("command identity %q is declared by both %s and %s", c.ID, b.Commands[j].Release, rel),
-					Hint:    "deactivate one of the two packages"}
-			}
-			ok, reason := kernel.Eligibility(r.APIVersion, c)
-			owner[c.ID] = len(b.Commands)
-			byPackage[r.Name] = append(byPackage[r.Name], len(b.Commands))
-			b.Commands = append(b.Commands, BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: ok, Reason: reasonIf(!ok, reason)})
-		}
-	}
-
+	b := bd.b
+	var err error
 	if b.Routes, err = buildRoutes(b.Commands); err != nil {
 		return nil, nil, err
 	}
-
-	// Projections. Tool bodies do not depend on the endpoint, so each is
-	// encoded once and only the name is spliced in per endpoint.
-	bodies := map[int][]byte{}
-	startedBodies := map[int][]byte{} // task commands of endpoints with the job family
-	var warnings []string
-	for _, epName := range sortedKeys(prof.Endpoints) {
-		ep := prof.Endpoints[epName]
-		mode := ep.ToolNameMode()
-		tmpl, _ := prof.template(ep.Template)
-		proj := Projection{
-			Endpoint:  epName,
-			Namespace: ep.Namespace,
-			ToolNames: mode,
-			Subject:   ep.Subject,
-			Template:  tmpl.template(),
-			Tools:     []Tool{},
+	for _, e := range bd.eps {
+		if e.err != nil {
+			return nil, nil, e.err
 		}
-		selected := map[int]bool{}
-		devLeftOut := map[string][]string{} // release → command ids this endpoint may not publish
-		for _, id := range ep.Publish.Commands {
-			i, ok := owner[id]
-			if !ok {
-				warnings = append(warnings, fmt.Sprintf("endpoint %q: publish.commands names %q, which no active release declares", epName, id))
-				continue
-			}
-			if ok, reason := b.Commands[i].Publishable(); !ok {
-				warnings = append(warnings, fmt.Sprintf("endpoint %q: command %s (%s) is not published: %s", epName, id, b.Commands[i].Release, reason))
-				continue
-			}
-			selected[i] = true
-		}
-		// A development release is never published anywhere but the dev
-		// endpoint, whatever the publish lists say.
-		if epName != DevEndpoint {
-			for i := range selected {
-				if rel := b.Commands[i].Release; dev[rel] {
-					devLeftOut[rel] = append(devLeftOut[rel], b.Commands[i].Declaration.ID)
-					delete(selected, i)
-				}
-			}
-		}
-		for _, pkg := range ep.Publish.Packages {
-			idx, ok := byPackage[pkg]
-			if !ok {
-				if !active[pkg] {
-					warnings = append(warnings, fmt.Sprintf("endpoint %q: publish.packages names %q, which is not an active package", epName, pkg))
-				}
-				continue
-			}
-			for _, i := range idx {
-				if ok, _ := b.Commands[i].Publishable(); !ok {
-					continue
-				}
-				if rel := b.Commands[i].Release; dev[rel] && epName != DevEndpoint {
-					if !slices.Contains(devLeftOut[rel], b.Commands[i].Declaration.ID) {
-						devLeftOut[rel] = append(devLeftOut[rel], b.Commands[i].Declaration.ID)
-					}
-					continue
-				}
-				selected[i] = true
-			}
-		}
-		for _, rel := range sortedKeys(devLeftOut) {
-			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
-			warnings = append(warnings, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
-				epName, rel, DevEndpoint, strings.Join(ids, ", ")))
-		}
-		names := make(map[string]string, len(selected))
-		for _, i := range sortedInts(selected) {
-			bc := &b.Commands[i]
-			id := bc.Declaration.ID
-			name := toolName(mode, ep.Namespace, b.Revision, id)
-			if other, dup := names[name]; dup {
-				hint := `set "toolNames": "full" for this endpoint in the profile, or change the id of one of the two commands`
-				if mode == ToolNamesStable {
-					hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
-				}
-				return nil, nil, &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(epName),
-					Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
-						other, b.Commands[owner[other]].Release, id, bc.Release, name, mode),
-					Hint: hint}
-			}
-			names[name] = id
-			started := ep.Tasks != nil && ep.Tasks.JobTools && ep.Tasks.Allows(id)
-			cache := bodies
-			if started {
-				cache = startedBodies
-			}
-			body, ok := cache[i]
-			if !ok {
-				if body, err = toolBody(bc, started); err != nil {
-					return nil, nil, err
-				}
-				cache[i] = body
-			}
-			wire := make([]byte, 0, len(body)+len(name)+12)
-			wire = append(wire, `{"name":"`...)
-			wire = append(wire, name...)
-			wire = append(wire, `",`...)
-			wire = append(wire, body[1:]...)
-			if len(wire) > MaxToolBytes {
-				return nil, nil, &kernel.Error{Code: kernel.CodeInvalid,
-					Message: fmt.Sprintf("command %s (%s): tool object is %d bytes, over the %d-byte page limit", id, bc.Release, len(wire), MaxToolBytes)}
-			}
-			proj.Tools = append(proj.Tools, Tool{Name: name, Command: id, Release: bc.Release, Wire: jsontext.Value(wire), Security: toolSecurity(ep, id)})
-		}
-		warnings = append(warnings, securityWarnings(epName, ep, proj.Tools)...)
-		warnings = append(warnings, taskWarnings(epName, ep, proj.Tools)...)
-		slices.SortFunc(proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
-		b.Endpoints = append(b.Endpoints, proj)
 	}
-
+	warnings := bd.warnings()
+	if bd.sink != nil {
+		if err := bd.write(); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, e := range bd.eps {
+		b.Endpoints = append(b.Endpoints, e.proj)
+	}
 	slices.SortFunc(b.Commands, func(x, y BoundCommand) int { return strings.Compare(x.Declaration.ID, y.Declaration.ID) })
 	if b.Releases == nil {
 		b.Releases = []BoundRelease{}
@@ -245,31 +227,277 @@ func Build(in Input) (*Binding, []string, error) {
 	return b, warnings, nil
 }
 
+// release adds one release's commands: identities, eligibility, the
+// declaration records and every endpoint's tool.
+func (bd *builder) release(r ReleaseInput) error {
+	b := bd.b
+	b.Releases = append(b.Releases, r.BoundRelease)
+	bd.active[r.Name] = true
+	rel := r.Name + "@" + r.Version
+	if r.Development {
+		bd.dev[rel] = true
+	}
+	for i := range r.Manifest.Commands {
+		c := &r.Manifest.Commands[i]
+		if inBuiltinNamespace(c.ID) {
+			return &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("command %s (%s) is in the built-in rukh namespace", c.ID, rel)}
+		}
+		if j, dup := bd.owner[c.ID]; dup {
+			return &kernel.Error{Code: kernel.CodeConflict,
+				Message: fmt.Sprintf("command identity %q is declared by both %s and %s", c.ID, b.Commands[j].Release, rel),
+				Hint:    "deactivate one of the two packages"}
+		}
+		ok, reason := kernel.Eligibility(r.APIVersion, c)
+		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: ok, Reason: reasonIf(!ok, reason)}
+		ref := ""
+		if bd.sink != nil {
+			rec := bc
+			rec.Development = r.Development
+			raw, err := json.Marshal(&rec, json.Deterministic(true))
+			if err != nil {
+				return kernel.Errorf(kernel.CodeInternal, "cannot encode command %s", c.ID).Wrap(err)
+			}
+			if ref, err = bd.sink.PutCommand(raw); err != nil {
+				return err
+			}
+		}
+		if err := bd.tools(&bc, r.Name, ref); err != nil {
+			return err
+		}
+		if !bd.full {
+			bc.Declaration = summaryOf(c)
+		}
+		bd.owner[c.ID] = len(b.Commands)
+		bd.byPkg[r.Name] = append(bd.byPkg[r.Name], len(b.Commands))
+		b.Commands = append(b.Commands, bc)
+		bd.refs = append(bd.refs, ref)
+	}
+	return nil
+}
+
+// summaryOf is what Stream keeps of a declaration: what routes, reports
+// and fixes read.
+func summaryOf(c *kernel.Command) kernel.Command {
+	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary, Machine: c.Machine,
+		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime}}
+	if c.Execute.Result != nil {
+		s.Execute.Result = &kernel.ResultDecl{Kind: c.Execute.Result.Kind}
+	}
+	return s
+}
+
+// tools makes bc a tool on every endpoint that publishes it. A
+// development release is never published anywhere but the dev endpoint,
+// whatever the publish lists say.
+func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
+	if ok, _ := bc.Publishable(); !ok {
+		return nil
+	}
+	type variant struct {
+		body   []byte // the tool object without its name
+		rawLen int    // its length as encoded, before compactLine
+		ref    string // its ref in the sink
+		done   bool
+	}
+	var plain, started variant
+	id := bc.Declaration.ID
+	for _, e := range bd.eps {
+		if e.err != nil || !(e.commands[id] || e.packages[pkg]) || (bd.dev[bc.Release] && e.name != DevEndpoint) {
+			continue
+		}
+		name := toolName(e.mode, e.ep.Namespace, bd.b.Revision, id)
+		if other, dup := e.names[name]; dup {
+			hint := `set "toolNames": "full" for this endpoint in the profile, or change the id of one of the two commands`
+			if e.mode == ToolNamesStable {
+				hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
+			}
+			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(e.name),
+				Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
+					other, bd.b.Commands[bd.owner[other]].Release, id, bc.Release, name, e.mode),
+				Hint: hint}
+			continue
+		}
+		e.names[name] = id
+		isStarted := e.ep.Tasks != nil && e.ep.Tasks.JobTools && e.ep.Tasks.Allows(id)
+		v := &plain
+		if isStarted {
+			v = &started
+		}
+		if !v.done {
+			body, err := toolBody(bc, isStarted)
+			if err != nil {
+				e.err = err
+				continue
+			}
+			v.body, v.rawLen, v.done = body, len(body), true
+		}
+		if size := len(wireNamePrefix) + len(name) + 2 + v.rawLen - 1; size > MaxToolBytes {
+			e.err = &kernel.Error{Code: kernel.CodeInvalid,
+				Message: fmt.Sprintf("command %s (%s): tool object is %d bytes, over the %d-byte page limit", id, bc.Release, size, MaxToolBytes)}
+			continue
+		}
+		t := Tool{Name: name, Command: id, Release: bc.Release, Security: toolSecurity(e.ep, id)}
+		if bd.full {
+			t.Wire = jsontext.Value(AppendToolWire(nil, name, v.body))
+		} else {
+			if err := compactLine(&v.body); err != nil {
+				return kernel.Errorf(kernel.CodeInternal, "tool %q", name).Wrap(err)
+			}
+			t.Sum = sha256.Sum256(v.body)
+			if bd.sink != nil && v.ref == "" {
+				var err error
+				if v.ref, err = bd.sink.PutBody(v.body); err != nil {
+					return err
+				}
+			}
+			t.bodyRef, t.declRef = v.ref, declRef
+			e.sizes = append(e.sizes, len(wireNamePrefix)+len(name)+2+len(v.body)-1)
+		}
+		e.proj.Tools = append(e.proj.Tools, t)
+	}
+	return nil
+}
+
+// warnings are the publish lists' and the endpoints' warnings, in the
+// order they have always come: per endpoint, publish.commands,
+// publish.packages, development releases left out, security, tasks.
+func (bd *builder) warnings() []string {
+	var out []string
+	b := bd.b
+	for _, e := range bd.eps {
+		devLeftOut := map[string][]string{} // release → command ids this endpoint may not publish
+		left := map[int]bool{}
+		leftOut := func(i int) {
+			if rel := b.Commands[i].Release; bd.dev[rel] && e.name != DevEndpoint && !left[i] {
+				left[i] = true
+				devLeftOut[rel] = append(devLeftOut[rel], b.Commands[i].Declaration.ID)
+			}
+		}
+		for _, id := range e.ep.Publish.Commands {
+			i, ok := bd.owner[id]
+			if !ok {
+				out = append(out, fmt.Sprintf("endpoint %q: publish.commands names %q, which no active release declares", e.name, id))
+				continue
+			}
+			if ok, reason := b.Commands[i].Publishable(); !ok {
+				out = append(out, fmt.Sprintf("endpoint %q: command %s (%s) is not published: %s", e.name, id, b.Commands[i].Release, reason))
+				continue
+			}
+			leftOut(i)
+		}
+		for _, pkg := range e.ep.Publish.Packages {
+			idx, ok := bd.byPkg[pkg]
+			if !ok {
+				if !bd.active[pkg] {
+					out = append(out, fmt.Sprintf("endpoint %q: publish.packages names %q, which is not an active package", e.name, pkg))
+				}
+				continue
+			}
+			if pkgRel := b.Commands[idx[0]].Release; !bd.dev[pkgRel] || e.name == DevEndpoint {
+				continue
+			}
+			for _, i := range idx {
+				if ok, _ := b.Commands[i].Publishable(); ok {
+					leftOut(i)
+				}
+			}
+		}
+		for _, rel := range sortedKeys(devLeftOut) {
+			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
+			out = append(out, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
+				e.name, rel, DevEndpoint, strings.Join(ids, ", ")))
+		}
+		out = append(out, securityWarnings(e.name, e.ep, e.proj.Tools)...)
+		out = append(out, taskWarnings(e.name, e.ep, e.proj.Tools)...)
+		if bd.sink != nil {
+			// The index takes tools in name order; the sizes go with them.
+			idx := make([]int, len(e.proj.Tools))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(x, y int) int { return strings.Compare(e.proj.Tools[x].Name, e.proj.Tools[y].Name) })
+			tools, sizes := make([]Tool, len(idx)), make([]int, len(idx))
+			for j, i := range idx {
+				tools[j], sizes[j] = e.proj.Tools[i], e.sizes[i]
+			}
+			e.proj.Tools, e.sizes = tools, sizes
+		} else {
+			slices.SortFunc(e.proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
+	return out
+}
+
+// write sends what only the whole candidate decides to the sink: the
+// revision, the routes and the endpoints with their tools.
+func (bd *builder) write() error {
+	b := bd.b
+	rels, err := json.Marshal(b.Releases, json.Deterministic(true))
+	if err != nil {
+		return kernel.Errorf(kernel.CodeInternal, "cannot encode the releases").Wrap(err)
+	}
+	if err := bd.sink.PutRevision(b.Revision, b.Profile, rels); err != nil {
+		return err
+	}
+	cmd := func(id string) (*BoundCommand, string) {
+		i, ok := bd.owner[id]
+		if !ok {
+			return nil, ""
+		}
+		return &b.Commands[i], bd.refs[i]
+	}
+	if err := putRoutes(b.Routes, cmd, bd.sink); err != nil {
+		return err
+	}
+	for _, e := range bd.eps {
+		if err := putEndpointMeta(&e.proj, bd.sink); err != nil {
+			return err
+		}
+		for j := range e.proj.Tools {
+			t := &e.proj.Tools[j]
+			if err := bd.sink.PutTool(t.Name, t.Command, t.Release, t.declRef, t.bodyRef, t.Security, e.sizes[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkRelease checks a release against its manifest and fills in what
+// BoundRelease leaves empty.
+func checkRelease(r ReleaseInput) (ReleaseInput, error) {
+	m := r.Manifest
+	if m == nil {
+		return r, kernel.Errorf(kernel.CodeInternal, "release %s@%s has no manifest", r.Name, r.Version)
+	}
+	checks := []struct{ what, have, want string }{
+		{"name", r.Name, m.Name}, {"version", r.Version, m.Version}, {"apiVersion", r.APIVersion, m.APIVersion},
+	}
+	if r.Development {
+		checks = slices.Delete(checks, 1, 2) // recorded under the store's development version
+	}
+	for _, f := range checks {
+		if f.have != "" && f.have != f.want {
+			return r, kernel.Errorf(kernel.CodeInternal, "release %s@%s: %s %q disagrees with its manifest (%q)", m.Name, m.Version, f.what, f.have, f.want)
+		}
+	}
+	if r.Development && r.Version == "" {
+		return r, kernel.Errorf(kernel.CodeInternal, "development release of %s has no version", m.Name)
+	}
+	r.Name, r.Version, r.APIVersion = m.Name, cmp.Or(r.Version, m.Version), m.APIVersion
+	return r, nil
+}
+
 // boundReleases checks the releases against their manifests and orders them
 // by package name, so input order never changes the result.
 func boundReleases(in []ReleaseInput) ([]ReleaseInput, error) {
 	out := make([]ReleaseInput, 0, len(in))
 	seen := map[string]string{}
 	for _, r := range in {
-		m := r.Manifest
-		if m == nil {
-			return nil, kernel.Errorf(kernel.CodeInternal, "release %s@%s has no manifest", r.Name, r.Version)
+		r, err := checkRelease(r)
+		if err != nil {
+			return nil, err
 		}
-		checks := []struct{ what, have, want string }{
-			{"name", r.Name, m.Name}, {"version", r.Version, m.Version}, {"apiVersion", r.APIVersion, m.APIVersion},
-		}
-		if r.Development {
-			checks = slices.Delete(checks, 1, 2) // recorded under the store's development version
-		}
-		for _, f := range checks {
-			if f.have != "" && f.have != f.want {
-				return nil, kernel.Errorf(kernel.CodeInternal, "release %s@%s: %s %q disagrees with its manifest (%q)", m.Name, m.Version, f.what, f.have, f.want)
-			}
-		}
-		if r.Development && r.Version == "" {
-			return nil, kernel.Errorf(kernel.CodeInternal, "development release of %s has no version", m.Name)
-		}
-		r.Name, r.Version, r.APIVersion = m.Name, cmp.Or(r.Version, m.Version), m.APIVersion
 		if v, dup := seen[r.Name]; dup {
 			return nil, &kernel.Error{Code: kernel.CodeConflict,
 				Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
@@ -277,7 +505,7 @@ func boundReleases(in []ReleaseInput) ([]ReleaseInput, error) {
 		seen[r.Name] = r.Version
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b ReleaseInput) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b ReleaseInput) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -423,13 +651,4 @@ func reasonIf(cond bool, reason string) string {
 		return reason
 	}
 	return ""
-}
-
-func sortedInts(set map[int]bool) []int {
-	s := make([]int, 0, len(set))
-	for i := range set {
-		s = append(s, i)
-	}
-	slices.Sort(s)
-	return s
 }

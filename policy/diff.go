@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"slices"
 	"strings"
 )
@@ -176,7 +177,7 @@ func diffTools(c *Changes, endpoint string, old, new *Projection) {
 			c.Added = append(c.Added, ToolChange{endpoint, t.Name, t.Command, t.Release})
 		case o.Name != t.Name:
 			c.Renamed = append(c.Renamed, ToolRename{endpoint, t.Command, o.Name, t.Name, o.Release, t.Release})
-		case o.Release != t.Release || !bytes.Equal(o.Wire, t.Wire):
+		case o.Release != t.Release || !sameObject(o, t):
 			c.Updated = append(c.Updated, ToolChange{endpoint, t.Name, t.Command, t.Release})
 		}
 	}
@@ -193,4 +194,25 @@ func routeIndex(routes []Route) map[string]Route {
 		m[strings.Join(r.Words, " ")] = r
 	}
 	return m
+}
+
+// sameObject compares two tools' objects: by Wire when both hold one,
+// otherwise by the Sum of their bodies.
+func sameObject(a, b *Tool) bool {
+	if a.Wire != nil && b.Wire != nil {
+		return bytes.Equal(a.Wire, b.Wire)
+	}
+	return a.bodySum() == b.bodySum()
+}
+
+// bodySum is Sum, computed from Wire when the tool has none.
+func (t *Tool) bodySum() [32]byte {
+	if t.Sum != ([32]byte{}) || t.Wire == nil {
+		return t.Sum
+	}
+	body, err := toolBodyOf(t)
+	if err != nil || compactLine(&body) != nil {
+		return sha256.Sum256(t.Wire)
+	}
+	return sha256.Sum256(body)
 }

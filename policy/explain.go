@@ -41,11 +41,22 @@ type EndpointReport struct {
 
 // NotTools lists the commands of b that are a tool on no endpoint, in
 // command id order.
+// It is linear in the binding: the tools and releases are indexed once.
 func NotTools(b *Binding) []NotTool {
+	tools := map[string]bool{}
+	for _, p := range b.Endpoints {
+		for _, t := range p.Tools {
+			tools[t.Command] = true
+		}
+	}
+	api := make(map[string]string, len(b.Releases))
+	for _, r := range b.Releases {
+		api[r.Name+"@"+r.Version] = r.APIVersion
+	}
 	var out []NotTool
 	for i := range b.Commands {
 		bc := &b.Commands[i]
-		if reason, fix := b.WhyNotTool(bc); reason != "" {
+		if reason, fix := whyNotTool(bc, api[bc.Release], tools[bc.Declaration.ID]); reason != "" {
 			out = append(out, NotTool{Command: bc.Declaration.ID, Release: bc.Release, Reason: reason, Fix: fix})
 		}
 	}
@@ -55,15 +66,23 @@ func NotTools(b *Binding) []NotTool {
 // WhyNotTool says why bc is a tool on no endpoint of b and what fixes it;
 // reason is "" when some endpoint publishes it.
 func (b *Binding) WhyNotTool(bc *BoundCommand) (reason, fix string) {
-	if ok, why := bc.Publishable(); !ok {
-		return why, CommandFix(b.apiVersion(bc.Release), bc)
-	}
+	isTool := false
 	for _, p := range b.Endpoints {
 		for _, t := range p.Tools {
 			if t.Command == bc.Declaration.ID {
-				return "", ""
+				isTool = true
 			}
 		}
+	}
+	return whyNotTool(bc, b.apiVersion(bc.Release), isTool)
+}
+
+func whyNotTool(bc *BoundCommand, apiVersion string, isTool bool) (reason, fix string) {
+	if ok, why := bc.Publishable(); !ok {
+		return why, CommandFix(apiVersion, bc)
+	}
+	if isTool {
+		return "", ""
 	}
 	return "eligible, but no endpoint publishes it", PublishFix(bc)
 }

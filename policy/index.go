@@ -113,40 +113,13 @@ func WriteIndex(b *Binding, w IndexSink) error {
 		refs[bc.Declaration.ID] = ref
 		summary[bc.Declaration.ID] = bc
 	}
-	for i, r := range b.Routes {
-		line := ""
-		switch r.Kind {
-		case RouteGroup:
-			var names []string
-			for _, c := range b.Routes[i+1:] {
-				if !hasPrefix(c.Words, r.Words) {
-					break // sorted: the subtree is contiguous
-				}
-				if len(c.Words) == len(r.Words)+1 {
-					names = append(names, c.Words[len(c.Words)-1])
-				}
-			}
-			line = "commands: " + strings.Join(names, ", ")
-		case RouteAlias:
-			if bc := summary[r.Command]; bc != nil {
-				line = bc.Declaration.Summary + " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
-			}
-		default:
-			if bc := summary[r.Command]; bc != nil {
-				line = bc.Declaration.Summary
-			}
-		}
-		if err := w.PutRoute(r.Words, r.Kind, r.Command, refs[r.Command], line); err != nil {
-			return err
-		}
+	cmd := func(id string) (*BoundCommand, string) { return summary[id], refs[id] }
+	if err := putRoutes(b.Routes, cmd, w); err != nil {
+		return err
 	}
 	for i := range b.Endpoints {
 		p := &b.Endpoints[i]
-		meta, err := json.Marshal(EndpointMeta{Namespace: p.Namespace, ToolNames: p.ToolNames, Subject: p.Subject, Template: p.Template}, json.Deterministic(true))
-		if err != nil {
-			return kernel.Errorf(kernel.CodeInternal, "cannot encode endpoint %s", p.Endpoint).Wrap(err)
-		}
-		if err := w.PutEndpoint(p.Endpoint, meta); err != nil {
+		if err := putEndpointMeta(p, w); err != nil {
 			return err
 		}
 		tools := slices.Clone(p.Tools)
@@ -171,6 +144,49 @@ func WriteIndex(b *Binding, w IndexSink) error {
 		}
 	}
 	return nil
+}
+
+// putRoutes writes the routes (sorted by words) with the line --help shows
+// for each; cmd finds a command's summary and declaration ref by id.
+func putRoutes(routes []Route, cmd func(id string) (*BoundCommand, string), w IndexSink) error {
+	for i, r := range routes {
+		line := ""
+		bc, ref := cmd(r.Command)
+		switch r.Kind {
+		case RouteGroup:
+			var names []string
+			for _, c := range routes[i+1:] {
+				if !hasPrefix(c.Words, r.Words) {
+					break // sorted: the subtree is contiguous
+				}
+				if len(c.Words) == len(r.Words)+1 {
+					names = append(names, c.Words[len(c.Words)-1])
+				}
+			}
+			line = "commands: " + strings.Join(names, ", ")
+		case RouteAlias:
+			if bc != nil {
+				line = bc.Declaration.Summary + " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
+			}
+		default:
+			if bc != nil {
+				line = bc.Declaration.Summary
+			}
+		}
+		if err := w.PutRoute(r.Words, r.Kind, r.Command, ref, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putEndpointMeta starts an endpoint in the index: its launch binding.
+func putEndpointMeta(p *Projection, w IndexSink) error {
+	meta, err := json.Marshal(EndpointMeta{Namespace: p.Namespace, ToolNames: p.ToolNames, Subject: p.Subject, Template: p.Template}, json.Deterministic(true))
+	if err != nil {
+		return kernel.Errorf(kernel.CodeInternal, "cannot encode endpoint %s", p.Endpoint).Wrap(err)
+	}
+	return w.PutEndpoint(p.Endpoint, meta)
 }
 
 // compactLine keeps a tool body on one line: stdio framing is one message
