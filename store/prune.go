@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // abandonedAfter is how old a pending generation must be before prune
@@ -43,7 +42,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 			WithHint("the active revision is always kept")
 	}
 	var candidates []uint64
-	if _, err := s.view(func(tx *bolt.Tx) error {
+	if _, err := s.view(func(tx txn) error {
 		active := activeNumber(tx)
 		var all []uint64
 		if err := tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
@@ -81,7 +80,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 		defer f.Close()
 		removable[n] = true
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx txn) error {
 		out = Pruned{Held: held}
 		revs, gens := tx.Bucket(bucketRevisions), tx.Bucket(bucketGens)
 		active := activeNumber(tx)
@@ -208,7 +207,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 
 // checkIndex verifies one indexed revision: header, releases, and that
 // every route and tool names objects that exist.
-func (s *Store) checkIndex(tx *bolt.Tx, rec *revisionRec) error {
+func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 	ix, err := s.openIndex(tx, rec.Number)
 	if err != nil {
 		return s.broken("revision %s: %v", rec.ID, err)
