@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -241,22 +240,7 @@ func (w *IndexWriter) discard() {
 	if !w.flushed {
 		return
 	}
-	_ = w.s.update(func(tx txn) error {
-		if err := deletePrefix(tx.Bucket(bucketGens), w.gen); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketPending).Delete(w.gen)
-	})
-}
-
-func deletePrefix(b bucket, prefix []byte) error {
-	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	_ = w.s.deletePrefix(bucketGens, w.gen, func(tx txn) error { return tx.Bucket(bucketPending).Delete(w.gen) })
 }
 
 // commitIndex is the last step inside the final transaction: the generation

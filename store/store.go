@@ -85,11 +85,29 @@ func New(home string) *Store {
 // Home returns the home directory.
 func (s *Store) Home() string { return s.home }
 
-// Path returns the bbolt file path.
+// Path returns the bbolt file path, or the etcd store's URL.
 func (s *Store) Path() string { return s.path }
+
+// Shared reports whether the store is shared between machines (etcd).
+func (s *Store) Shared() bool {
+	_, ok := s.be.(*etcdStore)
+	return ok
+}
+
+// Close ends the store's connection (etcd); a bbolt store holds nothing
+// open between calls. Holds this process took on etcd end with it.
+func (s *Store) Close() error {
+	if e, ok := s.be.(*etcdStore); ok {
+		return e.close()
+	}
+	return nil
+}
 
 // Exists reports whether the home has a store file yet; it creates nothing.
 func (s *Store) Exists() (bool, error) {
+	if e, ok := s.be.(*etcdStore); ok {
+		return e.exists()
+	}
 	_, err := os.Stat(s.path)
 	switch {
 	case err == nil:
