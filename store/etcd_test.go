@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,11 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/rukh-dev/rukh/localetcd"
 	"github.com/rukh-dev/rukh/store"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 )
 
 // The store tests are one suite run against both backends: by default on
@@ -34,47 +30,6 @@ var (
 	etcdN    atomic.Int64
 )
 
-// freePort returns a loopback address nobody listens on.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// startEtcd runs one single-node etcd for the whole test process.
-func startEtcd(dir string) (string, error) {
-	client, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	peer, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	cfg := embed.NewConfig()
-	cfg.Dir = dir
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cu, _ := url.Parse("http://" + client)
-	pu, _ := url.Parse("http://" + peer)
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return "", err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
-		e.Close()
-		return "", fmt.Errorf("etcd did not become ready")
-	}
-	return client, nil
-}
-
 // newTestStore is a store in a fresh home: a bbolt file, or a fresh
 // prefix of the test etcd.
 func newTestStore(t testing.TB) *store.Store {
@@ -89,7 +44,10 @@ func newTestStore(t testing.TB) *store.Store {
 			etcdErr = err
 			return
 		}
-		etcdURL, etcdErr = startEtcd(dir)
+		var srv *localetcd.Server
+		if srv, etcdErr = localetcd.Start(dir, ""); etcdErr == nil {
+			etcdURL = srv.Addr
+		}
 	})
 	if etcdErr != nil {
 		t.Fatalf("starting etcd: %v", etcdErr)
