@@ -1,3 +1,5 @@
+//go:build etcd
+
 package main
 
 // Scale-out: three serve-http replicas on one etcd store, each with its own
