@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rukh-dev/rukh/examples/notes/notes"
+	"github.com/rukh-dev/rukh/localetcd"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -36,6 +38,12 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
+		Condition: func(cond string) (bool, error) {
+			if cond == "etcd" { // this binary has the etcd store (-tags etcd)
+				return store.EtcdBuilt(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("RUKH_HOME", e.WorkDir+"/home")
 			e.Setenv("LANG", "C.UTF-8")
@@ -51,12 +59,56 @@ func TestScript(t *testing.T) {
 			"waitfile":      cmdWaitFile,
 			"forgetprofile": cmdForgetProfile,
 			"heldby":        cmdHeldBy,
+			"etcd":          cmdEtcd,
 			// main_mcp_test.go
 			"mcpsession":   cmdMCPSession,
 			"jsonrpclines": cmdJSONRPCLines,
 		},
 	})
 }
+
+// etcd runs an etcd server in the test process for the script: "etcd
+// start" sets $ETCD to its HOST:PORT; "etcd stop" stops it and "etcd
+// start" again resumes it on the same address and data.
+func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: etcd start|stop")
+	}
+	key := ts.Getenv("WORK")
+	etcdsMu.Lock()
+	defer etcdsMu.Unlock()
+	switch args[0] {
+	case "start":
+		if etcds[key] != nil {
+			ts.Fatalf("etcd is running")
+		}
+		srv, err := localetcd.Start(filepath.Join(key, ".etcd"), ts.Getenv("ETCD"))
+		ts.Check(err)
+		etcds[key] = srv
+		ts.Setenv("ETCD", srv.Addr)
+		ts.Defer(func() {
+			etcdsMu.Lock()
+			defer etcdsMu.Unlock()
+			if s := etcds[key]; s != nil {
+				s.Stop()
+				delete(etcds, key)
+			}
+		})
+	case "stop":
+		if etcds[key] == nil {
+			ts.Fatalf("etcd is not running")
+		}
+		etcds[key].Stop()
+		delete(etcds, key)
+	default:
+		ts.Fatalf("usage: etcd start|stop")
+	}
+}
+
+var (
+	etcdsMu sync.Mutex
+	etcds   = map[string]*localetcd.Server{} // by $WORK
+)
 
 // forgetprofile drops the draft profile, as in a home where no one ever ran
 // 'rukh policy set': with it a script builds the state an earlier rukh left.

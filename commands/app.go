@@ -81,7 +81,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return a.fail(err)
 	}
-	a.store = store.New(home)
+	spec, args := takeStoreFlag(args)
+	if a.store, err = openStore(spec, home, a.env); err != nil {
+		return a.fail(err)
+	}
+	defer a.store.Close()
 	if len(args) > 1 && args[1] == "help" {
 		// "rukh help [COMMAND...]" is "rukh [COMMAND...] --help"
 		args = append(append([]string{args[0]}, args[2:]...), "--help")
@@ -205,6 +209,7 @@ func (a *app) root(args []string) (*cli.Command, error) {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: a.ownerVerbs(),
+		Flags:    []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
 	}
 	root.ConfigureShellCompletionCommand = configureCompletion
 	verbs := len(root.Commands)

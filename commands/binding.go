@@ -308,6 +308,10 @@ func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.K
 			defer wg.Done()
 			for i := range next {
 				r := rels[i]
+				if err := a.materialise(r.Digest, r.Development); err != nil {
+					errs[i] = err
+					continue
+				}
 				if err := extpkg.CheckInstalled(a.copyDir(r.Digest, r.Development), r.Digest); err != nil {
 					errs[i] = kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
 						WithHint(yesno(r.Development, "run 'rukh dev PATH' on the package again to replace it",

@@ -91,6 +91,9 @@ func (a *app) dev(src string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	if err := a.shareCopy(dir, p.Digest); err != nil {
+		return err
+	}
 	prev, err := a.store.PutDevRelease(store.Release{Name: m.Name, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir, InstalledAt: time.Now().UTC()})
 	if err != nil {
 		return err

@@ -118,6 +118,9 @@ func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installR
 	if err != nil {
 		return nil, err
 	}
+	if err := a.shareCopy(dir, p.Digest); err != nil {
+		return nil, err
+	}
 	existed, err := a.store.PutRelease(store.Release{
 		Name: m.Name, Version: m.Version, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir,
 		Signer: signer, KeyID: keyID, AllowUnsigned: signer == "", InstalledAt: time.Now().UTC(),

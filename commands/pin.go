@@ -53,6 +53,9 @@ func (a *app) pinCall(revision string, br *policy.BoundRelease) (unpin func(), e
 // copyProblem reports why the copy of a release is not the one installed
 // (changed, damaged or gone), with the fix as the hint; nil when it is.
 func (a *app) copyProblem(name, version, digest string, dev bool) error {
+	if err := a.materialise(digest, dev); err != nil {
+		return err
+	}
 	err := extpkg.VerifyCopy(a.copyDir(digest, dev), digest)
 	if err == nil {
 		return nil

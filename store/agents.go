@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Agents and their credentials (SPEC §10). An agent is a named principal
@@ -128,7 +127,7 @@ func CheckAgentName(name string) error {
 	return nil
 }
 
-func buckets(tx *bolt.Tx) (agents, creds *bolt.Bucket, err error) {
+func buckets(tx txn) (agents, creds bucket, err error) {
 	if agents, err = tx.CreateBucketIfNotExists(bucketAgents); err != nil {
 		return nil, nil, err
 	}
@@ -136,13 +135,13 @@ func buckets(tx *bolt.Tx) (agents, creds *bolt.Bucket, err error) {
 	return agents, creds, err
 }
 
-func getAgent(b *bolt.Bucket, name string) (*agentRec, error) {
+func getAgent(b bucket, name string) (*agentRec, error) {
 	return getJSON[agentRec](b, "agent", name)
 }
 
 // getJSON decodes the JSON record under key, nil when there is none; what
 // names the kind of record in the error.
-func getJSON[T any](b *bolt.Bucket, what, key string) (*T, error) {
+func getJSON[T any](b bucket, what, key string) (*T, error) {
 	v := b.Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -154,7 +153,7 @@ func getJSON[T any](b *bolt.Bucket, what, key string) (*T, error) {
 	return &r, nil
 }
 
-func putJSON(b *bolt.Bucket, k []byte, v any) error {
+func putJSON(b bucket, k []byte, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -163,7 +162,7 @@ func putJSON(b *bolt.Bucket, k []byte, v any) error {
 }
 
 // mint stores a new credential of kind for agent a and returns its token.
-func mint(creds *bolt.Bucket, a *agentRec, kind, command string, ttl time.Duration, t time.Time) (MintedToken, error) {
+func mint(creds bucket, a *agentRec, kind, command string, ttl time.Duration, t time.Time) (MintedToken, error) {
 	tok, h, err := newToken(kind)
 	if err != nil {
 		return MintedToken{}, err
@@ -179,7 +178,7 @@ func mint(creds *bolt.Bucket, a *agentRec, kind, command string, ttl time.Durati
 }
 
 // eachCred calls fn for every credential record; fn may not modify b.
-func eachCred(b *bolt.Bucket, fn func(h kernel.TokenHash, r *credRec) error) error {
+func eachCred(b bucket, fn func(h kernel.TokenHash, r *credRec) error) error {
 	return b.ForEach(func(k, v []byte) error {
 		var r credRec
 		if len(k) != len(kernel.TokenHash{}) || json.Unmarshal(v, &r) != nil {
@@ -191,7 +190,7 @@ func eachCred(b *bolt.Bucket, fn func(h kernel.TokenHash, r *credRec) error) err
 
 // revokeWhere marks every matching live credential revoked and returns how
 // many were.
-func revokeWhere(b *bolt.Bucket, t time.Time, match func(*credRec) bool) (int, error) {
+func revokeWhere(b bucket, t time.Time, match func(*credRec) bool) (int, error) {
 	type upd struct {
 		k []byte
 		r credRec
@@ -216,7 +215,7 @@ func revokeWhere(b *bolt.Bucket, t time.Time, match func(*credRec) bool) (int, e
 
 // purge deletes credentials that ended more than endedRetention ago (and
 // unreadable records); it keeps growth bounded without a background job.
-func purge(b *bolt.Bucket, t time.Time) (int, error) {
+func purge(b bucket, t time.Time) (int, error) {
 	var dead [][]byte
 	if err := b.ForEach(func(k, v []byte) error {
 		var r credRec
@@ -246,7 +245,7 @@ func (s *Store) AddAgent(name, endpoint string) (MintedToken, error) {
 		return MintedToken{}, err
 	}
 	var out MintedToken
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx txn) error {
 		agents, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -276,7 +275,7 @@ func (s *Store) AddAgent(name, endpoint string) (MintedToken, error) {
 func (s *Store) RotateAgent(name string) (MintedToken, error) {
 	var out MintedToken
 	_, err := s.revokeAgent(name, func(r *credRec) bool { return r.Kind == kernel.CredentialStatic },
-		func(agents, creds *bolt.Bucket, a *agentRec, t time.Time) (err error) {
+		func(agents, creds bucket, a *agentRec, t time.Time) (err error) {
 			a.RotatedAt = t.UTC()
 			if err := putJSON(agents, []byte(name), a); err != nil {
 				return err
@@ -291,14 +290,14 @@ func (s *Store) RotateAgent(name string) (MintedToken, error) {
 // returns how many were revoked.
 func (s *Store) RemoveAgent(name string) (int, error) {
 	return s.revokeAgent(name, func(*credRec) bool { return true },
-		func(agents, _ *bolt.Bucket, _ *agentRec, _ time.Time) error { return agents.Delete([]byte(name)) })
+		func(agents, _ bucket, _ *agentRec, _ time.Time) error { return agents.Delete([]byte(name)) })
 }
 
 // revokeAgent revokes the agent's credentials that match, purges what ended
 // long ago, then runs then, all in one transaction; it returns how many
 // credentials it revoked.
-func (s *Store) revokeAgent(name string, match func(*credRec) bool, then func(agents, creds *bolt.Bucket, a *agentRec, t time.Time) error) (revoked int, err error) {
-	err = s.update(func(tx *bolt.Tx) error {
+func (s *Store) revokeAgent(name string, match func(*credRec) bool, then func(agents, creds bucket, a *agentRec, t time.Time) error) (revoked int, err error) {
+	err = s.update(func(tx txn) error {
 		agents, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -340,7 +339,7 @@ func (s *Store) MintToken(agent, kind string, ttl time.Duration, command string)
 			WithHint("give --ttl a duration such as 15m or 2h (at most 24h)")
 	}
 	var out MintedToken
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx txn) error {
 		agents, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -379,7 +378,7 @@ func (s *Store) MintToken(agent, kind string, ttl time.Duration, command string)
 // the time each was last seen in the audit log.
 func (s *Store) Agents() ([]Agent, error) {
 	var out []Agent
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		agents := tx.Bucket(bucketAgents)
 		if agents == nil {
 			return nil
@@ -422,7 +421,7 @@ func (s *Store) Authenticate(token string) (kernel.Credential, error) {
 		return kernel.Credential{}, err
 	}
 	var cred kernel.Credential
-	_, err = s.view(func(tx *bolt.Tx) error {
+	_, err = s.view(func(tx txn) error {
 		r, err := lookup(tx.Bucket(bucketCredentials), h)
 		if err != nil {
 			return err
@@ -447,7 +446,7 @@ func (s *Store) Authenticate(token string) (kernel.Credential, error) {
 // another command is left as it is (ErrTokenWrongCommand).
 func (s *Store) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
 	var cred kernel.Credential
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx txn) error {
 		_, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -479,7 +478,7 @@ func (s *Store) PurgeCredentials() (int, error) {
 		return 0, err
 	}
 	var n int
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx txn) error {
 		_, creds, err := buckets(tx)
 		if err != nil {
 			return err
@@ -494,7 +493,7 @@ func denied(sentinel error) error {
 	return &kernel.Error{Code: kernel.CodeDenied, Message: "invalid bearer token", Err: sentinel}
 }
 
-func lookup(b *bolt.Bucket, h kernel.TokenHash) (*credRec, error) {
+func lookup(b bucket, h kernel.TokenHash) (*credRec, error) {
 	if b == nil {
 		return nil, denied(ErrTokenUnknown)
 	}

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // The audit log (SPEC §10): one record per served call, keyed by an 8-byte
@@ -43,7 +41,7 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
 		if err != nil {
 			return err
@@ -65,7 +63,7 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 	})
 }
 
-func pruneAudit(b *bolt.Bucket, t time.Time) error {
+func pruneAudit(b bucket, t time.Time) error {
 	c := b.Cursor()
 	last := b.Sequence()
 	cutoff := t.Add(-AuditMaxAge)
@@ -100,7 +98,7 @@ const auditSkew = time.Minute
 func (s *Store) Audit(q AuditQuery) ([]AuditRecord, int, error) {
 	var out []AuditRecord
 	total := 0
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		b := tx.Bucket(bucketAudit)
 		if b == nil {
 			return nil
@@ -134,7 +132,7 @@ func (s *Store) Audit(q AuditQuery) ([]AuditRecord, int, error) {
 }
 
 // lastUsed fills Agent.LastUsed from the newest audit record of each.
-func lastUsed(tx *bolt.Tx, agents []Agent, index map[string]int) {
+func lastUsed(tx txn, agents []Agent, index map[string]int) {
 	b := tx.Bucket(bucketAudit)
 	if b == nil || len(agents) == 0 {
 		return

@@ -1,14 +1,12 @@
 package store
 
-import bolt "go.etcd.io/bbolt"
-
 // ReleasesAt returns name@version for each name of versions, in the order of
 // names, from one read: publishing a thousand packages opens the store
 // once, not a thousand times.
 func (s *Store) ReleasesAt(names []string, versions map[string]string) ([]Release, error) {
 	out := make([]Release, 0, len(names))
 	missing := -1
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		b := tx.Bucket(bucketReleases)
 		for i, n := range names {
 			raw := b.Get(releaseKey(n, versions[n]))
@@ -37,16 +35,16 @@ func (s *Store) ReleasesAt(names []string, versions map[string]string) ([]Releas
 type BucketStat struct {
 	Name  string
 	Keys  int
-	Bytes int // bytes of pages in use (leaf and branch)
+	Bytes int // bytes in use (bbolt: leaf and branch pages; etcd: keys and values)
 }
 
 // Stats sizes every bucket, for reports on what a revision costs.
 func (s *Store) Stats() ([]BucketStat, error) {
 	var out []BucketStat
-	_, err := s.view(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	_, err := s.view(func(tx txn) error {
+		return tx.ForEach(func(name []byte, b bucket) error {
 			st := b.Stats()
-			out = append(out, BucketStat{Name: string(name), Keys: st.KeyN, Bytes: st.LeafInuse + st.BranchInuse})
+			out = append(out, BucketStat{Name: string(name), Keys: st.KeyN, Bytes: st.Bytes})
 			return nil
 		})
 	})

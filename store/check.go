@@ -7,23 +7,17 @@ import (
 	"slices"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Check verifies the store's invariants and bbolt's page consistency in one
 // read-only transaction. It returns a CodeInternal error naming the first
 // broken invariant; a store that does not exist yet is valid.
 func (s *Store) Check() error {
-	_, err := s.view(func(tx *bolt.Tx) error {
-		// Drain the whole channel so bbolt's checker goroutine ends.
-		var first error
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
+	_, err := s.view(func(tx txn) error {
+		if c, ok := tx.(checker); ok {
+			if err := c.check(); err != nil {
+				return s.broken("backend consistency: %v", err)
 			}
-		}
-		if first != nil {
-			return s.broken("bbolt consistency: %v", first)
 		}
 		return s.checkRecords(tx)
 	})
@@ -31,10 +25,10 @@ func (s *Store) Check() error {
 }
 
 func (s *Store) broken(format string, args ...any) error {
-	return &kernel.Error{Code: kernel.CodeInternal, Message: "store invariant broken: " + fmt.Sprintf(format, args...), Path: s.path}
+	return &kernel.Error{Code: kernel.CodeInternal, Message: "store invariant broken: " + fmt.Sprintf(format, args...), Path: s.be.where()}
 }
 
-func (s *Store) checkRecords(tx *bolt.Tx) error {
+func (s *Store) checkRecords(tx txn) error {
 	for _, b := range allBuckets {
 		if tx.Bucket(b) == nil && !slices.ContainsFunc([][]byte{bucketGens, bucketObjects, bucketPending}, func(x []byte) bool { return bytes.Equal(x, b) }) {
 			return s.broken("bucket %q is missing", b) // schema-1 files lack the index buckets

@@ -282,7 +282,7 @@ func TestCrashWhilePublishing(t *testing.T) {
 // reads and writes here fail as unavailable within the timeout, then work
 // again once it lets go.
 func TestSecondProcessHoldingTheStore(t *testing.T) {
-	s := mustStore(t)
+	s := fileStore(t)
 	s.Timeout = 300 * time.Millisecond
 	cmd, out, stderr := helper(t, "hold", s.Home())
 	if line, err := out.ReadString('\n'); line != "held\n" {

@@ -10,7 +10,7 @@ import (
 // the in-process gate, the way another rukh process would hold it. The
 // store file is created first if needed. release closes it.
 func HoldForTest(s *Store) (release func(), err error) {
-	if err := s.update(func(*bolt.Tx) error { return nil }); err != nil {
+	if err := s.update(func(txn) error { return nil }); err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -23,7 +23,7 @@ func HoldForTest(s *Store) (release func(), err error) {
 // PokeForTest writes (or, with a nil value, deletes) one raw key, past every
 // rule, so tests can break an invariant and watch Check notice.
 func PokeForTest(s *Store, bucket, key string, value []byte) error {
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		b := tx.Bucket([]byte(bucket))
 		if value == nil {
 			return b.Delete([]byte(key))
@@ -37,7 +37,7 @@ func RevisionKeyForTest(n uint64) string { return string(itob(n)) }
 
 // PeekForTest reads one raw key.
 func PeekForTest(s *Store, bucket, key string) (out []byte, err error) {
-	_, err = s.view(func(tx *bolt.Tx) error {
+	_, err = s.view(func(tx txn) error {
 		out = append([]byte(nil), tx.Bucket([]byte(bucket)).Get([]byte(key))...)
 		return nil
 	})
@@ -50,7 +50,7 @@ func SetChunkBytesForTest(n int) { chunkBytes = n }
 
 // CountForTest counts the keys of one bucket.
 func CountForTest(s *Store, bucket string) (n int, err error) {
-	_, err = s.view(func(tx *bolt.Tx) error {
+	_, err = s.view(func(tx txn) error {
 		n = tx.Bucket([]byte(bucket)).Stats().KeyN
 		return nil
 	})

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Index reads one indexed revision inside one read-only transaction. It is
@@ -14,15 +13,15 @@ import (
 // names, never the whole revision, except those that walk (Routes, Tools).
 type Index struct {
 	s      *Store
-	tx     *bolt.Tx
+	tx     txn
 	n      uint64
 	gen    []byte
 	hdr    *header
-	gens   *bolt.Bucket
-	object *bolt.Bucket
+	gens   bucket
+	object bucket
 }
 
-func (ix *Index) get(b *bolt.Bucket, k []byte) []byte {
+func (ix *Index) get(b bucket, k []byte) []byte {
 	ix.s.reads.n.Add(1)
 	return b.Get(k)
 }
@@ -35,7 +34,7 @@ func notIndexed(n uint64) error {
 	return &kernel.Error{Code: kernel.CodeUnsupported, Message: "revision " + RevisionID(n) + " is stored in the schema-1 layout", Err: ErrNotIndexed}
 }
 
-func (s *Store) openIndex(tx *bolt.Tx, n uint64) (*Index, error) {
+func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	s.reads.n.Add(1)
 	raw := tx.Bucket(bucketRevisions).Get(itob(n))
 	if raw == nil {
@@ -73,7 +72,7 @@ func (s *Store) openIndex(tx *bolt.Tx, n uint64) (*Index, error) {
 // layout is a CodeUnsupported error wrapping ErrNotIndexed.
 func (s *Store) ViewRevision(n uint64, fn func(ix *Index) error) error {
 	found := false
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		ix, err := s.openIndex(tx, n)
 		if err != nil {
 			return err
@@ -92,7 +91,7 @@ func (s *Store) ViewRevision(n uint64, fn func(ix *Index) error) error {
 // calling fn, when nothing is published.
 func (s *Store) ViewActive(fn func(ix *Index) error) (bool, error) {
 	published := false
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		s.reads.n.Add(1)
 		n := activeNumber(tx)
 		if n == 0 {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // chunkBytes bounds what an IndexWriter buffers before it writes a chunk in
@@ -73,7 +71,8 @@ func (w *IndexWriter) put(bucket, k, v []byte, object bool) error {
 	}
 	w.batch = append(w.batch, kv{bucket, k, v, object})
 	w.batchBytes += len(k) + len(v) + 32
-	if w.batchBytes >= chunkBytes {
+	ops, bytes := w.s.be.batch()
+	if w.batchBytes >= min(chunkBytes, bytes) || len(w.batch) >= ops {
 		return w.flush()
 	}
 	return nil
@@ -89,7 +88,7 @@ func (w *IndexWriter) flush() error {
 	if len(w.batch) == 0 && w.flushed {
 		return nil
 	}
-	err := w.s.update(func(tx *bolt.Tx) error {
+	err := w.s.update(func(tx txn) error {
 		if !w.flushed {
 			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
 				return err
@@ -98,7 +97,7 @@ func (w *IndexWriter) flush() error {
 		for _, e := range w.batch {
 			b := tx.Bucket(e.bucket)
 			// Appended in key order, pages fill up instead of splitting.
-			b.FillPercent = 0.9
+			b.Appending()
 			if e.object && b.Get(e.k) != nil {
 				continue
 			}
@@ -241,28 +240,13 @@ func (w *IndexWriter) discard() {
 	if !w.flushed {
 		return
 	}
-	_ = w.s.update(func(tx *bolt.Tx) error {
-		if err := deletePrefix(tx.Bucket(bucketGens), w.gen); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketPending).Delete(w.gen)
-	})
-}
-
-func deletePrefix(b *bolt.Bucket, prefix []byte) error {
-	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	_ = w.s.deletePrefix(bucketGens, w.gen, func(tx txn) error { return tx.Bucket(bucketPending).Delete(w.gen) })
 }
 
 // commitIndex is the last step inside the final transaction: the generation
 // is no longer pending, and the file is marked schema 2 so an older rukh
 // refuses it instead of misreading it.
-func (w *IndexWriter) commitIndex(tx *bolt.Tx) error {
+func (w *IndexWriter) commitIndex(tx txn) error {
 	if err := tx.Bucket(bucketPending).Delete(w.gen); err != nil {
 		return err
 	}
@@ -299,7 +283,7 @@ func (s *Store) AttachIndex(n uint64, fill func(w *IndexWriter) error) error {
 		return err
 	}
 	kept := false
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx txn) error {
 		raw := tx.Bucket(bucketRevisions).Get(itob(n))
 		if raw == nil {
 			return revisionNotFound(n)

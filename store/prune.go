@@ -1,12 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // abandonedAfter is how old a pending generation must be before prune
@@ -43,7 +44,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 			WithHint("the active revision is always kept")
 	}
 	var candidates []uint64
-	if _, err := s.view(func(tx *bolt.Tx) error {
+	if _, err := s.view(func(tx txn) error {
 		active := activeNumber(tx)
 		var all []uint64
 		if err := tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
@@ -68,6 +69,18 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 	removable := map[uint64]bool{}
 	var held [][2]string
 	for _, n := range candidates {
+		if e, ok := s.be.(sharedBackend); ok {
+			hs, err := e.holders(HoldRevision, RevisionID(n))
+			if err != nil {
+				return out, err
+			}
+			if len(hs) > 0 {
+				held = append(held, [2]string{RevisionID(n), (&InUseError{Holders: hs}).By()})
+				continue
+			}
+			removable[n] = true
+			continue
+		}
 		f, err := lockHold(s.HoldsDir(), s.holdPath(HoldRevision, RevisionID(n)), true)
 		if errors.Is(err, errHeld) {
 			in := &InUseError{Kind: HoldRevision, ID: RevisionID(n), Holders: holders(f)}
@@ -81,85 +94,130 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 		defer f.Close()
 		removable[n] = true
 	}
-	err := s.update(func(tx *bolt.Tx) error {
-		out = Pruned{Held: held}
-		revs, gens := tx.Bucket(bucketRevisions), tx.Bucket(bucketGens)
-		active := activeNumber(tx)
-		var all []uint64
-		if err := revs.ForEach(func(k, _ []byte) error {
-			n, ok := btoi(k)
-			if !ok {
-				return s.internal(fmt.Sprintf("bad revision key %x", k), nil)
-			}
-			all = append(all, n)
-			return nil
-		}); err != nil {
-			return err
-		}
-		var kept [][]byte // generations of kept revisions
-		for i, n := range all {
-			rev := revs.Get(itob(n))
-			var rec revisionRec
-			if err := s.decode("revision "+RevisionID(n), rev, &rec); err != nil {
-				return err
-			}
-			var gen []byte
-			if rec.Index != "" {
-				g, err := genOf(&rec)
-				if err != nil {
-					return s.internal("revision "+rec.ID, err)
+	// The work is done in transactions of bounded size (etcd limits one to
+	// a few hundred operations). Each step leaves a consistent store: a
+	// removed revision's index is marked an abandoned generation in the
+	// transaction that removes its record, so a prune cut short finishes
+	// at the next one.
+	out = Pruned{Held: held}
+	ops, _ := s.be.batch()
+	perTxn := max(1, ops/4)
+	for {
+		more := false
+		err := s.update(func(tx txn) error {
+			more = false
+			revs, pending := tx.Bucket(bucketRevisions), tx.Bucket(bucketPending)
+			active := activeNumber(tx)
+			var all []uint64
+			if err := revs.ForEach(func(k, _ []byte) error {
+				n, ok := btoi(k)
+				if !ok {
+					return s.internal(fmt.Sprintf("bad revision key %x", k), nil)
 				}
-				gen = g
+				all = append(all, n)
+				return nil
+			}); err != nil {
+				return err
 			}
-			if i >= len(all)-keep || n == active || !removable[n] {
-				if gen != nil {
-					kept = append(kept, gen)
+			var removed []string
+			for i, n := range all {
+				if i >= len(all)-keep || n == active || !removable[n] {
+					continue
 				}
-				continue
-			}
-			if err := revs.Delete(itob(n)); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketBindings).Delete(itob(n)); err != nil {
-				return err
-			}
-			if gen != nil {
-				if err := deletePrefix(gens, gen); err != nil {
+				if len(removed) == perTxn {
+					more = true
+					break
+				}
+				var rec revisionRec
+				if err := s.decode("revision "+RevisionID(n), revs.Get(itob(n)), &rec); err != nil {
 					return err
 				}
+				if rec.Index != "" {
+					gen, err := genOf(&rec)
+					if err != nil {
+						return s.internal("revision "+rec.ID, err)
+					}
+					if err := pending.Put(gen, []byte(time.Time{}.Format(time.RFC3339Nano))); err != nil {
+						return err
+					}
+				}
+				if err := revs.Delete(itob(n)); err != nil {
+					return err
+				}
+				if err := tx.Bucket(bucketBindings).Delete(itob(n)); err != nil {
+					return err
+				}
+				removed = append(removed, rec.ID)
 			}
-			out.Revisions = append(out.Revisions, rec.ID)
+			out.Revisions = append(out.Revisions[:len(out.Revisions):len(out.Revisions)], removed...)
+			return nil
+		})
+		if err != nil {
+			return out, err
 		}
+		if !more {
+			break
+		}
+		out.Revisions = slices.Clone(out.Revisions)
+	}
+	// The first transaction of each loop below runs again from the start on
+	// a conflict, so results are counted only after it commits.
 
-		pending := tx.Bucket(bucketPending)
-		var abandoned [][]byte
-		running := false
-		if err := pending.ForEach(func(k, v []byte) error {
+	// Indexes of removed revisions and of publishes that never finished.
+	var abandoned [][]byte
+	running := false
+	if _, err := s.view(func(tx txn) error {
+		abandoned, running, out.Abandoned = nil, false, 0
+		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			t, err := time.Parse(time.RFC3339Nano, string(v))
 			if err == nil && time.Since(t) < abandonedAfter {
 				running = true
 				return nil
 			}
+			if err != nil || !t.IsZero() { // zero: a removed revision's index
+				out.Abandoned++
+			}
 			abandoned = append(abandoned, clone(k))
+			return nil
+		})
+	}); err != nil {
+		return out, err
+	}
+	for _, g := range abandoned {
+		if err := s.deletePrefix(bucketGens, g, func(tx txn) error { return tx.Bucket(bucketPending).Delete(g) }); err != nil {
+			return out, err
+		}
+	}
+	if running {
+		return out, nil
+	}
+
+	// Mark every object a kept revision refers to, then sweep, in batches
+	// that each first check that no publish began or ended since the mark.
+	var unused [][]byte
+	var newest []byte
+	if _, err := s.view(func(tx txn) error {
+		unused, newest = nil, nil
+		gens := tx.Bucket(bucketGens)
+		used := map[string]struct{}{}
+		var kept [][]byte
+		if err := tx.Bucket(bucketRevisions).ForEach(func(k, v []byte) error {
+			newest = clone(k)
+			var rec revisionRec
+			if err := s.decode("revision", v, &rec); err != nil {
+				return err
+			}
+			if rec.Index != "" {
+				g, err := genOf(&rec)
+				if err != nil {
+					return s.internal("revision "+rec.ID, err)
+				}
+				kept = append(kept, g)
+			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		for _, g := range abandoned {
-			if err := deletePrefix(gens, g); err != nil {
-				return err
-			}
-			if err := pending.Delete(g); err != nil {
-				return err
-			}
-		}
-		out.Abandoned = len(abandoned)
-		if running {
-			return nil
-		}
-
-		// Mark every object a kept revision refers to, then sweep.
-		used := map[string]struct{}{}
 		for _, g := range kept {
 			ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
 			if h, ok := decodeHeader(gens.Get(genKey(g, tagHeader))); ok {
@@ -185,30 +243,80 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 				return err
 			}
 		}
-		objs := tx.Bucket(bucketObjects)
-		var unused [][]byte
-		if err := objs.ForEach(func(k, _ []byte) error {
+		return tx.Bucket(bucketObjects).ForEach(func(k, _ []byte) error {
 			if _, ok := used[string(k)]; !ok {
 				unused = append(unused, clone(k))
 			}
 			return nil
+		})
+	}); err != nil {
+		return out, err
+	}
+	for len(unused) > 0 {
+		n := min(len(unused), ops-8)
+		stale := false
+		if err := s.update(func(tx txn) error {
+			stale = false
+			k, _ := tx.Bucket(bucketRevisions).Cursor().Last()
+			if !bytes.Equal(k, newest) || tx.Bucket(bucketPending).Stats().KeyN > 0 {
+				stale = true // a publish started or finished: its objects may be among these
+				return nil
+			}
+			objs := tx.Bucket(bucketObjects)
+			for _, k := range unused[:n] {
+				if err := objs.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return out, err
+		}
+		if stale {
+			return out, nil
+		}
+		out.Objects += n
+		unused = unused[n:]
+	}
+	out.Swept = true
+	return out, nil
+}
+
+// deletePrefix removes every key of bucket under prefix, in transactions
+// of bounded size; the last one also runs then.
+func (s *Store) deletePrefix(name, prefix []byte, then func(tx txn) error) error {
+	ops, _ := s.be.batch()
+	for {
+		done := false
+		if err := s.update(func(tx txn) error {
+			done = true
+			c := tx.Bucket(name).Cursor()
+			n := 0
+			// Seek again after each delete: a bbolt cursor may skip a key
+			// when it moves on from one it deleted.
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+				if n == ops-8 {
+					done = false
+					return nil
+				}
+				if err := c.Delete(); err != nil {
+					return err
+				}
+				n++
+			}
+			return then(tx)
 		}); err != nil {
 			return err
 		}
-		for _, k := range unused {
-			if err := objs.Delete(k); err != nil {
-				return err
-			}
+		if done {
+			return nil
 		}
-		out.Objects, out.Swept = len(unused), true
-		return nil
-	})
-	return out, err
+	}
 }
 
 // checkIndex verifies one indexed revision: header, releases, and that
 // every route and tool names objects that exist.
-func (s *Store) checkIndex(tx *bolt.Tx, rec *revisionRec) error {
+func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 	ix, err := s.openIndex(tx, rec.Number)
 	if err != nil {
 		return s.broken("revision %s: %v", rec.ID, err)

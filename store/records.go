@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/semver"
 )
 
@@ -145,7 +144,7 @@ func (s *Store) PutRelease(r Release) (existed bool, err error) {
 		r.InstalledAt = now()
 	}
 	key := releaseKey(r.Name, r.Version)
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx txn) error {
 		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
 		if raw := rels.Get(key); raw != nil {
 			var old releaseRec
@@ -189,7 +188,7 @@ func (s *Store) PutDevRelease(r Release) (prev *Release, err error) {
 		r.InstalledAt = now()
 	}
 	key := releaseKey(r.Name, r.Version)
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx txn) error {
 		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
 		if raw := rels.Get(key); raw != nil {
 			var old releaseRec
@@ -223,7 +222,7 @@ func (s *Store) PutDevRelease(r Release) (prev *Release, err error) {
 func (s *Store) Release(name, version string) (Release, error) {
 	var out Release
 	found := false
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		raw := tx.Bucket(bucketReleases).Get(releaseKey(name, version))
 		if raw == nil {
 			return nil
@@ -245,7 +244,7 @@ func (s *Store) Release(name, version string) (Release, error) {
 func (s *Store) ReleaseByDigest(digest string) (Release, error) {
 	var out Release
 	found := false
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		key := tx.Bucket(bucketDigests).Get([]byte(digest))
 		if key == nil {
 			return nil
@@ -287,7 +286,7 @@ func (s *Store) releases(name string) ([]Release, error) {
 	if name != "" {
 		prefix = append(prefix, '@')
 	}
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		c := tx.Bucket(bucketReleases).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec releaseRec
@@ -331,7 +330,7 @@ func compareVersions(a, b string) int {
 // fails until the release is installed again.
 func (s *Store) DeleteRelease(name, version string) error {
 	key := releaseKey(name, version)
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		raw := tx.Bucket(bucketReleases).Get(key)
 		if raw == nil {
 			return notInstalled(name, version)
@@ -380,7 +379,7 @@ func (s *Store) PutKey(k Key) error {
 	if k.AddedAt.IsZero() {
 		k.AddedAt = now()
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		b := tx.Bucket(bucketKeys)
 		identical := false
 		err := b.ForEach(func(name, v []byte) error {
@@ -410,7 +409,7 @@ func (s *Store) PutKey(k Key) error {
 // Keys lists the trusted keys by name.
 func (s *Store) Keys() ([]Key, error) {
 	var out []Key
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		return tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
 			var rec keyRec
 			if err := s.decode("key "+string(k), v, &rec); err != nil {
@@ -425,7 +424,7 @@ func (s *Store) Keys() ([]Key, error) {
 
 // DeleteKey stops trusting the named key. Releases it signed stay installed.
 func (s *Store) DeleteKey(name string) error {
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		b := tx.Bucket(bucketKeys)
 		if b.Get([]byte(name)) == nil {
 			return kernel.Errorf(kernel.CodeNotFound, "no trusted key is named %q", name)
@@ -434,7 +433,7 @@ func (s *Store) DeleteKey(name string) error {
 	})
 }
 
-func (s *Store) loadDraft(tx *bolt.Tx) (Draft, error) {
+func (s *Store) loadDraft(tx txn) (Draft, error) {
 	d := Draft{Active: map[string]string{}}
 	raw := tx.Bucket(bucketMeta).Get(keyDraft)
 	if raw == nil {
@@ -453,7 +452,7 @@ func (s *Store) loadDraft(tx *bolt.Tx) (Draft, error) {
 // default (nil) profile.
 func (s *Store) Draft() (Draft, error) {
 	d := Draft{Active: map[string]string{}}
-	_, err := s.view(func(tx *bolt.Tx) (err error) {
+	_, err := s.view(func(tx txn) (err error) {
 		d, err = s.loadDraft(tx)
 		return err
 	})
@@ -465,7 +464,7 @@ func (s *Store) Draft() (Draft, error) {
 // name an installed release. fn must not call the store (it would wait for
 // itself until the timeout).
 func (s *Store) UpdateDraft(fn func(*Draft) error) error {
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx txn) error {
 		d, err := s.loadDraft(tx)
 		if err != nil {
 			return err

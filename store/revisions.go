@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Revision is one immutable published activeProfileRevision.
@@ -50,7 +49,7 @@ func revisionNotFound(n uint64) error {
 		WithHint("rukh revisions lists the published revisions")
 }
 
-func (s *Store) loadRevision(tx *bolt.Tx, n uint64, withBinding bool) (Revision, error) {
+func (s *Store) loadRevision(tx txn, n uint64, withBinding bool) (Revision, error) {
 	raw := tx.Bucket(bucketRevisions).Get(itob(n))
 	if raw == nil {
 		return Revision{}, revisionNotFound(n)
@@ -72,13 +71,13 @@ func (s *Store) loadRevision(tx *bolt.Tx, n uint64, withBinding bool) (Revision,
 	return rev, nil
 }
 
-func lastRevision(tx *bolt.Tx) uint64 {
+func lastRevision(tx txn) uint64 {
 	k, _ := tx.Bucket(bucketRevisions).Cursor().Last()
 	n, _ := btoi(k)
 	return n
 }
 
-func activeNumber(tx *bolt.Tx) uint64 {
+func activeNumber(tx txn) uint64 {
 	n, _ := btoi(tx.Bucket(bucketMeta).Get(keyActive))
 	return n
 }
@@ -97,7 +96,7 @@ func activeNumber(tx *bolt.Tx) uint64 {
 // entry in Releases must be an installed release's Ref.
 func (s *Store) Publish(expectActive uint64, build func(number uint64, id string, w *IndexWriter) (Revision, error)) (Revision, error) {
 	var active, last uint64
-	if _, err := s.view(func(tx *bolt.Tx) error {
+	if _, err := s.view(func(tx txn) error {
 		active, last = activeNumber(tx), lastRevision(tx)
 		return nil
 	}); err != nil {
@@ -138,7 +137,7 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 	if rev.Indexed {
 		rec.BindingSize, rec.BindingSum, rec.Index = 0, "", w.genHex()
 	}
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx txn) error {
 		if activeNumber(tx) != expectActive || lastRevision(tx) != last {
 			return changedWhilePublishing()
 		}
@@ -177,7 +176,7 @@ func changedWhilePublishing() error {
 // is the per-request read of serve-mcp: one read-only open, one key, close.
 func (s *Store) Active() (uint64, error) {
 	var n uint64
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		n = activeNumber(tx)
 		return nil
 	})
@@ -188,7 +187,7 @@ func (s *Store) Active() (uint64, error) {
 func (s *Store) ActiveRevision() (Revision, error) {
 	var rev Revision
 	published := false
-	_, err := s.view(func(tx *bolt.Tx) (err error) {
+	_, err := s.view(func(tx txn) (err error) {
 		n := activeNumber(tx)
 		if n == 0 {
 			return nil
@@ -207,7 +206,7 @@ func (s *Store) ActiveRevision() (Revision, error) {
 func (s *Store) Revision(n uint64) (Revision, error) {
 	var rev Revision
 	found := false
-	_, err := s.view(func(tx *bolt.Tx) (err error) {
+	_, err := s.view(func(tx txn) (err error) {
 		rev, err = s.loadRevision(tx, n, true)
 		found = err == nil
 		return err
@@ -224,7 +223,7 @@ func (s *Store) Revision(n uint64) (Revision, error) {
 // during fn, which must not call the store.
 func (s *Store) ReadBinding(n uint64, fn func(binding []byte) error) error {
 	found := false
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		if tx.Bucket(bucketRevisions).Get(itob(n)) == nil {
 			return nil
 		}
@@ -240,7 +239,7 @@ func (s *Store) ReadBinding(n uint64, fn func(binding []byte) error) error {
 // Revisions lists every revision's metadata, oldest first, without bindings.
 func (s *Store) Revisions() ([]Revision, error) {
 	var out []Revision
-	_, err := s.view(func(tx *bolt.Tx) error {
+	_, err := s.view(func(tx txn) error {
 		return tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
 			n, ok := btoi(k)
 			if !ok {

@@ -120,7 +120,7 @@ func TestHomeOwnedByAnotherUser(t *testing.T) {
 }
 
 func TestPrivateHomeCreatedFromNothing(t *testing.T) {
-	s := mustStore(t)
+	s := fileStore(t)
 	if _, err := s.Secret(); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestStampChangesWithEveryCommit(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no stamp on this platform: serve-mcp reads the store for every request")
 	}
-	s := mustStore(t)
+	s := fileStore(t)
 	if _, ok := s.Stamp(); ok {
 		t.Fatal("a stamp before the store exists")
 	}

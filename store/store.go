@@ -23,13 +23,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 const (
@@ -69,6 +66,7 @@ type Store struct {
 	// bbolt's own zero would wait forever).
 	Timeout time.Duration
 
+	be    backend
 	reads counter
 	safe  atomic.Bool // the home passed checkHome once
 }
@@ -79,17 +77,37 @@ func New(home string) *Store {
 	if abs, err := filepath.Abs(home); err == nil {
 		home = abs
 	}
-	return &Store{home: home, path: filepath.Join(home, DBName), Timeout: DefaultTimeout}
+	s := &Store{home: home, path: filepath.Join(home, DBName), Timeout: DefaultTimeout}
+	s.be = boltFile{s}
+	return s
 }
 
 // Home returns the home directory.
 func (s *Store) Home() string { return s.home }
 
-// Path returns the bbolt file path.
+// Path returns the bbolt file path, or the etcd store's URL.
 func (s *Store) Path() string { return s.path }
+
+// Shared reports whether the store is shared between machines (etcd).
+func (s *Store) Shared() bool {
+	_, ok := s.be.(sharedBackend)
+	return ok
+}
+
+// Close ends the store's connection (etcd); a bbolt store holds nothing
+// open between calls. Holds this process took on etcd end with it.
+func (s *Store) Close() error {
+	if e, ok := s.be.(sharedBackend); ok {
+		return e.close()
+	}
+	return nil
+}
 
 // Exists reports whether the home has a store file yet; it creates nothing.
 func (s *Store) Exists() (bool, error) {
+	if e, ok := s.be.(sharedBackend); ok {
+		return e.exists()
+	}
 	_, err := os.Stat(s.path)
 	switch {
 	case err == nil:
@@ -161,92 +179,33 @@ func (s *Store) busy() error {
 	return &kernel.Error{
 		Code:    kernel.CodeUnavailable,
 		Message: "the store is busy (another rukh holds it)",
-		Path:    s.path,
+		Path:    s.be.where(),
 		Hint:    "wait for the other rukh command to finish and retry; a long-running command (publish, install) holds the store only while it writes",
 	}
 }
 
 func (s *Store) internal(msg string, err error) error {
-	return &kernel.Error{Code: kernel.CodeInternal, Message: msg, Path: s.path, Err: err}
+	return &kernel.Error{Code: kernel.CodeInternal, Message: msg, Path: s.be.where(), Err: err}
 }
 
-func (s *Store) openError(err error) error {
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return s.busy()
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return (&kernel.Error{Code: kernel.CodeInternal, Message: "the store file is damaged or is not a bbolt file", Path: s.path, Err: err}).
-			WithHint("move the file aside (or restore a backup) and run the command again")
-	case errors.Is(err, fs.ErrPermission):
-		return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot open the store: permission denied", Path: s.path, Err: err}).
-			WithHint("check who owns the rukh home and its rukh.db, or point RUKH_HOME at a home you can write")
-	}
-	return s.internal("cannot open the store", err)
-}
-
-// open takes the in-process gate, then bbolt's file lock, sharing one
-// deadline. It reports (nil, nil) when a read finds no file.
-func (s *Store) open(write bool) (*bolt.DB, func(), error) {
-	if err := s.checkHome(); err != nil {
-		return nil, nil, err
-	}
-	deadline := time.Now().Add(s.timeout())
-	g := gateFor(s.path)
-	if !g.acquire(write, deadline) {
-		return nil, nil, s.busy()
-	}
-	done := func() { g.release(write) }
-	if write {
-		if err := s.create(deadline); err != nil {
-			done()
-			return nil, nil, err
-		}
-	}
-	remaining := time.Until(deadline)
-	if remaining <= 0 {
-		done()
-		return nil, nil, s.busy()
-	}
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: remaining, ReadOnly: !write})
-	if err != nil {
-		done()
-		if !write && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
-		}
-		return nil, nil, s.openError(err)
-	}
-	return db, done, nil
-}
-
-// view runs fn in one read-only transaction. It reports false, without
-// creating anything, when the store file does not exist yet.
-func (s *Store) view(fn func(tx *bolt.Tx) error) (bool, error) {
-	db, done, err := s.open(false)
-	if err != nil || db == nil {
-		return false, err
-	}
-	defer done()
-	err = db.View(func(tx *bolt.Tx) error {
+// view runs fn on one consistent snapshot of the store. It reports false,
+// without creating anything, when the store does not exist yet.
+func (s *Store) view(fn func(tx txn) error) (bool, error) {
+	return s.be.view(func(tx txn) error {
 		if err := s.checkSchema(tx); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = s.internal("cannot close the store", cerr)
-	}
-	return true, err
 }
 
-// update runs fn in one read-write transaction, creating the store first
-// if needed. fn's error rolls the whole transaction back.
-func (s *Store) update(fn func(tx *bolt.Tx) error) error {
-	db, done, err := s.open(true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	err = db.Update(func(tx *bolt.Tx) error {
+// update runs fn in one write transaction, creating the store first if
+// needed. fn's error rolls the whole transaction back.
+func (s *Store) update(fn func(tx txn) error) error {
+	err := s.be.update(func(tx txn) error {
+		if err := s.initSchema(tx); err != nil {
+			return err
+		}
 		if err := s.checkSchema(tx); err != nil {
 			return err
 		}
@@ -257,9 +216,6 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		}
 		return fn(tx)
 	})
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = s.internal("cannot close the store", cerr)
-	}
 	if err != nil {
 		var ke *kernel.Error
 		if !errors.As(err, &ke) {
@@ -269,7 +225,20 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return err
 }
 
-func (s *Store) checkSchema(tx *bolt.Tx) error {
+// initSchema stamps a store that has no meta bucket yet (etcd's first
+// write; a bbolt file is stamped when it is created).
+func (s *Store) initSchema(tx txn) error {
+	if tx.Bucket(bucketMeta) != nil {
+		return nil
+	}
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+}
+
+func (s *Store) checkSchema(tx txn) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		return s.internal("the file is not a rukh store (no meta bucket)", nil)
@@ -287,74 +256,6 @@ func (s *Store) checkSchema(tx *bolt.Tx) error {
 		}).WithHint("use the newer rukh that wrote it, or point RUKH_HOME at another home")
 	}
 	return nil
-}
-
-// create makes the store file if it is missing. The file is built under a
-// temporary name and linked into place only once it is complete, so a crash
-// during creation never leaves a half-initialised rukh.db behind.
-func (s *Store) create(deadline time.Time) error {
-	if _, err := os.Stat(s.path); err == nil {
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return s.internal("cannot stat the store", err)
-	}
-	if err := os.MkdirAll(s.home, 0o700); err != nil {
-		return s.internal("cannot create the home", err)
-	}
-	f, err := os.CreateTemp(s.home, DBName+".init-*")
-	if err != nil {
-		return s.internal("cannot create the store", err)
-	}
-	tmp := f.Name()
-	f.Close()
-	defer os.Remove(tmp)
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: max(time.Until(deadline), time.Millisecond)})
-	if err != nil {
-		return s.openError(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return s.internal("cannot initialise the store", err)
-	}
-	// Link, not rename: if another process created the store meanwhile, its
-	// file (possibly already written to) wins.
-	if err := os.Link(tmp, s.path); err != nil && !errors.Is(err, fs.ErrExist) {
-		if _, serr := os.Stat(s.path); errors.Is(serr, fs.ErrNotExist) {
-			if rerr := os.Rename(tmp, s.path); rerr != nil {
-				return s.internal("cannot create the store", rerr)
-			}
-		}
-	}
-	syncDir(s.home)
-	s.removeStaleInitFiles()
-	return nil
-}
-
-// removeStaleInitFiles deletes creation leftovers of processes killed
-// mid-creation; young ones may belong to a creation still running.
-func (s *Store) removeStaleInitFiles() {
-	ents, err := os.ReadDir(s.home)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), DBName+".init-") {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
-			_ = os.Remove(filepath.Join(s.home, e.Name()))
-		}
-	}
 }
 
 // syncDir makes a new directory entry durable; failure only weakens
@@ -383,7 +284,7 @@ func btoi(b []byte) (uint64, bool) {
 // MACs), creating it on the first call.
 func (s *Store) Secret() ([]byte, error) {
 	var out []byte
-	if _, err := s.view(func(tx *bolt.Tx) error {
+	if _, err := s.view(func(tx txn) error {
 		if v := tx.Bucket(bucketMeta).Get(keySecret); v != nil {
 			out = append([]byte(nil), v...)
 		}
@@ -394,7 +295,7 @@ func (s *Store) Secret() ([]byte, error) {
 	if out != nil {
 		return out, nil
 	}
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx txn) error {
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(keySecret); v != nil {
 			out = append([]byte(nil), v...)

@@ -20,6 +20,19 @@ import (
 // the test ends, whatever the test did.
 func mustStore(t testing.TB) *store.Store {
 	t.Helper()
+	s := newTestStore(t)
+	t.Cleanup(func() {
+		if err := s.Check(); err != nil {
+			t.Errorf("store invariants after the test: %v", err)
+		}
+	})
+	return s
+}
+
+// fileStore is mustStore for tests of what only the bbolt backend has: a
+// file, its modes, its lock, its pages.
+func fileStore(t testing.TB) *store.Store {
+	t.Helper()
 	s := store.New(filepath.Join(t.TempDir(), "home"))
 	t.Cleanup(func() {
 		if err := s.Check(); err != nil {
@@ -27,6 +40,20 @@ func mustStore(t testing.TB) *store.Store {
 		}
 	})
 	return s
+}
+
+// reopen is another handle on the same store, as another process has.
+func reopen(t testing.TB, s *store.Store) *store.Store {
+	t.Helper()
+	if !s.Shared() {
+		return store.New(s.Home())
+	}
+	o, err := store.OpenEtcd(s.Path(), s.Home(), store.EtcdOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
 }
 
 func wantCode(t testing.TB, err error, code kernel.Code, contains string) {
@@ -157,7 +184,7 @@ func zero(n any, err error) error {
 }
 
 func TestFirstWriteCreatesPrivateFiles(t *testing.T) {
-	s := mustStore(t)
+	s := fileStore(t)
 	mustPut(t, s, rel("a", "1.0.0"))
 	for path, want := range map[string]os.FileMode{s.Home(): 0o700, s.Path(): 0o600} {
 		fi, err := os.Stat(path)
@@ -559,11 +586,11 @@ func TestSecret(t *testing.T) {
 	if len(first) != 32 || bytes.Equal(first, make([]byte, 32)) {
 		t.Fatalf("secret = %x", first)
 	}
-	again, err := store.New(s.Home()).Secret()
+	again, err := reopen(t, s).Secret()
 	if err != nil || !bytes.Equal(again, first) {
 		t.Fatalf("second Secret = %x, %v; want %x", again, err, first)
 	}
-	other, err := store.New(t.TempDir()).Secret()
+	other, err := newTestStore(t).Secret()
 	if err != nil || bytes.Equal(other, first) {
 		t.Fatalf("two homes share a secret (%v)", err)
 	}
@@ -641,7 +668,7 @@ func TestConcurrentReadersAndOneWriter(t *testing.T) {
 }
 
 func TestHeldStoreIsUnavailable(t *testing.T) {
-	s := mustStore(t)
+	s := fileStore(t)
 	publish(t, s, "x")
 	release, err := store.HoldForTest(s)
 	if err != nil {
@@ -673,7 +700,7 @@ func TestHeldStoreIsUnavailable(t *testing.T) {
 }
 
 func TestStoreCallInsideUpdateDraftTimesOut(t *testing.T) {
-	s := mustStore(t)
+	s := fileStore(t)
 	s.Timeout = 200 * time.Millisecond
 	done := make(chan error, 1)
 	go func() {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Task records (SPEC §11): one per background invocation, from its start
@@ -34,12 +33,17 @@ var taskDBs sync.Map // tasks.db path → *Store
 
 // taskDB is the handle on the home's task file.
 func (s *Store) taskDB() *Store {
+	if e, ok := s.be.(sharedBackend); ok {
+		return e.taskStore(s)
+	}
 	path := filepath.Join(s.home, TasksDBName)
 	if t, ok := taskDBs.Load(path); ok {
 		return t.(*Store)
 	}
-	t, _ := taskDBs.LoadOrStore(path, &Store{home: s.home, path: path, Timeout: s.Timeout})
-	return t.(*Store)
+	t := &Store{home: s.home, path: path, Timeout: s.Timeout}
+	t.be = boltFile{t}
+	got, _ := taskDBs.LoadOrStore(path, t)
+	return got.(*Store)
 }
 
 // HoldTaskOwner is the hold kind a process running tasks holds (holds.go).
@@ -167,10 +171,10 @@ func taskNotFound(id string) error {
 		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed")
 }
 
-func getTask(b *bolt.Bucket, id string) (*Task, error) { return getJSON[Task](b, "task", id) }
+func getTask(b bucket, id string) (*Task, error) { return getJSON[Task](b, "task", id) }
 
 // purgeTasks deletes expired and unreadable records.
-func purgeTasks(b *bolt.Bucket, now time.Time) (int, error) {
+func purgeTasks(b bucket, now time.Time) (int, error) {
 	var dead [][]byte
 	if err := b.ForEach(func(k, v []byte) error {
 		var t Task
@@ -196,7 +200,7 @@ func (s *Store) CreateTask(t Task, maxTasks int) error {
 	}
 	now := clock().UTC()
 	t.State, t.CreatedAt, t.UpdatedAt, t.Version = TaskWorking, now, now, 1
-	return s.taskDB().update(func(tx *bolt.Tx) error {
+	return s.taskDB().update(func(tx txn) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err
@@ -231,7 +235,7 @@ func (s *Store) Task(id string) (Task, error) {
 	if !ValidTaskID(id) {
 		return Task{}, taskNotFound(id)
 	}
-	_, err := s.taskDB().view(func(tx *bolt.Tx) error {
+	_, err := s.taskDB().view(func(tx txn) error {
 		b := tx.Bucket(bucketTasks)
 		if b == nil {
 			return nil
@@ -255,7 +259,7 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 	if !ValidTaskID(id) {
 		return Task{}, taskNotFound(id)
 	}
-	err := s.taskDB().update(func(tx *bolt.Tx) error {
+	err := s.taskDB().update(func(tx txn) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err
@@ -286,7 +290,7 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 func (s *Store) Tasks(endpoint string) ([]Task, error) {
 	var out []Task
 	now := clock()
-	_, err := s.taskDB().view(func(tx *bolt.Tx) error {
+	_, err := s.taskDB().view(func(tx txn) error {
 		b := tx.Bucket(bucketTasks)
 		if b == nil {
 			return nil
@@ -312,7 +316,7 @@ func (s *Store) Tasks(endpoint string) ([]Task, error) {
 // PurgeTasks deletes the expired task records and returns how many.
 func (s *Store) PurgeTasks() (int, error) {
 	var n int
-	err := s.taskDB().update(func(tx *bolt.Tx) error {
+	err := s.taskDB().update(func(tx txn) error {
 		b, err := tx.CreateBucketIfNotExists(bucketTasks)
 		if err != nil {
 			return err

@@ -33,6 +33,10 @@ func (s *Store) WatchActive(ctx context.Context, fn func(active uint64)) {
 	watcherDone := make(chan struct{})
 	go func() {
 		defer close(watcherDone)
+		if e, ok := s.be.(sharedBackend); ok {
+			e.watch(wctx, changed)
+			return
+		}
 		s.watchFile(wctx, changed)
 	}()
 	defer func() { stop(); <-watcherDone }()

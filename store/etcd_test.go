@@ -1,0 +1,68 @@
+//go:build etcd
+
+package store_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rukh-dev/rukh/localetcd"
+	"github.com/rukh-dev/rukh/store"
+)
+
+var (
+	etcdOnce sync.Once
+	etcdURL  string
+	etcdErr  error
+	etcdN    atomic.Int64
+)
+
+// etcdTestStore is a store under a fresh prefix of one etcd server, started
+// in this process for all the tests.
+func etcdTestStore(t testing.TB, home string) *store.Store {
+	t.Helper()
+	etcdOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rukh-etcd-")
+		if err != nil {
+			etcdErr = err
+			return
+		}
+		var srv *localetcd.Server
+		if srv, etcdErr = localetcd.Start(dir, ""); etcdErr == nil {
+			etcdURL = srv.Addr
+		}
+	})
+	if etcdErr != nil {
+		t.Fatalf("starting etcd: %v", etcdErr)
+	}
+	prefix := fmt.Sprintf("t%d-%s", etcdN.Add(1), strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()))
+	s, err := store.OpenEtcd("etcd://"+etcdURL+"/"+prefix, home, store.EtcdOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestSuiteOnEtcd runs every test of this package that uses mustStore
+// again, on etcd.
+func TestSuiteOnEtcd(t *testing.T) {
+	if onEtcd() {
+		return
+	}
+	if testing.Short() {
+		t.Skip("the etcd pass of the store suite is not run with -short")
+	}
+	cmd := exec.Command(os.Args[0], "-test.count=1", "-test.run="+os.Getenv("RUKH_TEST_ETCD_RUN"))
+	cmd.Env = append(os.Environ(), storeEnv+"=etcd")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the store suite on etcd failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
