@@ -38,6 +38,13 @@ func newTestStore(t testing.TB) *store.Store {
 	if !onEtcd() {
 		return store.New(home)
 	}
+	return newEtcdStore(t, home)
+}
+
+// newEtcdStore is a store in a fresh prefix of the test etcd, started in
+// this process on first use, whichever backend the suite runs on.
+func newEtcdStore(t testing.TB, home string) *store.Store {
+	t.Helper()
 	etcdOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "rukh-etcd-")
 		if err != nil {
