@@ -29,10 +29,10 @@ import (
 
 // BucketCopy is what was copied of one bucket.
 type BucketCopy struct {
-	Name     string
-	Keys     int
-	Bytes    int // keys and values
-	Sequence uint64
+	Name     string `json:"name"`
+	Keys     int    `json:"keys"`
+	Bytes    int    `json:"bytes"` // keys and values
+	Sequence uint64 `json:"sequence"`
 }
 
 // CopyReport is what CopyTo copied.
@@ -104,7 +104,7 @@ func (s *Store) sameStore(dst *Store) error {
 		}
 	}
 	if overlap {
-		return (&kernel.Error{Code: kernel.CodeUsage, Message: fmt.Sprintf("cannot copy the store %s into itself (%s)", s.be.where(), dst.be.where())}).
+		return (&kernel.Error{Code: kernel.CodeUsage, Message: "cannot copy a store into itself (" + dst.be.where() + ")", Path: s.be.where()}).
 			WithHint("give --to another etcd prefix, or the directory of a new home")
 	}
 	return nil
@@ -130,7 +130,7 @@ func (s *Store) mustBeEmpty() error {
 		for _, f := range []string{DBName, TasksDBName} {
 			p := filepath.Join(s.home, f)
 			if _, err := os.Lstat(p); err == nil {
-				found = p
+				found = "it has " + f
 				break
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return s.internal("cannot stat "+p, err)
@@ -141,7 +141,7 @@ func (s *Store) mustBeEmpty() error {
 	if found == "" {
 		return nil
 	}
-	return (&kernel.Error{Code: kernel.CodeConflict, Message: "the destination store is not empty (" + found + ")", Path: s.be.where()}).
+	return (&kernel.Error{Code: kernel.CodeConflict, Message: "the destination is not empty: " + found, Path: s.be.where()}).
 		WithHint(hint)
 }
 
@@ -282,11 +282,11 @@ func boolInt(b bool) int {
 
 // VerifyReport is what VerifyCopy compared.
 type VerifyReport struct {
-	Buckets int
-	Keys    int
+	Buckets int `json:"buckets"`
+	Keys    int `json:"keys"`
 	// SHA256 is of every compared bucket's name, sequence, keys and values,
 	// the same on both sides.
-	SHA256 string
+	SHA256 string `json:"sha256"`
 }
 
 // VerifyCopy compares s and dst, and their task records, bucket by bucket

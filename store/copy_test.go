@@ -227,7 +227,7 @@ func TestCopyRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := src.CopyTo(dst)
-	wantCode(t, err, kernel.CodeConflict, "the destination store is not empty")
+	wantCode(t, err, kernel.CodeConflict, "the destination is not empty")
 	if h := kernel.ErrorHint(err); h == "" {
 		t.Fatal("no hint")
 	}
