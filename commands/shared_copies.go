@@ -6,6 +6,7 @@ import (
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
 )
 
 // On a shared store (etcd) every machine keeps its own copies of the
@@ -18,7 +19,12 @@ func (a *app) shareCopy(dir, digest string) error {
 	if !a.store.Shared() {
 		return nil
 	}
-	if ok, err := a.store.HasBlob(digest); err != nil || ok {
+	return a.putArchive(a.store, dir, digest)
+}
+
+// putArchive packs the copy dir into st's archive of digest.
+func (a *app) putArchive(st *store.Store, dir, digest string) error {
+	if ok, err := st.HasBlob(digest); err != nil || ok {
 		return err
 	}
 	scratch, err := a.scratchDir()
@@ -39,7 +45,7 @@ func (a *app) shareCopy(dir, digest string) error {
 	if err != nil {
 		return kernel.Errorf(kernel.CodeInternal, "cannot read a package archive").Wrap(err)
 	}
-	return a.store.PutBlob(digest, data)
+	return st.PutBlob(digest, data)
 }
 
 // materialise makes this machine's copy of the release with digest from
@@ -52,7 +58,12 @@ func (a *app) materialise(digest string, dev bool) error {
 	if _, err := os.Lstat(dir); err == nil {
 		return nil // present: VerifyCopy judges it
 	}
-	data, err := a.store.Blob(digest)
+	return a.materialiseFrom(a.store, digest, a.copiesDir(dev))
+}
+
+// materialiseFrom makes a copy of digest in copiesDir from st's archive.
+func (a *app) materialiseFrom(st *store.Store, digest, copiesDir string) error {
+	data, err := st.Blob(digest)
 	if err != nil {
 		return err
 	}
@@ -82,7 +93,7 @@ func (a *app) materialise(digest string, dev bool) error {
 		return kernel.Errorf(kernel.CodeConflict, "the shared store's archive of %s unpacks to digest %s", digest, p.Digest).
 			WithHint("install the original package again ('rukh install PATH') on any machine that shares the store")
 	}
-	_, _, err = extpkg.Install(p, a.copiesDir(dev))
+	_, _, err = extpkg.Install(p, copiesDir)
 	return err
 }
 

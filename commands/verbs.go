@@ -28,6 +28,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.agentCmd(),
 		a.auditCmd(),
 		a.tasksCmd(),
+		a.storeCmd(),
 		a.diagnosticsCmd(),
 		a.doctorCmd(),
 		a.versionCmd(),

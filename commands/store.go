@@ -1,0 +1,247 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+	"github.com/urfave/cli/v3"
+)
+
+func (a *app) storeCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "store",
+		Usage: "move the store between backends: copy a bbolt home into etcd, or back",
+		Commands: []*cli.Command{{
+			Name:  "copy",
+			Usage: "copy the whole store into an empty one and verify the copy key by key",
+			Description: "Copies the current store (the bbolt file of RUKH_HOME, or the etcd store of --store/RUKH_STORE)\n" +
+				"into the destination --to names:\n\n" +
+				"   --to etcd://HOST:PORT[,HOST:PORT…]/PREFIX   an etcd store (etcds:// or ?ca=&cert=&key= for TLS;\n" +
+				"                                              RUKH_STORE_CA, RUKH_STORE_CERT, RUKH_STORE_KEY apply too)\n" +
+				"   --to DIR                                   a bbolt home: the directory RUKH_HOME would name\n\n" +
+				"The destination must be empty. Everything is copied: releases, keys, the draft, every revision,\n" +
+				"agents and their credentials, tasks and the audit log. Package archives go into an etcd\n" +
+				"destination; a bbolt destination gets the package copies in its home. A verification pass then\n" +
+				"compares both stores bucket by bucket and key by key, and each package by its digest.\n" +
+				"Stop whatever writes to the source (serve-http, serve-mcp) while it runs.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "to", Usage: "the destination: etcd://HOST:PORT/PREFIX, or the directory of a bbolt home"},
+				jsonFlag(),
+			},
+			Action: func(ctx context.Context, c *cli.Command) error {
+				if err := noArgs(c); err != nil {
+					return err
+				}
+				dst, err := a.openDestination(c.String("to"))
+				if err != nil {
+					return err
+				}
+				defer dst.Close()
+				return a.storeCopy(dst, c.Bool("json"))
+			},
+		}},
+	}
+}
+
+// openDestination opens what --to names: an etcd URL, or a home directory.
+func (a *app) openDestination(spec string) (*store.Store, error) {
+	switch {
+	case spec == "":
+		return nil, kernel.Errorf(kernel.CodeUsage, "store copy needs --to").
+			WithHint("give --to etcd://HOST:PORT/PREFIX, or --to DIR for a bbolt home in DIR")
+	case store.IsEtcdURL(spec):
+		return store.OpenEtcd(spec, a.store.Home(), store.EtcdOptions{CA: a.env("RUKH_STORE_CA"), Cert: a.env("RUKH_STORE_CERT"), Key: a.env("RUKH_STORE_KEY")})
+	case strings.Contains(spec, "://"):
+		return nil, kernel.Errorf(kernel.CodeUsage, "--to %q is not a store URL", spec).
+			WithHint("give etcd://HOST:PORT[,HOST:PORT…]/PREFIX, or the directory of a bbolt home")
+	}
+	dir, err := filepath.Abs(spec)
+	if err != nil {
+		return nil, usageErr("cannot resolve --to %q", spec)
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, kernel.Errorf(kernel.CodeUsage, "--to %s is a file, not a home directory", spec).
+			WithHint("give the directory that will be the new RUKH_HOME; rukh creates its " + store.DBName)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, kernel.Errorf(kernel.CodeInvalid, "cannot read --to %s", spec).Wrap(err)
+	}
+	return store.New(dir), nil
+}
+
+// copyResult is what store copy prints under --json.
+type copyResult struct {
+	From     string             `json:"from"`
+	To       string             `json:"to"`
+	Buckets  []store.BucketCopy `json:"buckets"`
+	Tasks    []store.BucketCopy `json:"taskBuckets"`
+	Keys     int                `json:"keys"`
+	Bytes    int                `json:"bytes"`
+	Packages []copiedPackage    `json:"packages"`
+	Verified store.VerifyReport `json:"verified"`
+}
+
+type copiedPackage struct {
+	Release string `json:"release"`
+	Digest  string `json:"digest"`
+	As      string `json:"as"` // "archive" (into a shared store) or "copy" (into a bbolt home)
+}
+
+func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
+	rep, err := a.store.CopyTo(dst)
+	if err != nil {
+		return err
+	}
+	rels, err := a.store.Releases()
+	if err != nil {
+		return err
+	}
+	res := copyResult{From: rep.From, To: rep.To, Buckets: rep.Buckets, Tasks: rep.Tasks, Keys: rep.Keys(), Bytes: rep.Bytes(), Packages: []copiedPackage{}}
+	for _, r := range rels {
+		as, err := a.copyPackage(r, dst)
+		if err != nil {
+			return kernel.Errorf(kernel.ErrorCode(err), "the records are copied, but not the package %s@%s: %v", r.Name, r.Version, err).
+				WithHint(orDefault(kernel.ErrorHint(err), "fix that, empty the destination and copy again"))
+		}
+		res.Packages = append(res.Packages, copiedPackage{Release: r.Name + "@" + r.Version, Digest: r.Digest, As: as})
+	}
+
+	// Verification: the records key by key, the store's invariants, and
+	// every package as a machine using the destination would read it.
+	if res.Verified, err = a.store.VerifyCopy(dst); err != nil {
+		return err
+	}
+	if err := dst.Check(); err != nil {
+		return err
+	}
+	for _, r := range rels {
+		if err := a.verifyPackage(r, dst); err != nil {
+			return kernel.Errorf(kernel.CodeConflict, "the copy of package %s@%s does not verify: %v", r.Name, r.Version, err).
+				WithHint("empty the destination and copy again")
+		}
+	}
+
+	if asJSON {
+		return printJSON(a.stdout, res)
+	}
+	fmt.Fprintf(a.stdout, "copied %s to %s\n", res.From, res.To)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUCKET\tKEYS\tBYTES")
+	for _, b := range res.Buckets {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", b.Name, b.Keys, b.Bytes)
+	}
+	for _, b := range res.Tasks {
+		if b.Keys > 0 {
+			fmt.Fprintf(tw, "task records: %s\t%d\t%d\n", b.Name, b.Keys, b.Bytes)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%s, %s, %s\n", plural(len(res.Buckets)+len(res.Tasks), "bucket"), plural(res.Keys, "key"), sizeText(res.Bytes))
+	switch {
+	case len(res.Packages) == 0:
+	case dst.Shared() && a.store.Shared():
+		fmt.Fprintf(a.stdout, "%s, copied with the blobs bucket\n", plural(len(res.Packages), "package archive"))
+	case dst.Shared():
+		fmt.Fprintf(a.stdout, "%s put into the destination\n", plural(len(res.Packages), "package archive"))
+	default:
+		fmt.Fprintf(a.stdout, "%s made in %s\n", plural(len(res.Packages), "package copy", "package copies"), dst.Home())
+	}
+	fmt.Fprintf(a.stdout, "verified: %s, %s the same in both stores (sha256 %s); %s matching %s digest\n",
+		plural(res.Verified.Buckets, "bucket"), plural(res.Verified.Keys, "key"), res.Verified.SHA256[:16],
+		plural(len(rels), "package"), yesno(len(rels) == 1, "its", "their"))
+	return nil
+}
+
+// copyPackage gives the destination what a machine needs to run r: its
+// archive in a shared store, a copy in a bbolt home.
+func (a *app) copyPackage(r store.Release, dst *store.Store) (string, error) {
+	src := a.copyDir(r.Digest, r.Development)
+	switch {
+	case dst.Shared() && a.store.Shared():
+		return "archive", nil // the blobs bucket came along
+	case dst.Shared():
+		if err := extpkg.CheckInstalled(src, r.Digest); err != nil {
+			return "", kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).
+				WithHint("install the original package again ('rukh install PATH') to repair it, then copy again into an empty destination")
+		}
+		return "archive", a.putArchive(dst, src, r.Digest)
+	case a.store.Shared():
+		return "copy", a.materialiseFrom(a.store, r.Digest, copiesIn(dst, r.Development))
+	}
+	p, err := extpkg.Load(src, "")
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	if p.Digest != r.Digest {
+		return "", kernel.Errorf(kernel.CodeConflict, "the installed copy has digest %s", p.Digest).
+			WithHint("install the original package again ('rukh install PATH') to repair it, then copy again into an empty destination")
+	}
+	_, _, err = extpkg.Install(p, copiesIn(dst, r.Development))
+	return "copy", err
+}
+
+// verifyPackage checks r in the destination: its copy, or its archive
+// unpacked the way another machine would.
+func (a *app) verifyPackage(r store.Release, dst *store.Store) error {
+	name, err := extpkg.ReleaseDirName(r.Digest)
+	if err != nil {
+		return err
+	}
+	if !dst.Shared() {
+		return extpkg.CheckInstalled(filepath.Join(copiesIn(dst, r.Development), name), r.Digest)
+	}
+	scratch, err := a.scratchDir()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(scratch, "verify-")
+	if err != nil {
+		return kernel.Errorf(kernel.CodeInternal, "cannot create a scratch directory").Wrap(err)
+	}
+	defer os.RemoveAll(tmp)
+	defer extpkg.Remove(tmp, r.Digest) // its files are read-only
+	if err := a.materialiseFrom(dst, r.Digest, tmp); err != nil {
+		return err
+	}
+	return extpkg.CheckInstalled(filepath.Join(tmp, name), r.Digest)
+}
+
+func copiesIn(st *store.Store, dev bool) string {
+	if dev {
+		return st.DevReleasesDir()
+	}
+	return st.ReleasesDir()
+}
+
+// sizeText is n bytes for people.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// plural is "1 key", "2 keys"; many is the plural when it is not one+"s".
+func plural(n int, one string, many ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
