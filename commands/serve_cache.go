@@ -244,7 +244,12 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	r := c.rev
 	r.mu.Lock()
 	page, ok := r.pages[i]
-	load := r.loading[i]
+	var load *pageLoad
+	if c.ix == nil {
+		// Inside a store read (c.ix) the page is read there: waiting for
+		// the reader then would hold a permit it may need.
+		load = r.loading[i]
+	}
 	if !ok && load == nil && c.ix == nil {
 		// Queued for one reader: the pages that concurrent requests ask
 		// for are read in one store open (one mapping of the file, not one
