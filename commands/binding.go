@@ -355,16 +355,8 @@ func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 	}, nil
 }
 
-// bindingInput rebuilds the candidate an older revision was made from, for rollback.
-func (a *app) bindingInput(b *policy.Binding, revID string) (policy.Input, error) {
-	in, err := a.bindingSource(b, revID)
-	if err != nil {
-		return in, err
-	}
-	return collect(in)
-}
-
-// bindingSource is bindingInput with the releases streamed.
+// bindingSource rebuilds the candidate an older revision was made from,
+// for rollback, with the releases streamed.
 func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, error) {
 	prof, err := policy.ParseProfile(b.Profile)
 	if err != nil {
