@@ -18,7 +18,6 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rukh-dev/rukh/store"
 	"io"
 	"os"
 	"os/exec"
@@ -82,6 +81,13 @@ func TestInterop(t *testing.T) {
 // buildRukh builds the real binary the way a user does.
 func buildRukh(t *testing.T) string {
 	t.Helper()
+	return buildRukhTags(t, "")
+}
+
+// buildRukhTags builds rukh with build tags ("etcd" for the shared store):
+// the tests of the default binary run the default binary.
+func buildRukhTags(t *testing.T, tags string) string {
+	t.Helper()
 	gobin := "go"
 	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
 		if p := filepath.Join(strings.TrimSpace(string(out)), "bin", "go"); fileExists(p) {
@@ -90,8 +96,8 @@ func buildRukh(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "rukh")
 	args := []string{"build", "-trimpath", "-o", bin}
-	if store.EtcdBuilt() { // the binary under test has what this test binary has
-		args = append(args, "-tags", "etcd")
+	if tags != "" {
+		args = append(args, "-tags", tags)
 	}
 	cmd := exec.Command(gobin, append(args, ".")...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -18,14 +18,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rukh-dev/rukh/examples/notes/notes"
-	"github.com/rukh-dev/rukh/localetcd"
 	"github.com/rukh-dev/rukh/store"
 )
 
 var update = flag.Bool("update", false, "rewrite testscript files with actual output where cmp fails")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanAfter{m}, map[string]func(){
 		"rukh":               main,
 		"rukh-fake-ext":      fakeExtension,
 		"rukh-example-notes": notes.Main,
@@ -67,7 +66,18 @@ func TestScript(t *testing.T) {
 	})
 }
 
-// etcd runs an etcd server in the test process for the script: "etcd
+// cleanAfter removes what the tests built for the whole process.
+type cleanAfter struct{ m *testing.M }
+
+func (c cleanAfter) Run() int {
+	code := c.m.Run()
+	if localEtcdBuild.dir != "" {
+		os.RemoveAll(localEtcdBuild.dir)
+	}
+	return code
+}
+
+// etcd runs an etcd server (localetcd) for the script: "etcd
 // start" sets $ETCD to its HOST:PORT; "etcd stop" stops it and "etcd
 // start" again resumes it on the same address and data.
 func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
@@ -82,7 +92,7 @@ func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
 		if etcds[key] != nil {
 			ts.Fatalf("etcd is running")
 		}
-		srv, err := localetcd.Start(filepath.Join(key, ".etcd"), ts.Getenv("ETCD"))
+		srv, err := startEtcd(filepath.Join(key, ".etcd"), ts.Getenv("ETCD"))
 		ts.Check(err)
 		etcds[key] = srv
 		ts.Setenv("ETCD", srv.Addr)
@@ -107,7 +117,7 @@ func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
 
 var (
 	etcdsMu sync.Mutex
-	etcds   = map[string]*localetcd.Server{} // by $WORK
+	etcds   = map[string]*etcdProc{} // by $WORK
 )
 
 // forgetprofile drops the draft profile, as in a home where no one ever ran

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rukh-dev/rukh/localetcd"
 )
 
 // scaleVersions is how many releases of the fixture are installed: the
@@ -67,7 +66,7 @@ type scaleCluster struct {
 	bin      string
 	dir      string
 	storeURL string
-	etcd     *localetcd.Server
+	etcd     *etcdProc
 	etcdDir  string
 	replicas []string // base URLs
 }
@@ -153,9 +152,9 @@ func (c *scaleCluster) startReplica(name string) (base string, cmd *exec.Cmd, st
 
 func newScaleCluster(t *testing.T, replicas int) *scaleCluster {
 	t.Helper()
-	c := &scaleCluster{t: t, bin: buildRukh(t), dir: t.TempDir()}
+	c := &scaleCluster{t: t, bin: buildRukhTags(t, "etcd"), dir: t.TempDir()}
 	c.etcdDir = filepath.Join(c.dir, "etcd")
-	srv, err := localetcd.Start(c.etcdDir, "")
+	srv, err := startEtcd(c.etcdDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
