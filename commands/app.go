@@ -209,7 +209,7 @@ func (a *app) root(args []string) (*cli.Command, error) {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: a.ownerVerbs(),
-		Flags: []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
+		Flags:    []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
 	}
 	root.ConfigureShellCompletionCommand = configureCompletion
 	err := a.addExtensionCommands(root, args)
