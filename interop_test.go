@@ -18,6 +18,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rukh-dev/rukh/store"
 	"io"
 	"os"
 	"os/exec"
@@ -88,7 +89,11 @@ func buildRukh(t *testing.T) string {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "rukh")
-	cmd := exec.Command(gobin, "build", "-trimpath", "-o", bin, ".")
+	args := []string{"build", "-trimpath", "-o", bin}
+	if store.EtcdBuilt() { // the binary under test has what this test binary has
+		args = append(args, "-tags", "etcd")
+	}
+	cmd := exec.Command(gobin, append(args, ".")...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

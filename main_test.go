@@ -38,6 +38,12 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
+		Condition: func(cond string) (bool, error) {
+			if cond == "etcd" { // this binary has the etcd store (-tags etcd)
+				return store.EtcdBuilt(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("RUKH_HOME", e.WorkDir+"/home")
 			e.Setenv("LANG", "C.UTF-8")

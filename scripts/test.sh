@@ -14,11 +14,12 @@ fi
 
 echo "== go vet"
 go vet ./...
+go vet -tags etcd ./...
 
 echo "== staticcheck"
 # Pinned; go run builds it once into the build cache (the module proxy must
 # be reachable the first time).
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags etcd ./...
 
 echo "== go.mod is tidy"
 go mod tidy -diff
@@ -28,7 +29,7 @@ mkdir -p bin
 CGO_ENABLED=0 go build -trimpath -o bin/rukh .
 
 echo "== go test"
-go test -count=1 ./...
+go test -count=1 -tags etcd ./...
 
 echo "== go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)"
 go test -race -count=1 ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/

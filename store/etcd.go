@@ -1,3 +1,5 @@
+//go:build etcd
+
 package store
 
 import (
@@ -47,6 +49,8 @@ type etcdStore struct {
 	leaseErr  error
 }
 
+const etcdBuilt = true
+
 // etcd's default request limits (--max-txn-ops, --max-request-bytes); a
 // batch keeps well inside them.
 const (
@@ -55,17 +59,6 @@ const (
 	etcdBatchBytes = 1 << 20
 	etcdRetries    = 64
 )
-
-// EtcdOptions are the connection settings of an etcd store.
-type EtcdOptions struct {
-	CA, Cert, Key string        // PEM files: the cluster's CA, a client certificate and its key
-	DialTimeout   time.Duration // zero: 5 s
-}
-
-// IsEtcdURL reports whether spec names an etcd store.
-func IsEtcdURL(spec string) bool {
-	return strings.HasPrefix(spec, "etcd://") || strings.HasPrefix(spec, "etcds://")
-}
 
 // parseEtcdURL reads etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX[?ca=…&cert=…&key=…].
 func parseEtcdURL(spec string, o EtcdOptions) (endpoints []string, prefix string, tlsOn bool, _ EtcdOptions, err error) {
@@ -175,6 +168,13 @@ func (e *etcdStore) markers() string               { return e.prefix + "m/" }
 func (e *etcdStore) marker(b []byte) string        { return e.prefix + "m/" + string(b) }
 func (e *etcdStore) records(b []byte) string       { return e.prefix + "b/" + string(b) + "/" }
 func (e *etcdStore) key(b []byte, k []byte) string { return e.records(b) + string(k) }
+
+func (e *etcdStore) taskStore(s *Store) *Store {
+	e.tasksOnce.Do(func() {
+		e.tasks = &Store{home: s.home, path: e.url + "/tasks", Timeout: s.Timeout, be: e.sub("tasks")}
+	})
+	return e.tasks
+}
 
 // sub is the store under a further prefix (the task records).
 func (e *etcdStore) sub(name string) *etcdStore {

@@ -1,10 +1,11 @@
+//go:build etcd
+
 package store_test
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,15 +15,6 @@ import (
 	"github.com/rukh-dev/rukh/store"
 )
 
-// The store tests are one suite run against both backends: by default on
-// bbolt, and with storeEnv=etcd on an etcd server started in this process.
-// TestSuiteOnEtcd runs the suite again that way, so one `go test` covers
-// both. Tests of what only a file has (crash recovery, file modes, locks,
-// stamps of bbolt pages) build their store with store.New and stay bbolt's.
-const storeEnv = "RUKH_TEST_STORE"
-
-func onEtcd() bool { return os.Getenv(storeEnv) == "etcd" }
-
 var (
 	etcdOnce sync.Once
 	etcdURL  string
@@ -30,20 +22,9 @@ var (
 	etcdN    atomic.Int64
 )
 
-// newTestStore is a store in a fresh home: a bbolt file, or a fresh
-// prefix of the test etcd.
-func newTestStore(t testing.TB) *store.Store {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
-	if !onEtcd() {
-		return store.New(home)
-	}
-	return newEtcdStore(t, home)
-}
-
-// newEtcdStore is a store in a fresh prefix of the test etcd, started in
-// this process on first use, whichever backend the suite runs on.
-func newEtcdStore(t testing.TB, home string) *store.Store {
+// etcdTestStore is a store under a fresh prefix of one etcd server, started
+// in this process for all the tests.
+func etcdTestStore(t testing.TB, home string) *store.Store {
 	t.Helper()
 	etcdOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "rukh-etcd-")

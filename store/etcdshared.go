@@ -1,8 +1,9 @@
+//go:build etcd
+
 package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -22,9 +23,6 @@ import (
 // holdTTL is how long the holds of a process that died without releasing
 // them outlive it.
 const holdTTL = 10
-
-// sharedHold reports whether a hold of kind lives in etcd.
-func sharedHold(kind string) bool { return kind != HoldRelease }
 
 func (e *etcdStore) holdPrefix(kind, id string) string {
 	return e.prefix + "h/" + kind + "/" + id + "/"
@@ -146,6 +144,3 @@ func (e *etcdStore) stamp() (Stamp, bool) {
 	}
 	return st, true
 }
-
-// ErrNotEtcd is returned by etcd-only operations on another store.
-var ErrNotEtcd = errors.New("not an etcd store")

@@ -39,7 +39,7 @@ func (s *Store) holdPath(kind, id string) string {
 // removal of the same thing is under way; the caller checks afterwards that
 // what it holds still exists.
 func (s *Store) Hold(kind, id string) (release func(), err error) {
-	if e, ok := s.be.(*etcdStore); ok && sharedHold(kind) {
+	if e, ok := s.be.(sharedBackend); ok && sharedHold(kind) {
 		return e.hold(kind, id)
 	}
 	if err := s.checkHome(); err != nil {
@@ -100,7 +100,7 @@ func (e *InUseError) By() string {
 // No new hold starts while remove runs. After a successful remove the hold
 // file goes too.
 func (s *Store) TryRemoveHeld(kind, id string, remove func() error) error {
-	if e, ok := s.be.(*etcdStore); ok && sharedHold(kind) {
+	if e, ok := s.be.(sharedBackend); ok && sharedHold(kind) {
 		return e.tryRemoveHeld(kind, id, remove)
 	}
 	if err := s.checkHome(); err != nil {

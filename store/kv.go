@@ -1,5 +1,7 @@
 package store
 
+import "context"
+
 // The store's records are written once, against these three interfaces; a
 // backend (bbolt in a home, etcd for replicas) supplies transactions. They
 // are bbolt's own shapes, so the bbolt backend is a thin wrapper: ordered
@@ -62,4 +64,20 @@ type backend interface {
 	batch() (ops, bytes int)
 	// where names the store in messages: a file, or an etcd URL.
 	where() string
+}
+
+// sharedBackend is a backend several machines use at once (etcd, in a
+// binary built with -tags etcd). What one machine alone would keep in
+// files (holds, the change stamp, the watch) it keeps in the store.
+type sharedBackend interface {
+	backend
+	exists() (bool, error)
+	close() error
+	stamp() (Stamp, bool)
+	watch(ctx context.Context, ch chan<- struct{})
+	hold(kind, id string) (func(), error)
+	holders(kind, id string) ([]Holder, error)
+	tryRemoveHeld(kind, id string, remove func() error) error
+	// taskStore is the task records' store beside s.
+	taskStore(s *Store) *Store
 }

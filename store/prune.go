@@ -69,7 +69,7 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 	removable := map[uint64]bool{}
 	var held [][2]string
 	for _, n := range candidates {
-		if e, ok := s.be.(*etcdStore); ok {
+		if e, ok := s.be.(sharedBackend); ok {
 			hs, err := e.holders(HoldRevision, RevisionID(n))
 			if err != nil {
 				return out, err

@@ -20,7 +20,7 @@ type Stamp struct {
 // to trust (no file yet, a meta page being written, a platform without
 // it): then the caller reads the store.
 func (s *Store) Stamp() (Stamp, bool) {
-	if e, ok := s.be.(*etcdStore); ok {
+	if e, ok := s.be.(sharedBackend); ok {
 		return e.stamp()
 	}
 	return fileStamp(s.path)

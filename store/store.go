@@ -90,14 +90,14 @@ func (s *Store) Path() string { return s.path }
 
 // Shared reports whether the store is shared between machines (etcd).
 func (s *Store) Shared() bool {
-	_, ok := s.be.(*etcdStore)
+	_, ok := s.be.(sharedBackend)
 	return ok
 }
 
 // Close ends the store's connection (etcd); a bbolt store holds nothing
 // open between calls. Holds this process took on etcd end with it.
 func (s *Store) Close() error {
-	if e, ok := s.be.(*etcdStore); ok {
+	if e, ok := s.be.(sharedBackend); ok {
 		return e.close()
 	}
 	return nil
@@ -105,7 +105,7 @@ func (s *Store) Close() error {
 
 // Exists reports whether the home has a store file yet; it creates nothing.
 func (s *Store) Exists() (bool, error) {
-	if e, ok := s.be.(*etcdStore); ok {
+	if e, ok := s.be.(sharedBackend); ok {
 		return e.exists()
 	}
 	_, err := os.Stat(s.path)

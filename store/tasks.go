@@ -33,11 +33,8 @@ var taskDBs sync.Map // tasks.db path → *Store
 
 // taskDB is the handle on the home's task file.
 func (s *Store) taskDB() *Store {
-	if e, ok := s.be.(*etcdStore); ok {
-		e.tasksOnce.Do(func() {
-			e.tasks = &Store{home: s.home, path: e.url + "/tasks", Timeout: s.Timeout, be: e.sub("tasks")}
-		})
-		return e.tasks
+	if e, ok := s.be.(sharedBackend); ok {
+		return e.taskStore(s)
 	}
 	path := filepath.Join(s.home, TasksDBName)
 	if t, ok := taskDBs.Load(path); ok {

@@ -33,7 +33,7 @@ func (s *Store) WatchActive(ctx context.Context, fn func(active uint64)) {
 	watcherDone := make(chan struct{})
 	go func() {
 		defer close(watcherDone)
-		if e, ok := s.be.(*etcdStore); ok {
+		if e, ok := s.be.(sharedBackend); ok {
 			e.watch(wctx, changed)
 			return
 		}

@@ -1,0 +1,14 @@
+//go:build !etcd
+
+package store_test
+
+import (
+	"testing"
+
+	"github.com/rukh-dev/rukh/store"
+)
+
+func etcdTestStore(t testing.TB, home string) *store.Store {
+	t.Fatalf("%s=etcd needs a test binary built with -tags etcd", storeEnv)
+	return nil
+}
