@@ -68,8 +68,8 @@ waitline() {
 
 step "build rukh, localetcd and the notes example (the first build downloads Go modules: a few minutes)"
 mkdir -p "$tmp/bin"
-echo "building rukh into $tmp/bin"
-CGO_ENABLED=0 go build -trimpath -o "$tmp/bin/rukh" .
+echo "building rukh with the etcd store (go build -tags etcd) into $tmp/bin"
+CGO_ENABLED=0 go build -tags etcd -trimpath -o "$tmp/bin/rukh" .
 echo "building localetcd (a single-node etcd from go.etcd.io/etcd/server/v3) into $tmp/bin"
 CGO_ENABLED=0 go build -trimpath -o "$tmp/bin/localetcd" ./localetcd/cmd/localetcd
 echo "building the notes example into a copy of its package"

@@ -14,10 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // CopyTo and VerifyCopy move a whole store into another one (a bbolt home
@@ -94,14 +92,20 @@ func (s *Store) CopyTo(dst *Store) (CopyReport, error) {
 	return rep, nil
 }
 
+// copyBackend is what a shared backend adds for copies.
+type copyBackend interface {
+	// contents says what the backend holds ("" when nothing) and how to
+	// clear it.
+	contents() (found, clear string, err error)
+	// overlaps reports whether o keeps its keys among this backend's.
+	overlaps(o backend) bool
+}
+
 // sameStore refuses a copy of a store onto itself or into its own keys.
 func (s *Store) sameStore(dst *Store) error {
 	overlap := s.path == dst.path
-	if a, ok := s.be.(*etcdStore); ok {
-		if b, ok := dst.be.(*etcdStore); ok && slices.Equal(a.cli.Endpoints(), b.cli.Endpoints()) &&
-			(strings.HasPrefix(a.prefix, b.prefix) || strings.HasPrefix(b.prefix, a.prefix)) {
-			overlap = true
-		}
+	if c, ok := s.be.(copyBackend); ok && c.overlaps(dst.be) {
+		overlap = true
 	}
 	if overlap {
 		return (&kernel.Error{Code: kernel.CodeUsage, Message: "cannot copy a store into itself (" + dst.be.where() + ")", Path: s.be.where()}).
@@ -113,19 +117,14 @@ func (s *Store) sameStore(dst *Store) error {
 // mustBeEmpty refuses a destination that holds anything: a copy never
 // merges into, nor overwrites, another store.
 func (s *Store) mustBeEmpty() error {
-	var found string
-	var hint string
-	if e, ok := s.be.(*etcdStore); ok {
-		ctx, cancel := e.ctx()
-		defer cancel()
-		r, err := e.cli.Get(ctx, e.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			return e.unavailable(err)
+	var found, hint string
+	if c, ok := s.be.(copyBackend); ok {
+		var err error
+		if found, hint, err = c.contents(); err != nil {
+			return err
 		}
-		if r.Count > 0 {
-			found = fmt.Sprintf("%d keys under %s", r.Count, e.prefix)
-		}
-		hint = "copy into a new prefix (etcd://HOST:PORT/NEWPREFIX), or, if what is there is a copy to redo, delete it with 'etcdctl del --prefix " + e.prefix + "'"
+	} else if s.Shared() {
+		return s.internal("this store cannot be copied into", nil)
 	} else {
 		for _, f := range []string{DBName, TasksDBName} {
 			p := filepath.Join(s.home, f)
@@ -155,16 +154,6 @@ type copyEntry struct {
 
 // seqSetter is a bucket whose sequence can be set (both backends' are).
 type seqSetter interface{ SetSequence(uint64) error }
-
-// SetSequence sets the bucket's sequence, as bbolt's does.
-func (b *etcdBucket) SetSequence(n uint64) error {
-	if !b.t.write {
-		return errors.New("read-only transaction")
-	}
-	b.t.touch(b, true)
-	b.seq = n
-	return nil
-}
 
 // copyBuckets copies every bucket of s but those skip names into dst.
 func (s *Store) copyBuckets(dst *Store, skip func([]byte) bool) (out []BucketCopy, skipped [][]byte, err error) {
