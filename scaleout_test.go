@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // scaleVersions is how many releases of the fixture are installed: the

@@ -92,13 +92,20 @@ func (s *Store) CopyTo(dst *Store) (CopyReport, error) {
 	return rep, nil
 }
 
+// copyBackend is what a shared backend adds for copies.
+type copyBackend interface {
+	// contents says what the backend holds ("" when nothing) and how to
+	// clear it.
+	contents() (found, clear string, err error)
+	// overlaps reports whether o keeps its keys among this backend's.
+	overlaps(o backend) bool
+}
+
 // sameStore refuses a copy of a store onto itself or into its own keys.
 func (s *Store) sameStore(dst *Store) error {
 	overlap := s.path == dst.path
-	if a, ok := s.be.(sharedBackend); ok {
-		if b, ok := dst.be.(sharedBackend); ok && a.overlaps(b) {
-			overlap = true
-		}
+	if c, ok := s.be.(copyBackend); ok && c.overlaps(dst.be) {
+		overlap = true
 	}
 	if overlap {
 		return (&kernel.Error{Code: kernel.CodeUsage, Message: "cannot copy a store into itself (" + dst.be.where() + ")", Path: s.be.where()}).
@@ -110,13 +117,14 @@ func (s *Store) sameStore(dst *Store) error {
 // mustBeEmpty refuses a destination that holds anything: a copy never
 // merges into, nor overwrites, another store.
 func (s *Store) mustBeEmpty() error {
-	var found string
-	var hint string
-	if e, ok := s.be.(sharedBackend); ok {
+	var found, hint string
+	if c, ok := s.be.(copyBackend); ok {
 		var err error
-		if found, hint, err = e.contents(); err != nil {
+		if found, hint, err = c.contents(); err != nil {
 			return err
 		}
+	} else if s.Shared() {
+		return s.internal("this store cannot be copied into", nil)
 	} else {
 		for _, f := range []string{DBName, TasksDBName} {
 			p := filepath.Join(s.home, f)

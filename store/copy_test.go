@@ -111,25 +111,25 @@ func sameContent(t *testing.T, a, b *store.Store, token string) {
 	}
 }
 
+// TestCopyRoundTrip copies a bbolt home into the backend under test (a
+// second bbolt home, or etcd in the suite's etcd pass) and from there into
+// a new bbolt home.
 func TestCopyRoundTrip(t *testing.T) {
-	if onEtcd() {
-		return // the bbolt pass already copies through etcd
-	}
 	dir := t.TempDir()
 	src := fileStore(t)
 	token := seedForCopy(t, src)
 
-	mid := newEtcdStore(t, filepath.Join(dir, "machine"))
+	mid := newTestStore(t)
 	rep, err := src.CopyTo(mid)
 	if err != nil {
-		t.Fatalf("bbolt → etcd: %v", err)
+		t.Fatalf("into %s: %v", mid.Path(), err)
 	}
 	if rep.Keys() < 250+150 || rep.Bytes() == 0 || len(rep.Tasks) == 0 {
 		t.Fatalf("report: %d keys, %d bytes, %d task buckets", rep.Keys(), rep.Bytes(), len(rep.Tasks))
 	}
 	vr, err := src.VerifyCopy(mid)
 	if err != nil {
-		t.Fatalf("verify bbolt → etcd: %v", err)
+		t.Fatalf("verify the first copy: %v", err)
 	}
 	if vr.Keys != rep.Keys() || vr.SHA256 == "" {
 		t.Fatalf("verified %d keys, copied %d", vr.Keys, rep.Keys())
@@ -141,11 +141,11 @@ func TestCopyRoundTrip(t *testing.T) {
 
 	back := store.New(filepath.Join(dir, "back"))
 	if _, err := mid.CopyTo(back); err != nil {
-		t.Fatalf("etcd → bbolt: %v", err)
+		t.Fatalf("back into bbolt: %v", err)
 	}
 	vr2, err := mid.VerifyCopy(back)
 	if err != nil {
-		t.Fatalf("verify etcd → bbolt: %v", err)
+		t.Fatalf("verify the copy back: %v", err)
 	}
 	if vr2.SHA256 != vr.SHA256 {
 		t.Fatalf("the round trip changed the content: %s, then %s", vr.SHA256, vr2.SHA256)
@@ -166,11 +166,11 @@ func TestCopyRoundTrip(t *testing.T) {
 	if err != nil || len(recs) != 251 || recs[250].Command != "after" {
 		t.Fatalf("audit after the copy: %d records, %v", len(recs), err)
 	}
-
-	// A difference poked into the copy is found, and named.
 	if _, err := src.VerifyCopy(back); err == nil {
 		t.Fatal("verify missed the audit record added to the copy")
 	}
+
+	// A difference poked into the copy is found, and named.
 	for _, poke := range []struct {
 		bucket, key string
 		value       []byte
@@ -216,15 +216,12 @@ func TestCopyRoundTrip(t *testing.T) {
 }
 
 func TestCopyRefusals(t *testing.T) {
-	if onEtcd() {
-		return
-	}
 	dir := t.TempDir()
 	src := fileStore(t)
 	mustPut(t, src, rel("acme.notes", "1.0.0"))
 
-	// Not into a store that holds anything, of either kind.
-	dst := newEtcdStore(t, filepath.Join(dir, "m"))
+	// Not into a store that holds anything: the backend under test, a home.
+	dst := newTestStore(t)
 	if err := dst.AppendAudit(store.AuditRecord{Transport: "http", Endpoint: "e", Command: "c", Outcome: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -693,35 +692,4 @@ func (c *etcdCursor) Delete() error {
 		return errors.New("cursor is not on a key")
 	}
 	return c.b.Delete(c.key)
-}
-
-// SetSequence sets the bucket's sequence, as bbolt's does.
-func (b *etcdBucket) SetSequence(n uint64) error {
-	if !b.t.write {
-		return errors.New("read-only transaction")
-	}
-	b.t.touch(b, true)
-	b.seq = n
-	return nil
-}
-
-func (e *etcdStore) overlaps(other sharedBackend) bool {
-	b, ok := other.(*etcdStore)
-	return ok && slices.Equal(e.cli.Endpoints(), b.cli.Endpoints()) &&
-		(strings.HasPrefix(e.prefix, b.prefix) || strings.HasPrefix(b.prefix, e.prefix))
-}
-
-// contents says what is under the prefix ("" when nothing) and how to clear it.
-func (e *etcdStore) contents() (found, hint string, err error) {
-	ctx, cancel := e.ctx()
-	defer cancel()
-	r, err := e.cli.Get(ctx, e.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return "", "", e.unavailable(err)
-	}
-	if r.Count > 0 {
-		found = fmt.Sprintf("%d keys under %s", r.Count, e.prefix)
-	}
-	hint = "copy into a new prefix (etcd://HOST:PORT/NEWPREFIX), or, if what is there is a copy to redo, delete it with 'etcdctl del --prefix " + e.prefix + "'"
-	return found, hint, nil
 }

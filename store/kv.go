@@ -80,8 +80,4 @@ type sharedBackend interface {
 	tryRemoveHeld(kind, id string, remove func() error) error
 	// taskStore is the task records' store beside s.
 	taskStore(s *Store) *Store
-	// overlaps: the two share keys (a copy would write into its source).
-	overlaps(other sharedBackend) bool
-	// contents says what the store holds ("" when empty) and how to clear it.
-	contents() (found, hint string, err error)
 }
