@@ -22,10 +22,6 @@ var (
 	etcdN    atomic.Int64
 )
 
-// newEtcdStore is a store in a fresh prefix of the test etcd, whichever
-// backend the suite runs on.
-func newEtcdStore(t testing.TB, home string) *store.Store { return etcdTestStore(t, home) }
-
 // etcdTestStore is a store under a fresh prefix of one etcd server, started
 // in this process for all the tests.
 func etcdTestStore(t testing.TB, home string) *store.Store {
