@@ -369,11 +369,16 @@ func TestScaleOutReplicas(t *testing.T) {
 // rpc posts one modern-era request to url with token and returns the
 // status and body.
 func rpc(url, token, method, name, params string) (int, string, error) {
+	return rpcCaps(url, token, method, name, params, tasksCaps)
+}
+
+// rpcCaps is rpc with the client capabilities caps.
+func rpcCaps(url, token, method, name, params, caps string) (int, string, error) {
 	if params != "" {
 		params += ","
 	}
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`,
-		method, params, tasksCaps)
+		method, params, caps)
 	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -484,6 +489,20 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 			}
 		}()
 	}
+	// A call admitted before etcd goes away finishes on what it resolved.
+	c.mint("agent", "add", "builder", "--endpoint", "web")
+	builder := c.mint("agent", "token", "builder", "--ttl", "1h")
+	marker := filepath.Join(c.dir, "inflight.pid")
+	inflight := make(chan string, 1)
+	go func() {
+		_, out, err := rpcCaps(c.bases[0]+"/mcp/v1/scale-web/web", builder, "tools/call", "site_build",
+			fmt.Sprintf(`"name":"site_build","arguments":{"tenths":30,"marker":%q}`, marker), "{}")
+		if err != nil {
+			out = err.Error()
+		}
+		inflight <- out
+	}()
+	childPid(t, marker)
 	time.Sleep(time.Second)
 	c.etcd.Stop()
 	time.Sleep(2 * time.Second)
@@ -506,6 +525,9 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
+	if out := <-inflight; !strings.Contains(out, "built 30") {
+		t.Errorf("the call in flight while etcd was down: %s", out)
+	}
 	t.Logf("%d ok, %d refused as unavailable, %d wrong", ok.Load(), unavailable.Load(), wrong.Load())
 	if !recovered {
 		t.Errorf("no call succeeded within 15 s of etcd's restart")
