@@ -27,7 +27,9 @@ import (
 const scaleVersions = 6
 
 const scaleProfile = `{"endpoints":{"remote":{"namespace":"scale","transports":["http"],"toolNames":"stable","template":"wide",
- "publish":{"packages":["scale.fake"]},"security":{"default":"standard","commands":{"scale.strict":"strict"}}}},
+ "publish":{"packages":["scale.fake"]},"security":{"default":"standard","commands":{"scale.strict":"strict"}}},
+ "web":{"namespace":"scale-web","transports":["http"],"toolNames":"stable","publish":{"packages":["site.fixture"]},
+  "tasks":{"commands":["site.build"]}}},
  "templates":{"wide":{"maxConcurrent":64,"maxHeld":128}}}`
 
 // writeScalePackage writes release 1.0.v of the fixture: two commands that
@@ -67,7 +69,9 @@ type scaleCluster struct {
 	storeURL string
 	etcd     *etcdProc
 	etcdDir  string
-	replicas []string // base URLs
+	replicas []string // the remote endpoint's URL on each replica
+	bases    []string // each replica's base URL
+	procs    []*exec.Cmd
 }
 
 func (c *scaleCluster) env(home string) []string {
@@ -171,14 +175,18 @@ func newScaleCluster(t *testing.T, replicas int) *scaleCluster {
 	for v := range scaleVersions {
 		c.mustRukh("install", "--allow-unsigned", writeScalePackage(t, c.dir, v))
 	}
+	c.mustRukh("install", "--allow-unsigned", copyTasksFixture(t, c.dir))
+	c.mustRukh("activate", "site.fixture")
 	c.mustRukh("policy", "set", profile)
 	for v := range scaleVersions {
 		c.mustRukh("activate", fmt.Sprintf("scale.fake@1.0.%d", v))
 		c.mustRukh("publish")
 	}
 	for i := range replicas {
-		base, _, _ := c.startReplica(fmt.Sprintf("replica-%d", i))
+		base, proc, _ := c.startReplica(fmt.Sprintf("replica-%d", i))
 		c.replicas = append(c.replicas, base+"/mcp/v1/scale/remote")
+		c.bases = append(c.bases, base)
+		c.procs = append(c.procs, proc)
 	}
 	return c
 }
@@ -355,5 +363,288 @@ func TestScaleOutReplicas(t *testing.T) {
 	}
 	if ran != 1 {
 		t.Errorf("the one-time token ran %d calls across the replicas, want 1", ran)
+	}
+}
+
+// rpc posts one modern-era request to url with token and returns the
+// status and body.
+func rpc(url, token, method, name, params string) (int, string, error) {
+	return rpcCaps(url, token, method, name, params, tasksCaps)
+}
+
+// rpcCaps is rpc with the client capabilities caps.
+func rpcCaps(url, token, method, name, params, caps string) (int, string, error) {
+	if params != "" {
+		params += ","
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`,
+		method, params, caps)
+	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Method", method)
+	if name != "" {
+		r.Header.Set("Mcp-Name", name)
+	}
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Authorization", "Bearer "+token)
+	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(r)
+	if err != nil {
+		return 0, "", err
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out), nil
+}
+
+// A task started through one replica is read and cancelled through
+// another: its child, run by the first, stops.
+func TestScaleOutTaskAcrossReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and two replicas")
+	}
+	c := newScaleCluster(t, 2)
+	c.mint("agent", "add", "builder", "--endpoint", "web")
+	token := c.mint("agent", "token", "builder", "--ttl", "1h")
+	web := func(i int) string { return c.bases[i] + "/mcp/v1/scale-web/web" }
+	marker := filepath.Join(c.dir, "build.pid")
+
+	st, out, err := rpc(web(0), token, "tools/call", "site_build", fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, marker))
+	var created struct {
+		Result struct{ TaskID, ResultType string } `json:"result"`
+	}
+	if err != nil || st != 200 || stdjson.Unmarshal([]byte(out), &created) != nil || created.Result.ResultType != "task" {
+		t.Fatalf("tools/call on replica 0: %d %v %s", st, err, out)
+	}
+	id := created.Result.TaskID
+	pid := childPid(t, marker)
+
+	st, out, _ = rpc(web(1), token, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id))
+	if st != 200 || !strings.Contains(out, `"status":"working"`) {
+		t.Fatalf("tasks/get on replica 1: %d %s", st, out)
+	}
+	// Another agent sees nothing of it, on any replica.
+	c.mint("agent", "add", "other", "--endpoint", "web")
+	other := c.mint("agent", "token", "other", "--ttl", "1h")
+	if _, out, _ := rpc(web(1), other, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id)); !strings.Contains(out, `"code":-32602`) {
+		t.Errorf("another agent's tasks/get: %d %s", st, out)
+	}
+	st, out, _ = rpc(web(1), token, "tasks/cancel", id, fmt.Sprintf(`"taskId":%q`, id))
+	if st != 200 || strings.Contains(out, `"error"`) {
+		t.Fatalf("tasks/cancel on replica 1: %d %s", st, out)
+	}
+	waitGone(t, pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, out, _ = rpc(web(0), token, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id))
+		if strings.Contains(out, `"status":"cancelled"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task is not cancelled: %s", out)
+		}
+	}
+}
+
+// etcd stopped and restarted under load: no call gets a wrong answer,
+// what fails says the store is unavailable, and the replicas recover.
+func TestScaleOutEtcdRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and two replicas")
+	}
+	c := newScaleCluster(t, 2)
+	c.mint("agent", "add", "bot", "--endpoint", "remote")
+	token := c.mint("agent", "token", "bot", "--ttl", "1h")
+	active := scaleVersions - 1 // the last setup publish
+
+	var ok, unavailable, wrong atomic.Int64
+	var lastOK atomic.Int64 // unix nanos of the newest success
+	var firstWrong sync.Once
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 30 * time.Second}
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				status, v, body, err := scaleCall(client, c.replicas[(i+j)%len(c.replicas)], token, "scale_ver", j+1)
+				switch {
+				case err == nil && status == 200 && v == active:
+					ok.Add(1)
+					lastOK.Store(time.Now().UnixNano())
+				case err == nil && (status == 503 || strings.Contains(body, "unavailable")):
+					unavailable.Add(1)
+					time.Sleep(20 * time.Millisecond)
+				default:
+					wrong.Add(1)
+					firstWrong.Do(func() {
+						t.Errorf("a wrong answer while etcd restarted: status %d, release %d, err %v, body %s", status, v, err, body)
+					})
+				}
+			}
+		}()
+	}
+	// A call admitted before etcd goes away finishes on what it resolved.
+	c.mint("agent", "add", "builder", "--endpoint", "web")
+	builder := c.mint("agent", "token", "builder", "--ttl", "1h")
+	marker := filepath.Join(c.dir, "inflight.pid")
+	inflight := make(chan string, 1)
+	go func() {
+		_, out, err := rpcCaps(c.bases[0]+"/mcp/v1/scale-web/web", builder, "tools/call", "site_build",
+			fmt.Sprintf(`"name":"site_build","arguments":{"tenths":30,"marker":%q}`, marker), "{}")
+		if err != nil {
+			out = err.Error()
+		}
+		inflight <- out
+	}()
+	childPid(t, marker)
+	time.Sleep(time.Second)
+	c.etcd.Stop()
+	time.Sleep(2 * time.Second)
+	restarted := time.Now()
+	srv, err := startEtcd(c.etcdDir, c.etcd.Addr)
+	if err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	c.etcd = srv
+	recovered := false
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if lastOK.Load() > restarted.UnixNano() {
+			recovered = true
+			t.Logf("first success %v after etcd was back", time.Duration(lastOK.Load()-restarted.UnixNano()))
+			break
+		}
+	}
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if out := <-inflight; !strings.Contains(out, "built 30") {
+		t.Errorf("the call in flight while etcd was down: %s", out)
+	}
+	t.Logf("%d ok, %d refused as unavailable, %d wrong", ok.Load(), unavailable.Load(), wrong.Load())
+	if !recovered {
+		t.Errorf("no call succeeded within 15 s of etcd's restart")
+	}
+	if unavailable.Load() == 0 {
+		t.Errorf("no call noticed that etcd was down")
+	}
+	if wrong.Load() != 0 {
+		t.Errorf("%d wrong answers", wrong.Load())
+	}
+}
+
+// A replica killed mid-call: its client sees the stream close and the
+// call's child dies with the replica; the other replica keeps serving.
+func TestScaleOutReplicaKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and two replicas")
+	}
+	c := newScaleCluster(t, 2)
+	c.mint("agent", "add", "builder", "--endpoint", "web")
+	token := c.mint("agent", "token", "builder", "--ttl", "1h")
+	marker := filepath.Join(c.dir, "call.pid")
+	done := make(chan error, 1)
+	go func() {
+		// no tasks capability: a plain call that runs a minute
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"site_build","arguments":{"tenths":600,"marker":%q},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, marker)
+		r, _ := http.NewRequest("POST", c.bases[0]+"/mcp/v1/scale-web/web", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "site_build")
+		r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		r.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(r)
+		if err == nil {
+			_, err = io.ReadAll(res.Body)
+			res.Body.Close()
+			if err == nil {
+				err = fmt.Errorf("the call answered %d", res.StatusCode)
+			}
+		}
+		done <- err
+	}()
+	pid := childPid(t, marker)
+	c.procs[0].Process.Kill()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "reset") && !strings.Contains(err.Error(), "answered") {
+			t.Errorf("the client of the killed replica: %v", err)
+		} else if strings.Contains(err.Error(), "answered") {
+			t.Errorf("the call of a killed replica answered: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client of the killed replica still waits")
+	}
+	waitGone(t, pid)
+	c.mint("agent", "add", "bot", "--endpoint", "remote")
+	bot := c.mint("agent", "token", "bot", "--ttl", "1h")
+	if st, v, body, err := scaleCall(http.DefaultClient, c.replicas[1], bot, "scale_ver", 1); err != nil || st != 200 || v != scaleVersions-1 {
+		t.Errorf("the other replica after the kill: %d %d %v %s", st, v, err, body)
+	}
+}
+
+// A publish killed at any point leaves the active revision as it was or
+// moves it whole; the store stays consistent and the next publish works.
+func TestScaleOutPublishKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	c := newScaleCluster(t, 0)
+	home := filepath.Join(c.dir, "owner")
+	// ver runs the command as a person does: the release it answers with
+	// is the active revision's.
+	ver := func() int {
+		t.Helper()
+		m := releaseRE.FindStringSubmatch(c.mustRukh("scale", "ver"))
+		if m == nil {
+			t.Fatal("scale ver printed no release")
+		}
+		v := 0
+		fmt.Sscan(m[1], &v)
+		return v
+	}
+	moved, kept := 0, 0
+	for i := range 16 {
+		was := ver()
+		next := (was + 1) % scaleVersions
+		c.mustRukh("activate", fmt.Sprintf("scale.fake@1.0.%d", next))
+		cmd := exec.Command(c.bin, "publish")
+		cmd.Env, cmd.Dir = c.env(home), c.dir
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(2+i*6) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		switch now := ver(); now {
+		case was:
+			kept++
+		case next:
+			moved++
+		default:
+			t.Fatalf("after a publish killed at %d ms the active release is 1.0.%d, neither 1.0.%d nor 1.0.%d", 2+i*6, now, was, next)
+		}
+		c.mustRukh("doctor") // exits 1 on a broken invariant
+	}
+	t.Logf("16 killed publishes: %d left the head, %d had moved it", kept, moved)
+	if kept == 0 {
+		t.Errorf("no publish was killed before it moved the head: the test proves nothing")
+	}
+	c.mustRukh("activate", "scale.fake@1.0.3")
+	if out := c.mustRukh("publish"); !strings.Contains(out, "published r") {
+		t.Errorf("publish after the killed ones: %s", out)
+	}
+	c.mustRukh("revisions", "prune", "--keep", "1")
+	c.mustRukh("doctor")
+	if v := ver(); v != 3 {
+		t.Errorf("after prune the command runs 1.0.%d, want 1.0.3", v)
 	}
 }

@@ -36,22 +36,7 @@ const tasksNamespace = "tasks-test"
 func newTasksHome(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
-	pkg := filepath.Join(dir, "pkg")
-	if err := os.CopyFS(pkg, os.DirFS("testdata/tasks/pkg")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(pkg, "bin", "ext"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := filepath.Join(pkg, "rukh-extension.json")
-	m, err := os.ReadFile(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m = bytes.ReplaceAll(m, []byte(`"rukh-tasks-fixture-marker"`), []byte(strconv.Quote(tasksMarker)))
-	if err := os.WriteFile(manifest, m, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pkg := copyTasksFixture(t, dir)
 	home := filepath.Join(dir, "home")
 	profile := filepath.Join(dir, "profile.json")
 	ep := func(ns, tasks string) string {
@@ -69,6 +54,29 @@ func newTasksHome(t *testing.T, bin string) string {
 	mustRukh(t, bin, home, "policy", "set", profile)
 	mustRukh(t, bin, home, "publish")
 	return home
+}
+
+// copyTasksFixture copies the task fixture package into dir/pkg, with this
+// test process's marker, and returns its path.
+func copyTasksFixture(t *testing.T, dir string) string {
+	t.Helper()
+	pkg := filepath.Join(dir, "pkg")
+	if err := os.CopyFS(pkg, os.DirFS("testdata/tasks/pkg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(pkg, "bin", "ext"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(pkg, "rukh-extension.json")
+	m, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = bytes.ReplaceAll(m, []byte(`"rukh-tasks-fixture-marker"`), []byte(strconv.Quote(tasksMarker)))
+	if err := os.WriteFile(manifest, m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return pkg
 }
 
 // taskWire is a raw stdio session with serve-mcp --endpoint E.

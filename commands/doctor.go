@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,7 +82,10 @@ func (a *app) doctor() *doctorReport {
 	if !add("home permissions", a.store.CheckHome()) {
 		return rep
 	}
-	if _, err := os.Stat(a.store.Path()); errors.Is(err, os.ErrNotExist) {
+	if ok, err := a.store.Exists(); err != nil {
+		add("store", err)
+		return rep
+	} else if !ok {
 		add("store (none yet: nothing was installed in this home)", nil)
 		return rep
 	}
@@ -98,6 +100,11 @@ func (a *app) doctor() *doctorReport {
 		dir := a.copyDir(r.Digest, r.Development)
 		known[dir] = true
 		what := fmt.Sprintf("release %s@%s", r.Name, r.Version)
+		if _, err := os.Lstat(dir); err != nil && a.store.Shared() {
+			// On a shared store a machine makes its copy on first use.
+			add(fmt.Sprintf("%s (no copy on this machine yet: made from the store on first use)", what), nil)
+			continue
+		}
 		if err := extpkg.CheckInstalled(dir, r.Digest); err != nil {
 			hint := "install the original package again ('rukh install PATH') to repair it"
 			if r.Development {

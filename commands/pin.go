@@ -120,7 +120,11 @@ func (p *pinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ker
 	if err != nil {
 		p.logf("invocation %s refused: %v", inv.ID, err)
 		reason := "internal error"
-		if kernel.ErrorCode(err) != kernel.CodeInternal {
+		switch kernel.ErrorCode(err) {
+		case kernel.CodeInternal:
+		case kernel.CodeUnavailable:
+			reason = "the store is unavailable, so the call did not run; retry"
+		default:
 			reason = fmt.Sprintf("the installed copy of %s@%s was changed or damaged, so it does not run; the owner can %s",
 				br.Name, br.Version, repairHint(br.Development))
 		}

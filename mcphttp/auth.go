@@ -43,6 +43,9 @@ func authorize(creds Credentials, cred *kernel.Credential, command, level string
 	}
 	return func() error {
 		if _, err := creds.ConsumeOnce(cred.Hash, command); err != nil {
+			if kernel.ErrorCode(err) == kernel.CodeUnavailable {
+				return err // not spent: the store could not say (a 503)
+			}
 			return errSpent
 		}
 		return nil

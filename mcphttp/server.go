@@ -353,6 +353,13 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 		h.cfg.Logf("refused a request on endpoint %q: %s is agent %q's, for endpoint %q", name, cred.LogID(), cred.Agent, cred.Endpoint)
 		err = errOtherEndpoint
 	}
+	if kernel.ErrorCode(err) == kernel.CodeUnavailable {
+		// The store could not say: the token may be good, so no 401.
+		h.cfg.Logf("refused a request on endpoint %q: %v", name, err)
+		w.Header().Set("Retry-After", "1")
+		plain(w, http.StatusServiceUnavailable, "the store is unavailable; retry")
+		return nil, false
+	}
 	if err != nil {
 		h.observe(name, "auth")
 		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
@@ -521,6 +528,11 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 		return
 	}
 	if m.Refused != nil {
+		if kernel.ErrorCode(m.Refused) == kernel.CodeUnavailable {
+			w.Header().Set("Retry-After", "1")
+			plain(w, http.StatusServiceUnavailable, "the store is unavailable; retry")
+			return
+		}
 		if errors.Is(m.Refused, policy.ErrInsufficientScope) {
 			msg := "forbidden: " + m.Refused.Error()
 			if hint := kernel.ErrorHint(m.Refused); hint != "" {

@@ -51,9 +51,17 @@ func (c catalog) Template() policy.Template { return c.launch.Template }
 type creds struct {
 	mu   sync.Mutex
 	byTk map[string]kernel.Credential
+	// down makes every lookup fail as a store that cannot be reached does;
+	// downConsume only consumption.
+	down, downConsume atomic.Bool
 }
 
+var errStoreDown = &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is unavailable"}
+
 func (c *creds) Authenticate(token string) (kernel.Credential, error) {
+	if c.down.Load() {
+		return kernel.Credential{}, errStoreDown
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cr, ok := c.byTk[token]
@@ -64,6 +72,9 @@ func (c *creds) Authenticate(token string) (kernel.Credential, error) {
 }
 
 func (c *creds) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
+	if c.down.Load() || c.downConsume.Load() {
+		return kernel.Credential{}, errStoreDown
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for tk, cr := range c.byTk {
@@ -166,6 +177,35 @@ func TestLevels(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A store that cannot be reached is a 503, never a 401: the token may be
+// good, and a one-time token is not spent by a refusal.
+func TestStoreUnavailable(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+		"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{4}},
+	}}
+	inv := &countingInvoker{}
+	url := newTestServer(t, c, inv)
+	c.down.Store(true)
+	for _, tk := range []string{"key", "otk"} {
+		if status, body := call(t, url, tk, "std", 1); status != 503 || !strings.Contains(body, "unavailable") {
+			t.Errorf("%s with the store down: %d %s, want 503", tk, status, body)
+		}
+	}
+	c.down.Store(false)
+	c.downConsume.Store(true)
+	if status, body := call(t, url, "otk", "strict", 2); status != 503 {
+		t.Errorf("a one-time token whose consumption failed: %d %s, want 503", status, body)
+	}
+	c.downConsume.Store(false)
+	if status, body := call(t, url, "otk", "strict", 3); status != 200 {
+		t.Errorf("the one-time token once the store is back: %d %s, want 200", status, body)
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d calls ran, want 1", n)
+	}
 }
 
 // TestOneTimeRace: many agents' sessions at once, one one-time token

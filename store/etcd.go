@@ -20,6 +20,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // The etcd backend keeps a store under one key prefix of an etcd cluster,
@@ -187,6 +189,15 @@ func (e *etcdStore) ctx() (context.Context, context.CancelFunc) {
 
 // unavailable is the error for an etcd that did not answer.
 func (e *etcdStore) unavailable(err error) error {
+	tooLarge := status.Code(err) == codes.ResourceExhausted // the client's own bound on a message
+	switch rpctypes.Error(err) {
+	case rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps:
+		tooLarge = true
+	}
+	if tooLarge {
+		return (&kernel.Error{Code: kernel.CodeUnsupported, Message: "the etcd cluster refused a write as too large", Path: e.url, Err: err}).
+			WithHint("raise etcd's --max-request-bytes / --max-txn-ops, or keep packages and revisions smaller")
+	}
 	if errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrFutureRev) {
 		return &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store moved on during a read; run the command again", Path: e.url, Err: err}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/localetcd"
 	"github.com/rukh-dev/rukh/store"
 )
@@ -65,4 +66,21 @@ func TestSuiteOnEtcd(t *testing.T) {
 		t.Fatalf("the store suite on etcd failed: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// A write over etcd's request limit is refused as too large, not as an
+// unreachable store, and leaves nothing behind.
+func TestEtcdRefusesTooLarge(t *testing.T) {
+	s := etcdTestStore(t, t.TempDir())
+	mustPut(t, s, rel("a", "1.0.0"))
+	for _, n := range []int{1600 << 10, 2 << 20} { // over the server's limit; over the client's
+		err := store.PokeForTest(s, "keys", "big", make([]byte, n))
+		wantCode(t, err, kernel.CodeUnsupported, "refused a write as too large")
+	}
+	if v, err := store.PeekForTest(s, "keys", "big"); err != nil || len(v) != 0 {
+		t.Errorf("after the refusal: %d bytes, %v", len(v), err)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
 }
