@@ -53,7 +53,7 @@ type etcdProc struct {
 
 // startEtcd runs etcd with its data in dir on addr ("" picks a free
 // loopback port) and returns once it serves.
-func startEtcd(dir, addr string) (*etcdProc, error) {
+func startEtcd(dir, addr string, extra ...string) (*etcdProc, error) {
 	bin, err := localEtcdBin()
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func startEtcd(dir, addr string) (*etcdProc, error) {
 		addr = l.Addr().String()
 		l.Close()
 	}
-	cmd := exec.Command(bin, "-dir", dir, "-listen", addr)
+	cmd := exec.Command(bin, append([]string{"-dir", dir, "-listen", addr}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -30,9 +31,16 @@ func freePort() (string, error) {
 	return l.Addr().String(), nil
 }
 
+// TLS makes the server speak TLS to clients: its certificate and key, and
+// with CA the clients must present a certificate that CA signed.
+type TLS struct{ CertFile, KeyFile, CAFile string }
+
 // Start runs etcd with its data in dir, on addr (HOST:PORT; "" picks a free
 // loopback port), and returns once it serves.
-func Start(dir, addr string) (*Server, error) {
+func Start(dir, addr string) (*Server, error) { return StartTLS(dir, addr, nil) }
+
+// StartTLS is Start with TLS for clients (nil: plain).
+func StartTLS(dir, addr string, t *TLS) (*Server, error) {
 	var err error
 	if addr == "" {
 		if addr, err = freePort(); err != nil {
@@ -46,7 +54,12 @@ func Start(dir, addr string) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cu, err := url.Parse("http://" + addr)
+	scheme := "http://"
+	if t != nil {
+		scheme = "https://"
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile, ClientCertAuth: t.CAFile != ""}
+	}
+	cu, err := url.Parse(scheme + addr)
 	if err != nil {
 		return nil, err
 	}
