@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rukh-dev/rukh/store"
 	"os"
 	"os/exec"
 	"strconv"
@@ -312,5 +313,39 @@ func benchSize(c config, z size, b baseline) ([]row, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve-http: %w", err)
 	}
-	return append(rows, hr...), append(notes, hn...), nil
+	rows, notes = append(rows, hr...), append(notes, hn...)
+
+	// One more revision of the same releases (--force: in compact naming
+	// every tool is renamed, so the whole index is new; declarations and
+	// bodies are shared): what a revision costs per command.
+	logf("home of %d commands: store growth of one more revision", z.tools())
+	before, err := storeInUse(h.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := h.rukh("publish", "--force"); err != nil {
+		return nil, nil, err
+	}
+	after, err := storeInUse(h.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	perRev := float64(after-before) / float64(z.tools())
+	rows = append(rows, row{name: "   store growth per command, one more revision", n: 1, median: fmt.Sprintf("%.2f KiB", perRev/1024),
+		target: "≤ 2 KiB", ratio: fmt.Sprintf("%.2f×", perRev/2048), verdict: verdict(perRev <= 2048)})
+	return rows, notes, nil
+}
+
+// storeInUse is the bytes the store's buckets use (pages in use, not the
+// file, which bbolt grows in large steps).
+func storeInUse(dir string) (int64, error) {
+	stats, err := store.New(dir).Stats()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, st := range stats {
+		n += int64(st.Bytes)
+	}
+	return n, nil
 }
