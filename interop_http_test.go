@@ -61,9 +61,16 @@ func startHTTP(t *testing.T, bin, home string, args ...string) (url string, stde
 // base URL (http://127.0.0.1:PORT).
 func startHTTPServer(t *testing.T, bin, home string, args ...string) (base string, stderr *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve-http", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = rukhEnv(home)
-	cmd.Dir = filepath.Dir(home)
+	base, _, stderr = startServeHTTP(t, bin, rukhEnv(home), filepath.Dir(home), args...)
+	return base, stderr
+}
+
+// startServeHTTP runs serve-http with env in dir on a free loopback port;
+// it is stopped (SIGINT, drained) at cleanup unless the test killed it.
+func startServeHTTP(t *testing.T, bin string, env []string, dir string, args ...string) (base string, cmd *exec.Cmd, stderr *lockedBuffer) {
+	t.Helper()
+	cmd = exec.Command(bin, append([]string{"serve-http", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env, cmd.Dir = env, dir
 	stderr = &lockedBuffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -89,22 +96,22 @@ func startHTTPServer(t *testing.T, bin, home string, args ...string) (base strin
 		go func() { done <- cmd.Wait() }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(15 * time.Second):
 			cmd.Process.Kill()
 			t.Errorf("serve-http did not stop on SIGINT\n%s", stderr.String())
 		}
 		pw.Close()
 		if t.Failed() {
-			t.Logf("serve-http stderr:\n%s", stderr.String())
+			t.Logf("serve-http (%s) stderr:\n%s", dir, stderr.String())
 		}
 	})
 	select {
-	case addr := <-found:
-		return addr, stderr
-	case <-time.After(10 * time.Second):
+	case base = <-found:
+		return base, cmd, stderr
+	case <-time.After(15 * time.Second):
 		t.Fatalf("serve-http did not start:\n%s", stderr.String())
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 func TestInteropHTTP(t *testing.T) {

@@ -6,7 +6,6 @@ package main
 // home (its own package copies), the way three machines run them.
 
 import (
-	"bufio"
 	stdjson "encoding/json"
 	"fmt"
 	"io"
@@ -102,55 +101,11 @@ func (c *scaleCluster) mustRukh(args ...string) string {
 // startReplica runs serve-http as machine name: its own home, the shared store.
 func (c *scaleCluster) startReplica(name string) (base string, cmd *exec.Cmd, stderr *lockedBuffer) {
 	c.t.Helper()
-	home := filepath.Join(c.dir, name)
 	work := filepath.Join(c.dir, name+"-work")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		c.t.Fatal(err)
 	}
-	cmd = exec.Command(c.bin, "serve-http", "--listen", "127.0.0.1:0", "--rate", "0")
-	cmd.Env = c.env(home)
-	cmd.Dir = work
-	stderr = &lockedBuffer{}
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			stderr.Write(append(sc.Bytes(), '\n'))
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	c.t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			c.t.Errorf("replica %s did not stop on SIGINT\n%s", name, stderr.String())
-		}
-		pw.Close()
-		if c.t.Failed() {
-			c.t.Logf("replica %s stderr:\n%s", name, stderr.String())
-		}
-	})
-	select {
-	case base = <-found:
-		return base, cmd, stderr
-	case <-time.After(15 * time.Second):
-		c.t.Fatalf("replica %s did not start:\n%s", name, stderr.String())
-	}
-	return "", nil, nil
+	return startServeHTTP(c.t, c.bin, c.env(filepath.Join(c.dir, name)), work, "--rate", "0")
 }
 
 func newScaleCluster(t *testing.T, replicas int) *scaleCluster {
@@ -204,32 +159,53 @@ func (c *scaleCluster) mint(args ...string) string {
 	return rep.Token
 }
 
+// agentToken adds agent name on endpoint and returns a token of it.
+func (c *scaleCluster) agentToken(name, endpoint string) string {
+	c.t.Helper()
+	c.mint("agent", "add", name, "--endpoint", endpoint)
+	return c.mint("agent", "token", name, "--ttl", "1h")
+}
+
 var releaseRE = regexp.MustCompile(`release 1\.0\.(\d+)`)
 
-// call posts one modern-era tools/call and returns the status and the
-// release that answered (-1: none).
-func scaleCall(client *http.Client, url, token, tool string, id int) (int, int, string, error) {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, tool)
+// scalePost posts one modern-era request (params: the members before
+// _meta; caps: the client capabilities) and returns the status and body; a
+// body cut short is an error.
+func scalePost(client *http.Client, url, token, method, name, params, caps string) (int, string, error) {
+	if params != "" {
+		params += ","
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`,
+		method, params, caps)
 	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Method", "tools/call")
-	r.Header.Set("Mcp-Name", tool)
+	r.Header.Set("Mcp-Method", method)
+	if name != "" {
+		r.Header.Set("Mcp-Name", name)
+	}
 	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	r.Header.Set("Authorization", "Bearer "+token)
 	res, err := client.Do(r)
 	if err != nil {
-		return 0, -1, "", err
+		return 0, "", err
 	}
 	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	m := releaseRE.FindSubmatch(out)
-	if m == nil {
-		return res.StatusCode, -1, string(out), nil
+	out, err := io.ReadAll(res.Body)
+	return res.StatusCode, string(out), err
+}
+
+// scaleCall calls tool and returns the status and the release that
+// answered (-1: none).
+func scaleCall(client *http.Client, url, token, tool string) (int, int, string, error) {
+	status, out, err := scalePost(client, url, token, "tools/call", tool, fmt.Sprintf(`"name":%q,"arguments":{}`, tool), "{}")
+	m := releaseRE.FindStringSubmatch(out)
+	if err != nil || m == nil {
+		return status, -1, out, err
 	}
 	v := 0
-	fmt.Sscan(string(m[1]), &v)
-	return res.StatusCode, v, string(out), nil
+	fmt.Sscan(m[1], &v)
+	return status, v, out, nil
 }
 
 func TestScaleOutReplicas(t *testing.T) {
@@ -237,8 +213,7 @@ func TestScaleOutReplicas(t *testing.T) {
 		t.Skip("starts etcd and three replicas")
 	}
 	c := newScaleCluster(t, 3)
-	c.mint("agent", "add", "bot", "--endpoint", "remote")
-	token := c.mint("agent", "token", "bot", "--ttl", "1h")
+	token := c.agentToken("bot", "remote")
 
 	// The publisher switches the active release over and over. published
 	// counts publishes done, started those begun; version[k] is what
@@ -287,7 +262,7 @@ func TestScaleOutReplicas(t *testing.T) {
 			for j := range perClient {
 				url := c.replicas[(i+j)%len(c.replicas)]
 				before := published.Load() // every publish up to before-1 was done
-				status, v, body, err := scaleCall(client, url, token, "scale_ver", j+1)
+				status, v, body, err := scaleCall(client, url, token, "scale_ver")
 				after := started.Load() // no publish from after on had begun
 				calls.Add(1)
 				if err != nil || status != 200 || v < 0 {
@@ -339,7 +314,7 @@ func TestScaleOutReplicas(t *testing.T) {
 		go func() {
 			defer rw.Done()
 			<-start
-			st, v, _, err := scaleCall(http.DefaultClient, c.replicas[i%len(c.replicas)], once, "scale_strict", i+1)
+			st, v, _, err := scaleCall(http.DefaultClient, c.replicas[i%len(c.replicas)], once, "scale_strict")
 			if err != nil || (st == 200 && v < 0) {
 				st = -1 // an error, or a refusal that is not a 401
 			}
@@ -366,35 +341,11 @@ func TestScaleOutReplicas(t *testing.T) {
 	}
 }
 
-// rpc posts one modern-era request to url with token and returns the
-// status and body.
-func rpc(url, token, method, name, params string) (int, string, error) {
-	return rpcCaps(url, token, method, name, params, tasksCaps)
-}
+var rpcClient = &http.Client{Timeout: 30 * time.Second}
 
-// rpcCaps is rpc with the client capabilities caps.
-func rpcCaps(url, token, method, name, params, caps string) (int, string, error) {
-	if params != "" {
-		params += ","
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`,
-		method, params, caps)
-	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Method", method)
-	if name != "" {
-		r.Header.Set("Mcp-Name", name)
-	}
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Authorization", "Bearer "+token)
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(r)
-	if err != nil {
-		return 0, "", err
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(out), nil
+// rpc posts a request as a client with the Tasks extension.
+func rpc(url, token, method, name, params string) (int, string, error) {
+	return scalePost(rpcClient, url, token, method, name, params, tasksCaps)
 }
 
 // A task started through one replica is read and cancelled through
@@ -404,8 +355,7 @@ func TestScaleOutTaskAcrossReplicas(t *testing.T) {
 		t.Skip("starts etcd and two replicas")
 	}
 	c := newScaleCluster(t, 2)
-	c.mint("agent", "add", "builder", "--endpoint", "web")
-	token := c.mint("agent", "token", "builder", "--ttl", "1h")
+	token := c.agentToken("builder", "web")
 	web := func(i int) string { return c.bases[i] + "/mcp/v1/scale-web/web" }
 	marker := filepath.Join(c.dir, "build.pid")
 
@@ -424,8 +374,7 @@ func TestScaleOutTaskAcrossReplicas(t *testing.T) {
 		t.Fatalf("tasks/get on replica 1: %d %s", st, out)
 	}
 	// Another agent sees nothing of it, on any replica.
-	c.mint("agent", "add", "other", "--endpoint", "web")
-	other := c.mint("agent", "token", "other", "--ttl", "1h")
+	other := c.agentToken("other", "web")
 	if _, out, _ := rpc(web(1), other, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id)); !strings.Contains(out, `"code":-32602`) {
 		t.Errorf("another agent's tasks/get: %d %s", st, out)
 	}
@@ -452,8 +401,7 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 		t.Skip("starts etcd and two replicas")
 	}
 	c := newScaleCluster(t, 2)
-	c.mint("agent", "add", "bot", "--endpoint", "remote")
-	token := c.mint("agent", "token", "bot", "--ttl", "1h")
+	token := c.agentToken("bot", "remote")
 	active := scaleVersions - 1 // the last setup publish
 
 	var ok, unavailable, wrong atomic.Int64
@@ -472,7 +420,7 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 					return
 				default:
 				}
-				status, v, body, err := scaleCall(client, c.replicas[(i+j)%len(c.replicas)], token, "scale_ver", j+1)
+				status, v, body, err := scaleCall(client, c.replicas[(i+j)%len(c.replicas)], token, "scale_ver")
 				switch {
 				case err == nil && status == 200 && v == active:
 					ok.Add(1)
@@ -490,12 +438,11 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 		}()
 	}
 	// A call admitted before etcd goes away finishes on what it resolved.
-	c.mint("agent", "add", "builder", "--endpoint", "web")
-	builder := c.mint("agent", "token", "builder", "--ttl", "1h")
+	builder := c.agentToken("builder", "web")
 	marker := filepath.Join(c.dir, "inflight.pid")
 	inflight := make(chan string, 1)
 	go func() {
-		_, out, err := rpcCaps(c.bases[0]+"/mcp/v1/scale-web/web", builder, "tools/call", "site_build",
+		_, out, err := scalePost(rpcClient, c.bases[0]+"/mcp/v1/scale-web/web", builder, "tools/call", "site_build",
 			fmt.Sprintf(`"name":"site_build","arguments":{"tenths":30,"marker":%q}`, marker), "{}")
 		if err != nil {
 			out = err.Error()
@@ -547,27 +494,15 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		t.Skip("starts etcd and two replicas")
 	}
 	c := newScaleCluster(t, 2)
-	c.mint("agent", "add", "builder", "--endpoint", "web")
-	token := c.mint("agent", "token", "builder", "--ttl", "1h")
+	token := c.agentToken("builder", "web")
 	marker := filepath.Join(c.dir, "call.pid")
 	done := make(chan error, 1)
 	go func() {
 		// no tasks capability: a plain call that runs a minute
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"site_build","arguments":{"tenths":600,"marker":%q},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, marker)
-		r, _ := http.NewRequest("POST", c.bases[0]+"/mcp/v1/scale-web/web", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Method", "tools/call")
-		r.Header.Set("Mcp-Name", "site_build")
-		r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		r.Header.Set("Authorization", "Bearer "+token)
-		res, err := http.DefaultClient.Do(r)
+		status, _, err := scalePost(http.DefaultClient, c.bases[0]+"/mcp/v1/scale-web/web", token, "tools/call", "site_build",
+			fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, marker), "{}")
 		if err == nil {
-			_, err = io.ReadAll(res.Body)
-			res.Body.Close()
-			if err == nil {
-				err = fmt.Errorf("the call answered %d", res.StatusCode)
-			}
+			err = fmt.Errorf("the call answered %d", status)
 		}
 		done <- err
 	}()
@@ -584,9 +519,8 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		t.Fatal("the client of the killed replica still waits")
 	}
 	waitGone(t, pid)
-	c.mint("agent", "add", "bot", "--endpoint", "remote")
-	bot := c.mint("agent", "token", "bot", "--ttl", "1h")
-	if st, v, body, err := scaleCall(http.DefaultClient, c.replicas[1], bot, "scale_ver", 1); err != nil || st != 200 || v != scaleVersions-1 {
+	bot := c.agentToken("bot", "remote")
+	if st, v, body, err := scaleCall(http.DefaultClient, c.replicas[1], bot, "scale_ver"); err != nil || st != 200 || v != scaleVersions-1 {
 		t.Errorf("the other replica after the kill: %d %d %v %s", st, v, err, body)
 	}
 }
