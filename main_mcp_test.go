@@ -169,7 +169,7 @@ func scriptRukh(ts *testscript.TestScript) (string, error) {
 
 func scriptEnv(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "RUKH_HOME", "LANG", "TMPDIR"} {
+	for _, k := range []string{"PATH", "HOME", "RUKH_HOME", "RUKH_STORE", "LANG", "TMPDIR"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env

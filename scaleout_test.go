@@ -6,6 +6,7 @@ package main
 // home (its own package copies), the way three machines run them.
 
 import (
+	"context"
 	stdjson "encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // scaleVersions is how many releases of the fixture are installed: the
@@ -580,5 +583,49 @@ func TestScaleOutPublishKilled(t *testing.T) {
 	c.mustRukh("doctor")
 	if v := ver(); v != 3 {
 		t.Errorf("after prune the command runs 1.0.%d, want 1.0.3", v)
+	}
+}
+
+// A publish on the owner's machine reaches a real client of every replica
+// as tools/list_changed: each replica watches the store's head.
+func TestScaleOutListChanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and two replicas")
+	}
+	c := newScaleCluster(t, 2)
+	token := c.agentToken("bot", "remote")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var sessions []*mcp.ClientSession
+	var changed []chan struct{}
+	for i, url := range c.replicas {
+		ch := make(chan struct{}, 8)
+		cl := mcp.NewClient(&mcp.Implementation{Name: "rukh-scale", Version: "0.0.1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { ch <- struct{}{} },
+		})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{token}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatalf("connect to replica %d: %v", i, err)
+		}
+		defer cs.Close()
+		if n := len(toolNames(t, ctx, cs)); n != 2 {
+			t.Fatalf("replica %d lists %d tools, want 2", i, n)
+		}
+		sessions, changed = append(sessions, cs), append(changed, ch)
+	}
+	c.mustRukh("deactivate", "scale.fake")
+	published := time.Now()
+	c.mustRukh("publish")
+	for i, ch := range changed {
+		select {
+		case <-ch:
+			t.Logf("replica %d: list_changed %v after the publish began", i, time.Since(published).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("replica %d: no tools/list_changed within 10 s of the publish", i)
+		}
+		if res, err := sessions[i].ListTools(ctx, nil); err != nil || len(res.Tools) != 0 {
+			t.Errorf("replica %d after the package left: %v, %v; want no tools", i, res, err)
+		}
 	}
 }

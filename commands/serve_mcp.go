@@ -244,6 +244,12 @@ func (c *storeCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
 // tools: the MCP client most likely started rukh without the owner's
 // RUKH_HOME (clients pass a bare environment), on a home nobody published in.
 func (a *app) sayNothingPublished(log *stderrLog, exists bool) {
+	if a.store.Shared() {
+		where := a.store.Path()
+		log.Logf("nothing is published in the store %s: serving no tools until something is", where)
+		log.Line("rukh: hint: run 'rukh publish' with RUKH_STORE=" + where + " on any machine that shares it\n")
+		return
+	}
 	home := a.store.Home()
 	if exists {
 		log.Logf("nothing is published in %s: serving no tools until something is", home)

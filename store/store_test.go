@@ -490,7 +490,7 @@ func TestPublish(t *testing.T) {
 	})
 	t.Run("another publish during build", func(t *testing.T) {
 		_, err := s.Publish(1, func(n uint64, id string, _ *store.IndexWriter) (store.Revision, error) {
-			publish(t, s, "sneaky") // becomes r2
+			publish(t, reopen(t, s), "sneaky") // becomes r2, as another machine publishes
 			return store.Revision{Binding: []byte("late " + id)}, nil
 		})
 		wantCode(t, err, kernel.CodeConflict, "the active revision changed while publishing")
