@@ -25,6 +25,7 @@ type describeReport struct {
 	Tools       map[string]string `json:"tools,omitempty"`      // endpoint → tool name
 	Security    map[string]string `json:"security,omitempty"`   // endpoint → security level
 	Tasks       []string          `json:"tasks,omitempty"`      // endpoints where a call may become a task
+	TaskOnly    []string          `json:"taskOnly,omitempty"`   // endpoints where a call may only run as a task
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
@@ -154,8 +155,11 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 						rep.Security = map[string]string{}
 					}
 					rep.Security[p.Endpoint] = t.Level()
-					if b.TasksOf(p.Endpoint).Allows(t.Command) {
+					if tp := b.TasksOf(p.Endpoint); tp.Allows(t.Command) {
 						rep.Tasks = append(rep.Tasks, p.Endpoint)
+						if tp.Requires(t.Command) {
+							rep.TaskOnly = append(rep.TaskOnly, p.Endpoint)
+						}
 					}
 				}
 			}
@@ -252,7 +256,11 @@ func printDescribe(w io.Writer, r *describeReport) {
 		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
 	}
 	for _, ep := range sortedMapKeys(r.Tools) {
-		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)%s\n", ep, r.Tools[ep], r.Security[ep], yesno(slices.Contains(r.Tasks, ep), ", may run as a task", ""))
+		task := yesno(slices.Contains(r.Tasks, ep), ", may run as a task", "")
+		if slices.Contains(r.TaskOnly, ep) {
+			task = ", may only run as a task"
+		}
+		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)%s\n", ep, r.Tools[ep], r.Security[ep], task)
 	}
 	if len(r.Tools) == 0 {
 		for _, ep := range sortedMapKeys(r.Security) {

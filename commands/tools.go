@@ -52,8 +52,11 @@ func (a *app) toolsCmd() *cli.Command {
 					levels[t.Name] = t.Level()
 				}
 				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires, "security": levels}
-				if tasks := taskTools(b, p); len(tasks) > 0 {
+				if tasks, only := taskTools(b, p); len(tasks) > 0 {
 					out["tasks"] = tasks // tools whose calls may become tasks
+					if len(only) > 0 {
+						out["taskOnly"] = only // tools whose calls may only run as tasks
+					}
 				}
 				if len(devNames) > 0 {
 					out["development"] = devNames // tools from development releases (NAME@dev)
@@ -70,21 +73,24 @@ func (a *app) toolsCmd() *cli.Command {
 				}
 				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
 				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
-					yesno(tp.Allows(t.Command), "\ttask", ""))
+					yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
 			}
 			return tw.Flush()
 		},
 	}
 }
 
-// taskTools names the tools of projection p whose calls may become tasks.
-func taskTools(b *policy.Binding, p *policy.Projection) []string {
+// taskTools names the tools of projection p whose calls may become tasks,
+// and those among them whose calls may only run as tasks.
+func taskTools(b *policy.Binding, p *policy.Projection) (tasks, only []string) {
 	tp := b.TasksOf(p.Endpoint)
-	var out []string
 	for _, t := range p.Tools {
 		if tp.Allows(t.Command) {
-			out = append(out, t.Name)
+			tasks = append(tasks, t.Name)
+			if tp.Requires(t.Command) {
+				only = append(only, t.Name)
+			}
 		}
 	}
-	return out
+	return tasks, only
 }

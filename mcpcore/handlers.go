@@ -181,6 +181,10 @@ func (s *Session) callTool(req *Request, e era) {
 			return
 		}
 	}
+	if rerr := s.refuseDirect(req, e, name, cmd.ID); rerr != nil {
+		s.replyError(req, rerr)
+		return
+	}
 	invID := s.newID()
 	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
 		s.reply(req, e, s.rejected(invID, reasonNotManaged))

@@ -122,6 +122,30 @@ func (s *Session) taskCaller(req *Request) TaskCaller {
 	return TaskCaller{Endpoint: c.Endpoint, Agent: c.Agent}
 }
 
+// refuseDirect is the -32021 of a call of a command that may only run as
+// a task (tasks.required) when the call cannot become one: the client did
+// not declare the extension and the endpoint publishes no job family. It
+// comes before the input check and any spending of a credential: the
+// call would not run whatever its arguments. Nil: the call goes on.
+func (s *Session) refuseDirect(req *Request, e era, tool, command string) *rpcError {
+	s.bmu.Lock()
+	b := s.binding
+	s.bmu.Unlock()
+	if b == nil || !b.Tasks.Requires(command) {
+		return nil
+	}
+	if s.cfg.Tasks != nil && (b.Tasks.JobTools || e == eraModern && declaresTasks(req)) {
+		return nil
+	}
+	msg := "tool " + strconv.Quote(tool) + " may only run as a task: declare the " + TasksExtension + " extension in _meta clientCapabilities extensions"
+	if e != eraModern {
+		msg = "tool " + strconv.Quote(tool) + " may only run as a task, which needs the " + TasksExtension + " extension of protocol " + ModernVersion + ": this connection's protocol has no way to declare it"
+	}
+	rerr := missingTasksCapability()
+	rerr.message = msg
+	return rerr
+}
+
 // startTask runs an admitted-by-input call as a task when the policy and
 // the client allow it; it reports whether it answered the request.
 func (s *Session) startTask(req *Request, e era, name string, revN uint64, bc *Resolved, inv *kernel.Invocation) bool {

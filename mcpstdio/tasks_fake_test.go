@@ -133,8 +133,9 @@ func (f *fakeTasks) close() {
 
 // setTaskProfile gives endpoint "local" of b a task policy: test.slow,
 // test.ok, test.progress and test.big may become tasks, at most maxTasks of them,
-// with the job family when jobs is set.
-func setTaskProfile(b *policy.Binding, maxTasks int, jobs bool) {
+// with the job family when jobs is set; required adds test.echo, and makes
+// it and test.ok task-only (tasks.required).
+func setTaskProfile(b *policy.Binding, maxTasks int, jobs, required bool) {
 	var p map[string]map[string]map[string]any
 	if err := json.Unmarshal(b.Profile, &p); err != nil {
 		panic(err)
@@ -142,8 +143,13 @@ func setTaskProfile(b *policy.Binding, maxTasks int, jobs bool) {
 	if p["endpoints"]["local"] == nil {
 		return // a revision without the endpoint
 	}
-	p["endpoints"]["local"]["tasks"] = map[string]any{"commands": []string{"test.big", "test.ok", "test.progress", "test.slow"},
+	tp := map[string]any{"commands": []string{"test.big", "test.ok", "test.progress", "test.slow"},
 		"maxTasks": maxTasks, "ttlMs": 60000, "timeoutMs": 5000, "jobTools": jobs}
+	if required {
+		tp["commands"] = []string{"test.big", "test.echo", "test.ok", "test.progress", "test.slow"}
+		tp["required"] = []string{"test.echo", "test.ok"}
+	}
+	p["endpoints"]["local"]["tasks"] = tp
 	data, err := json.Marshal(p, json.Deterministic(true))
 	if err != nil {
 		panic(err)

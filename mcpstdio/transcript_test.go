@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,8 @@ var update = flag.Bool("update", false, "rewrite the -- server -- section of gol
 //
 //	comment        what the transcript guards
 //	-- config --   optional "key value" lines: endpoint NAME, active N,
-//	               fillers N (tools on endpoint "many"), tasks MAX or
-//	               tasks MAX jobs (a task policy on "local": setTaskProfile)
+//	               fillers N (tools on endpoint "many"), tasks MAX [jobs]
+//	               [required] (a task policy on "local": setTaskProfile)
 //	-- client --   one JSON-RPC message per line, or a directive:
 //	                 # text            a comment
 //	                 #raw "go-quoted"  these exact bytes (no newline added)
@@ -186,10 +187,10 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 		edit(revs[rev])
 	}
 	if tasks != "" {
-		maxText, jobs, _ := strings.Cut(tasks, " ")
-		max, _ := strconv.Atoi(maxText)
+		words := strings.Fields(tasks)
+		max, _ := strconv.Atoi(words[0])
 		for _, b := range revs {
-			setTaskProfile(b, max, jobs == "jobs")
+			setTaskProfile(b, max, slices.Contains(words, "jobs"), slices.Contains(words, "required"))
 		}
 		h.tasks = newFakeTasks(h.invoker)
 	}

@@ -299,7 +299,9 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
 		ref    string // its ref in the sink
 		done   bool
 	}
-	var plain, started variant
+	// One body per kind of tool: plain, started (job family) and
+	// task-only (no job family: a direct call is refused).
+	var variants [3]variant
 	id := bc.Declaration.ID
 	for _, e := range bd.eps {
 		if e.err != nil || !(e.commands[id] || e.packages[pkg]) || (bd.dev[bc.Release] && e.name != DevEndpoint) {
@@ -318,13 +320,16 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
 			continue
 		}
 		e.names[name] = id
-		isStarted := e.ep.Tasks != nil && e.ep.Tasks.JobTools && e.ep.Tasks.Allows(id)
-		v := &plain
-		if isStarted {
-			v = &started
+		kind := toolPlain
+		switch tp := e.ep.Tasks; {
+		case tp != nil && tp.JobTools && tp.Allows(id):
+			kind = toolStarted
+		case tp.Requires(id):
+			kind = toolTaskOnly
 		}
+		v := &variants[kind]
 		if !v.done {
-			body, err := toolBody(bc, isStarted)
+			body, err := toolBody(bc, kind)
 			if err != nil {
 				e.err = err
 				continue
@@ -600,18 +605,32 @@ type wireBody struct {
 	InputSchema  jsontext.Value   `json:"inputSchema"`
 	OutputSchema jsontext.Value   `json:"outputSchema"`
 	Annotations  *wireAnnotations `json:"annotations,omitempty"`
+	Execution    *wireExecution   `json:"execution,omitempty"`
 }
 
-// toolBody is bc's tool object; started declares the job family's started
-// answer in its output schema (SPEC §11).
-func toolBody(bc *BoundCommand, started bool) ([]byte, error) {
+type wireExecution struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// The kinds of tool a command becomes on an endpoint (SPEC §11).
+const (
+	toolPlain    = iota
+	toolStarted  // a task command with the job family: may answer started
+	toolTaskOnly // a required task command without it: only ever a task
+)
+
+// toolBody is bc's tool object. A started tool declares the job family's
+// started answer in its output schema; a task-only one declares
+// execution.taskSupport "required", the tool member MCP defines for a tool
+// that cannot be called but as a task.
+func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 	c := &bc.Declaration
 	in, err := kernel.InputSchema(c)
 	if err != nil {
 		return nil, wrapCommand(err, bc, "input schema")
 	}
 	outputSchema := kernel.OutputSchema
-	if started {
+	if kind == toolStarted {
 		outputSchema = kernel.StartedOutputSchema
 	}
 	out, err := outputSchema(c)
@@ -619,6 +638,9 @@ func toolBody(bc *BoundCommand, started bool) ([]byte, error) {
 		return nil, wrapCommand(err, bc, "output schema")
 	}
 	w := wireBody{Title: c.Summary, InputSchema: in, OutputSchema: out}
+	if kind == toolTaskOnly {
+		w.Execution = &wireExecution{TaskSupport: "required"}
+	}
 	if h := c.Hints; h != nil {
 		if h.Title != "" {
 			w.Title = h.Title

@@ -20,7 +20,10 @@ const (
 // Tasks is an endpoint's task policy. Nil on an Endpoint: nothing runs in
 // the background. Zero numbers take their defaults.
 type Tasks struct {
-	Commands  []string `json:"commands"`
+	Commands []string `json:"commands"`
+	// Required are the commands among Commands that may only run as
+	// tasks: never as a direct call.
+	Required  []string `json:"required,omitempty"`
 	MaxTasks  int      `json:"maxTasks"`
 	TTLMs     int64    `json:"ttlMs"`
 	TimeoutMs int64    `json:"timeoutMs"`
@@ -31,6 +34,7 @@ type Tasks struct {
 
 type rawTasks struct {
 	Commands  []string `json:"commands"`
+	Required  []string `json:"required"`
 	MaxTasks  *int     `json:"maxTasks"`
 	TTLMs     *int64   `json:"ttlMs"`
 	TimeoutMs *int64   `json:"timeoutMs"`
@@ -43,7 +47,7 @@ func (r *rawTasks) tasks(path string) (*Tasks, error) {
 	if r == nil {
 		return nil, nil
 	}
-	t := &Tasks{Commands: r.Commands, JobTools: r.JobTools != nil && *r.JobTools}
+	t := &Tasks{Commands: r.Commands, Required: r.Required, JobTools: r.JobTools != nil && *r.JobTools}
 	for _, f := range []struct {
 		member   string
 		v        *int64
@@ -72,7 +76,31 @@ func (r *rawTasks) tasks(path string) (*Tasks, error) {
 	if r.Commands == nil {
 		return nil, invalidAt(path, "missing member \"commands\"")
 	}
+	// Checked here in the order written, so an error points at its element.
+	if err := checkTaskLists(path, r.Commands, r.Required); err != nil {
+		return nil, err
+	}
 	return t.withDefaults(), nil
+}
+
+// checkTaskLists checks the command lists of a task policy: ids, no
+// duplicates, and every required command also among those that may run as
+// tasks.
+func checkTaskLists(path string, commands, required []string) error {
+	if err := checkPublishList(path+"/commands", "command", commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+		return err
+	}
+	if err := checkPublishList(path+"/required", "command", required, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+		return err
+	}
+	for i, id := range required {
+		if !slices.Contains(commands, id) {
+			e := invalidAt(fmt.Sprintf("%s/required/%d", path, i), fmt.Sprintf("command %q may only run as a task, but tasks.commands does not name it", id))
+			e.Hint = fmt.Sprintf("add %q to tasks.commands too, or remove it from tasks.required", id)
+			return e
+		}
+	}
+	return nil
 }
 
 func widenInt(p *int) *int64 {
@@ -98,6 +126,11 @@ func (t *Tasks) withDefaults() *Tasks {
 		c.TimeoutMs = DefaultTaskTimeoutMs
 	}
 	c.Commands = sortedCopy(c.Commands)
+	if len(c.Required) > 0 {
+		c.Required = sortedCopy(c.Required)
+	} else {
+		c.Required = nil
+	}
 	return &c
 }
 
@@ -105,10 +138,10 @@ func (t *Tasks) validate(path string) error {
 	if t == nil {
 		return nil
 	}
-	t = t.withDefaults()
-	if err := checkPublishList(path+"/commands", "command", t.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+	if err := checkTaskLists(path, t.Commands, t.Required); err != nil {
 		return err
 	}
+	t = t.withDefaults()
 	for _, f := range []struct {
 		member   string
 		v        int64
@@ -129,6 +162,12 @@ func (t *Tasks) validate(path string) error {
 // nothing.
 func (t *Tasks) Allows(command string) bool {
 	return t != nil && slices.Contains(t.Commands, command)
+}
+
+// Requires reports whether command may only run as a task: a call that
+// cannot become one is refused, never run directly.
+func (t *Tasks) Requires(command string) bool {
+	return t != nil && slices.Contains(t.Required, command)
 }
 
 // TasksOf is the task policy of endpoint in a binding's profile (nil: none,

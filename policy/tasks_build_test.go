@@ -33,3 +33,29 @@ func TestBuildStartedOutputSchema(t *testing.T) {
 		}
 	}
 }
+
+// A required task command's tool declares execution.taskSupport "required"
+// where a direct call is refused; with the job family it answers started
+// instead, so it declares that; other tools declare neither.
+func TestBuildTaskOnlyTool(t *testing.T) {
+	in := policy.Input{
+		Revision: "r1",
+		Profile: profile(t, `{"endpoints":{
+			"only":{"namespace":"a","publish":{"packages":["acme.notes"]},"tasks":{"commands":["notes.add"],"required":["notes.add"]}},
+			"jobs":{"namespace":"b","publish":{"packages":["acme.notes"]},"tasks":{"commands":["notes.add"],"required":["notes.add"],"jobTools":true}},
+			"may":{"namespace":"c","publish":{"packages":["acme.notes"]},"tasks":{"commands":["notes.add"]}}}}`),
+		Releases: []policy.ReleaseInput{release(acmeNotes(t))},
+	}
+	b, _, err := policy.Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range b.Endpoints {
+		wire := string(p.Tools[0].Wire)
+		required := strings.Contains(wire, `,"execution":{"taskSupport":"required"}}`)
+		started := strings.Contains(wire, `"started"]`)
+		if required != (p.Endpoint == "only") || started != (p.Endpoint == "jobs") {
+			t.Errorf("endpoint %s: required %v, started %v: %s", p.Endpoint, required, started, wire)
+		}
+	}
+}

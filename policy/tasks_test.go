@@ -28,6 +28,22 @@ func TestParseProfileTasks(t *testing.T) {
 	if c := string(p.Canonical()); !strings.Contains(c, `"tasks":{"commands":["site.build"],"maxTasks":16,"ttlMs":5000,"timeoutMs":3600000,"jobTools":true}`) {
 		t.Errorf("canonical form: %s", c)
 	}
+	// required: sorted, each also a task command; absent, the canonical
+	// form says nothing of it.
+	p, err = ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n","tasks":{"commands":["z.z","a.b","m.m"],"required":["z.z","a.b"]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = p.Endpoints["local"].Tasks
+	if !got.Requires("a.b") || !got.Requires("z.z") || got.Requires("m.m") || !got.Allows("m.m") {
+		t.Errorf("Requires is wrong: %+v", got)
+	}
+	if c := string(p.Canonical()); !strings.Contains(c, `"tasks":{"commands":["a.b","m.m","z.z"],"required":["a.b","z.z"],"maxTasks":16`) {
+		t.Errorf("canonical form: %s", c)
+	}
+	if (*Tasks)(nil).Requires("a.b") {
+		t.Error("a nil policy requires a task")
+	}
 	// No tasks member: no background work, and the canonical form says nothing.
 	p, err = ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n"}}}`))
 	if err != nil {
@@ -52,6 +68,14 @@ func TestParseProfileTasksInvalid(t *testing.T) {
 		{"builtin", ep(`{"commands":["rukh.x"]}`), "/endpoints/local/tasks/commands/0", "built-in rukh namespace"},
 		{"jobTools type", ep(`{"commands":[],"jobTools":1}`), "/endpoints/local/tasks/jobTools", "cannot"},
 		{"null", ep(`{"commands":[],"ttlMs":null}`), "/endpoints/local/tasks/ttlMs", "null is not allowed"},
+		{"required not a task command", ep(`{"commands":["a.b","c.d"],"required":["c.d","e.f"]}`), "/endpoints/local/tasks/required/1", `command "e.f" may only run as a task, but tasks.commands does not name it`},
+		{"required bad id", ep(`{"commands":["a.b"],"required":["A"]}`), "/endpoints/local/tasks/required/0", `invalid command "A"`},
+		{"required duplicate", ep(`{"commands":["a.b"],"required":["a.b","a.b"]}`), "/endpoints/local/tasks/required/1", `duplicate command "a.b"`},
+		{"required builtin", ep(`{"commands":["a.b"],"required":["rukh.x"]}`), "/endpoints/local/tasks/required/0", "built-in rukh namespace"},
+		{"required type", ep(`{"commands":["a.b"],"required":"a.b"}`), "/endpoints/local/tasks/required", "cannot"},
+		{"required null", ep(`{"commands":["a.b"],"required":null}`), "/endpoints/local/tasks/required", "null is not allowed"},
+		// Positions are those written, not those of the sorted lists.
+		{"commands unsorted", ep(`{"commands":["z.z","a.b","a.b"]}`), "/endpoints/local/tasks/commands/2", `duplicate command "a.b"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseProfile([]byte(tt.in))
@@ -61,6 +85,9 @@ func TestParseProfileTasksInvalid(t *testing.T) {
 			}
 			if ke.Code != kernel.CodeInvalid || ke.Path != tt.path || !strings.Contains(ke.Message, tt.msg) {
 				t.Errorf("got %s %q %q, want path %q message containing %q", ke.Code, ke.Path, ke.Message, tt.path, tt.msg)
+			}
+			if strings.Contains(tt.msg, "does not name it") && ke.Hint != `add "e.f" to tasks.commands too, or remove it from tasks.required` {
+				t.Errorf("hint %q", ke.Hint)
 			}
 		})
 	}

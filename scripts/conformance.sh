@@ -10,7 +10,8 @@
 # with its reason; a baseline entry that passes fails the run too (stale).
 # Then every tasks-* scenario (the Tasks extension; the suite does not
 # score them unless named) runs by name against endpoint "tasks", whose
-# profile lets the fixture's task commands run as tasks, with
+# profile lets the fixture's task commands run as tasks (failing_job and
+# test_tool_with_task only as tasks, as the suite registers them), with
 # testdata/conformance/baseline-tasks.yml under the same rules.
 # Usage: scripts/conformance.sh [RUKH_BIN]   (run by scripts/interop.sh)
 set -euo pipefail
@@ -39,7 +40,7 @@ cp -R testdata/conformance/pkg "$tmp/pkg"
 chmod +x "$tmp/pkg/bin/ext"
 printf '%s\n' '{"endpoints":{"conformance":{"namespace":"conformance","transports":["http"],"httpAuth":"none","toolNames":"stable","publish":{"packages":["test.conformance"]}},'\
 '"tasks":{"namespace":"conformance-tasks","transports":["http"],"httpAuth":"none","toolNames":"stable","publish":{"packages":["test.conformance"]},'\
-'"tasks":{"commands":["slow_compute","failing_job","protocol_error_job","confirm_delete","multi_input","test_tool_with_task"],"maxTasks":64,"ttlMs":600000,"timeoutMs":600000}}}}' >"$tmp/profile.json"
+'"tasks":{"commands":["slow_compute","failing_job","protocol_error_job","confirm_delete","multi_input","test_tool_with_task"],"required":["failing_job","test_tool_with_task"],"maxTasks":64,"ttlMs":600000,"timeoutMs":600000}}}}' >"$tmp/profile.json"
 "$bin" install --allow-unsigned "$tmp/pkg" >/dev/null
 "$bin" activate test.conformance >/dev/null
 "$bin" policy set "$tmp/profile.json" >/dev/null
