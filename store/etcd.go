@@ -53,6 +53,10 @@ type etcdStore struct {
 
 const etcdBuilt = true
 
+// etcdTimeout bounds one etcd request: an unreachable cluster is reported
+// quickly, and a server answers 503 instead of hanging.
+const etcdTimeout = 2 * time.Second
+
 // etcd's default request limits (--max-txn-ops, --max-request-bytes); a
 // batch keeps well inside them.
 const (
@@ -153,7 +157,7 @@ func OpenEtcd(spec, home string, o EtcdOptions) (*Store, error) {
 	}
 	s := New(home)
 	s.path = redactURL(spec)
-	s.be = &etcdStore{cli: cli, prefix: prefix, url: s.path, timeout: DefaultTimeout}
+	s.be = &etcdStore{cli: cli, prefix: prefix, url: s.path, timeout: etcdTimeout}
 	return s, nil
 }
 

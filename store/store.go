@@ -32,8 +32,10 @@ import (
 const (
 	// DBName is the store file inside the home.
 	DBName = "rukh.db"
-	// DefaultTimeout bounds how long an operation waits for the file lock.
-	DefaultTimeout = 2 * time.Second
+	// DefaultTimeout bounds how long an operation waits for the file lock:
+	// long enough for a queue of writers (many servers flushing audit
+	// records at once) to pass, short enough that a stuck holder is named.
+	DefaultTimeout = 5 * time.Second
 	// SchemaVersion is the layout this code writes: 2 stores revisions as
 	// indexes (index.go). It still reads 1, whose revisions are one blob.
 	SchemaVersion = 2
