@@ -158,6 +158,24 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 	if got := a.store.RecordsRead() - before; got != 0 {
 		t.Fatalf("a repeated list and call read %d records", got)
 	}
+	// The server's own audit records change nothing it serves; another
+	// process's commit (here: another handle's audit) may have.
+	if err := a.store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	list()
+	resolve()
+	if got := a.store.RecordsRead() - before; got != 0 {
+		t.Fatalf("a list and call after the server's own audit records read %d records", got)
+	}
+	if err := store.New(a.store.Home()).AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	list()
+	if got := a.store.RecordsRead() - before; got == 0 {
+		t.Fatal("the list after another process's commit read nothing")
+	}
+	before = a.store.RecordsRead()
 	publishCatalog(t, a, 5, 10)
 	list()
 	if got := a.store.RecordsRead() - before; got == 0 {

@@ -150,8 +150,11 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 	st, stamped := c.a.store.Stamp()
 	c.mu.Lock()
 	rev := c.rev
-	if !stamped || c.stamp != st {
+	switch {
+	case !stamped || !c.a.store.Unchanged(c.stamp, st):
 		rev = nil
+	case c.stamp != st:
+		c.stamp = st // only our own audit records were added since
 	}
 	c.mu.Unlock()
 	if rev != nil && (n == 0 || n == rev.n) {

@@ -275,7 +275,8 @@ const auditRefused = "refused"
 // its hash, never showing it), and answering a static key or short-lived
 // token it authenticated before from memory while the store file's stamp
 // is the one taken before that read: any write (a revocation, a rotation,
-// a removed agent, a consumed token) changes the stamp. Expiry is checked
+// a removed agent, a consumed token) changes the stamp, except this
+// process's own audit records. Expiry is checked
 // on every hit; one-time tokens are always read.
 type loggedCredentials struct {
 	s    *store.Store
@@ -299,6 +300,9 @@ func (c *loggedCredentials) Authenticate(token string) (kernel.Credential, error
 	if stamped {
 		c.mu.Lock()
 		cred, hit := c.known[h]
+		if c.stamp != st && c.s.Unchanged(c.stamp, st) {
+			c.stamp = st // only our own audit records were added since
+		}
 		hit = hit && c.stamp == st
 		c.mu.Unlock()
 		if hit && (cred.ExpiresAt.IsZero() || time.Now().Before(cred.ExpiresAt)) {

@@ -41,7 +41,11 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.update(func(tx txn) error {
+	var id uint64
+	err := s.update(func(tx txn) error {
+		if t, ok := tx.(interface{ id() uint64 }); ok {
+			id = t.id()
+		}
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
 		if err != nil {
 			return err
@@ -61,6 +65,10 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 		}
 		return pruneAudit(b, clock())
 	})
+	if err == nil && id != 0 {
+		s.stamps.committedAudit(id) // only audit records changed
+	}
+	return err
 }
 
 func pruneAudit(b bucket, t time.Time) error {

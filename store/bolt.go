@@ -176,6 +176,10 @@ func (b boltFile) removeStaleInitFiles() {
 // boltTx, boltBucket and the *bolt.Cursor are the kv interfaces.
 type boltTx struct{ tx *bolt.Tx }
 
+// id is the transaction's id: a write transaction's is the txid its
+// commit puts in the meta page.
+func (t boltTx) id() uint64 { return uint64(t.tx.ID()) }
+
 func (t boltTx) Bucket(name []byte) bucket {
 	if b := t.tx.Bucket(name); b != nil {
 		return boltBucket{b}

@@ -54,3 +54,75 @@ func TestStampChangesWithEveryCommit(t *testing.T) {
 		st = next
 	}
 }
+
+// TestUnchangedSeesThroughOwnAudit: a serving process's caches stay valid
+// while only its own audit records are committed; any other commit (its
+// own or another handle's, audit or not) makes the store changed, and so
+// does a file put in the store's place.
+func TestUnchangedSeesThroughOwnAudit(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no stamp on this platform: serve-mcp reads the store for every request")
+	}
+	s := fileStore(t)
+	mustPut(t, s, rel("acme.notes", "1.0.0"))
+	audit := func(s *store.Store) {
+		t.Helper()
+		if err := s.AppendAudit(store.AuditRecord{Agent: "bot", Endpoint: "e", Command: "x.y", Outcome: "succeeded"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp := func() store.Stamp {
+		t.Helper()
+		st, ok := s.Stamp()
+		if !ok {
+			t.Fatal("no stamp")
+		}
+		return st
+	}
+	st := stamp()
+	audit(s)
+	audit(s)
+	now := stamp()
+	if now == st || !s.Unchanged(st, now) {
+		t.Fatalf("two own audit commits: stamp %v -> %v, unchanged %v", st, now, s.Unchanged(st, now))
+	}
+	if s.Unchanged(now, st) {
+		t.Fatal("unchanged going back in time")
+	}
+
+	other := store.New(s.Home())
+	for name, write := range map[string]func(){
+		"another handle's audit": func() { audit(other) },
+		"an own release":         func() { mustPut(t, s, rel("acme.notes", "1.1.0")) },
+		"another handle's write": func() { mustPut(t, other, rel("acme.notes", "1.2.0")) },
+	} {
+		before := stamp()
+		write()
+		audit(s)
+		if after := stamp(); s.Unchanged(before, after) {
+			t.Errorf("%s, then an own audit: reported unchanged", name)
+		}
+	}
+
+	// The same bytes in another file: a copy put in the store's place.
+	before := stamp()
+	path := filepath.Join(s.Home(), "rukh.db")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	after := stamp()
+	if after == before || s.Unchanged(before, after) {
+		t.Fatal("a store file put in place of the old one: reported unchanged")
+	}
+	audit(s)
+	if now := stamp(); !s.Unchanged(after, now) {
+		t.Fatal("an own audit on the new file: reported changed")
+	}
+}

@@ -23,14 +23,15 @@ const (
 	metaPageSize = metaOff + 8
 )
 
-func fileStamp(path string) (Stamp, bool) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+func (st *stampState) read(path string) (Stamp, bool) {
+	// stat by path: a store file replaced (store copy, a restore) is
+	// another file, read afresh
+	var fi unix.Stat_t
+	if unix.Stat(path, &fi) != nil {
 		return Stamp{}, false
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
+	fd, ok := st.file(path, &fi)
+	if !ok {
 		return Stamp{}, false
 	}
 	var buf [metaEnd]byte
@@ -47,10 +48,45 @@ func fileStamp(path string) (Stamp, bool) {
 		return Stamp{}, false
 	}
 	return Stamp{
-		dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size,
-		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
+		dev: uint64(fi.Dev), ino: uint64(fi.Ino), size: fi.Size,
+		mtime: fi.Mtim.Nano(), ctime: fi.Ctim.Nano(),
 		txid: max(t0, t1),
 	}, true
+}
+
+// file is the kept descriptor of the file fi describes, opened on first
+// use and again when the path names another file. Kept, so that a stamp
+// costs a stat and two reads, not an open and a close as well.
+func (st *stampState) file(path string, fi *unix.Stat_t) (int, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.open && st.dev == uint64(fi.Dev) && st.ino == uint64(fi.Ino) {
+		return st.fd, true
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
+	}
+	var now unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || now.Dev != fi.Dev || now.Ino != fi.Ino {
+		unix.Close(fd) // replaced between the stat and the open
+		return -1, false
+	}
+	if st.open {
+		unix.Close(st.fd)
+	}
+	st.fd, st.open, st.dev, st.ino = fd, true, uint64(fi.Dev), uint64(fi.Ino)
+	return fd, true
+}
+
+// close lets the kept descriptor go.
+func (st *stampState) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.open {
+		unix.Close(st.fd)
+		st.open = false
+	}
 }
 
 // metaTxid reads the meta page at off into buf and returns its txid when

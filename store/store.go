@@ -68,9 +68,10 @@ type Store struct {
 	// bbolt's own zero would wait forever).
 	Timeout time.Duration
 
-	be    backend
-	reads counter
-	safe  atomic.Bool // the home passed checkHome once
+	be     backend
+	reads  counter
+	stamps stampState
+	safe   atomic.Bool // the home passed checkHome once
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
@@ -97,8 +98,9 @@ func (s *Store) Shared() bool {
 }
 
 // Close ends the store's connection (etcd); a bbolt store holds nothing
-// open between calls. Holds this process took on etcd end with it.
+// open between calls but the descriptor its stamps read. Holds this process took on etcd end with it.
 func (s *Store) Close() error {
+	s.stamps.close()
 	if e, ok := s.be.(sharedBackend); ok {
 		return e.close()
 	}
