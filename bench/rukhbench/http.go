@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,8 +22,9 @@ const httpClients = 16
 
 // benchHTTP: SPEC §9 "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
 // requests/s". The bench profile serves its endpoint on http too; an
-// agent's static key authenticates every request (one store read each).
-// HTTP and stdio calls alternate in one loop, as in benchCall.
+// agent's static key authenticates every request. Stdio, HTTP (a client as
+// lean as the stdio one) and HTTP through Go's net/http client alternate in
+// one loop, as in benchCall; the target row is the like-for-like one.
 func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	hs, err := h.startHTTP()
 	if err != nil {
@@ -37,7 +41,12 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var stdio, overHTTP []time.Duration
+	wire, err := hs.dialWire()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer wire.close()
+	var stdio, overHTTP, overClient []time.Duration
 	for i := range c.warm + c.calls {
 		line, d1, err := s.roundTrip(s.call(name, "{}"))
 		if err != nil {
@@ -46,21 +55,30 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 		if err := checkCall(line); err != nil {
 			return nil, nil, err
 		}
-		body, d2, err := hs.post("tools/call", name, string(s.call(name, "{}")))
+		body, d2, err := wire.post("tools/call", name, string(s.call(name, "{}")))
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := checkCall(body); err != nil {
 			return nil, nil, fmt.Errorf("over HTTP: %w", err)
 		}
+		body, d3, err := hs.post("tools/call", name, string(s.call(name, "{}")))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkCall(body); err != nil {
+			return nil, nil, fmt.Errorf("over HTTP (net/http client): %w", err)
+		}
 		if i >= c.warm {
-			stdio, overHTTP = append(stdio, d1), append(overHTTP, d2)
+			stdio, overHTTP, overClient = append(stdio, d1), append(overHTTP, d2), append(overClient, d3)
 		}
 	}
-	ss, hc := newStats(stdio), newStats(overHTTP)
+	ss, hc, cc := newStats(stdio), newStats(overHTTP), newStats(overClient)
 	ratio := float64(hc.median()) / float64(ss.median())
 	callRow := timeRow("HTTP tools/call trivial (warm serve-http, static key)", hc, 0)
 	callRow.target, callRow.ratio, callRow.verdict = "≤ 1.1× stdio", fmt.Sprintf("%.2f×", ratio), verdict(ratio <= 1.1)
+	clientRow := timeRow("   same over Go's net/http client (pool, goroutines)", cc, 0)
+	clientRow.ratio = fmt.Sprintf("%.2f×", float64(cc.median())/float64(ss.median()))
 
 	// Throughput: httpClients agents' worth of keep-alive connections, each
 	// listing the first page as fast as it is answered.
@@ -105,7 +123,7 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rows := append([]row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), listRow}, inflight...)
+	rows := append([]row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), clientRow, listRow}, inflight...)
 	notes := []string{fmt.Sprintf("HTTP tools/call overhead over stdio: %s per call (median difference), bearer authentication and audit included; %d list requests in %s",
 		ms(hc.median()-ss.median()), len(all), elapsed.Round(time.Millisecond))}
 	return rows, notes, nil
@@ -198,6 +216,63 @@ func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, err
 	}
 	return body, d, nil
 }
+
+// wireClient is the HTTP twin of the stdio rows' client, which writes a
+// line to a pipe and reads one back: one keep-alive connection, each
+// request written whole, each response read with net/http's own parser,
+// no connection pool or goroutines in between. The call ratio compares
+// like with like: what serve-http adds to a call over what serve-mcp adds.
+type wireClient struct {
+	conn              net.Conn
+	br                *bufio.Reader
+	host, path, token string
+}
+
+func (s *httpServer) dialWire() (*wireClient, error) {
+	u, err := neturl.Parse(s.url)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	return &wireClient{conn: conn, br: bufio.NewReader(conn), host: u.Host, path: u.Path, token: s.token}, nil
+}
+
+// post sends one modern request with the headers post sends and returns
+// the response body and the time from the write to the end of the body.
+func (w *wireClient) post(method, tool, line string) ([]byte, time.Duration, error) {
+	body := strings.TrimSuffix(line, "\n")
+	var b strings.Builder
+	b.WriteString("POST " + w.path + " HTTP/1.1\r\nHost: " + w.host +
+		"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Method: " + method +
+		"\r\nMCP-Protocol-Version: 2026-07-28\r\n")
+	if tool != "" {
+		b.WriteString("Mcp-Name: " + tool + "\r\n")
+	}
+	b.WriteString("Authorization: Bearer " + w.token + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	t := time.Now()
+	if _, err := io.WriteString(w.conn, b.String()); err != nil {
+		return nil, 0, err
+	}
+	res, err := http.ReadResponse(w.br, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	d := time.Since(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, 0, fmt.Errorf("HTTP %d: %.300s", res.StatusCode, data)
+	}
+	return data, d, nil
+}
+
+func (w *wireClient) close() { w.conn.Close() }
 
 // close stops serve-http (SIGINT drains) and waits for it.
 func (s *httpServer) close() {
