@@ -491,7 +491,8 @@ func TestScaleOutEtcdRestart(t *testing.T) {
 }
 
 // A replica killed mid-call: its client sees the stream close and the
-// call's child dies with the replica; the other replica keeps serving.
+// call's child dies with the replica; the other replica keeps serving, and
+// the killed one's task is recorded cancelled once its lease ends.
 func TestScaleOutReplicaKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and two replicas")
@@ -510,6 +511,19 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		done <- err
 	}()
 	pid := childPid(t, marker)
+	// and a task of the same replica's
+	web := func(i int) string { return c.bases[i] + "/mcp/v1/scale-web/web" }
+	taskMarker := filepath.Join(c.dir, "task.pid")
+	st, out, err := rpc(web(0), token, "tools/call", "site_build", fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, taskMarker))
+	var created struct {
+		Result struct{ TaskID, ResultType string } `json:"result"`
+	}
+	if err != nil || st != 200 || stdjson.Unmarshal([]byte(out), &created) != nil || created.Result.ResultType != "task" {
+		t.Fatalf("tools/call on replica 0: %d %v %s", st, err, out)
+	}
+	id := created.Result.TaskID
+	taskPid := childPid(t, taskMarker)
+	killed := time.Now()
 	c.procs[0].Process.Kill()
 	select {
 	case err := <-done:
@@ -522,9 +536,33 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		t.Fatal("the client of the killed replica still waits")
 	}
 	waitGone(t, pid)
+	waitGone(t, taskPid)
 	bot := c.agentToken("bot", "remote")
 	if st, v, body, err := scaleCall(http.DefaultClient, c.replicas[1], bot, "scale_ver"); err != nil || st != 200 || v != scaleVersions-1 {
 		t.Errorf("the other replica after the kill: %d %d %v %s", st, v, err, body)
+	}
+
+	// The killed replica's lease ends (10 s); a tasks/cancel through the
+	// other replica then records its task cancelled, saying why, instead of
+	// leaving it working forever.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		st, out, _ = rpc(web(1), token, "tasks/cancel", id, fmt.Sprintf(`"taskId":%q`, id))
+		if st != 200 || strings.Contains(out, `"error"`) {
+			t.Fatalf("tasks/cancel on replica 1, %v after the kill: %d %s", time.Since(killed).Round(time.Second), st, out)
+		}
+		st, out, _ = rpc(web(1), token, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id))
+		if st == 200 && strings.Contains(out, `"status":"cancelled"`) {
+			break
+		}
+		if st != 200 || !strings.Contains(out, `"status":"working"`) || time.Now().After(deadline) {
+			t.Fatalf("tasks/get on replica 1, %v after the kill: %d %s", time.Since(killed).Round(time.Second), st, out)
+		}
+	}
+	if d := time.Since(killed); d > 25*time.Second {
+		t.Errorf("the task was recorded cancelled %v after the kill; the lease is 10 s", d.Round(time.Second))
+	}
+	if out := c.mustRukh("tasks", "show", id, "--json"); !strings.Contains(out, "ended before it finished") {
+		t.Errorf("rukh tasks show does not say why the task was cancelled: %s", out)
 	}
 }
 

@@ -261,7 +261,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		if mt, _, err := parseMediaType(ct); err != nil || mt != "application/json" {
 			plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
 			return
 		}
@@ -384,8 +384,8 @@ func acceptable(values []string) bool {
 		return true
 	}
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := parseMediaType(strings.TrimSpace(part))
 			switch mt {
 			case "application/json", "text/event-stream", "*/*", "application/*", "text/*":
 				return true
@@ -393,6 +393,16 @@ func acceptable(values []string) bool {
 		}
 	}
 	return false
+}
+
+// parseMediaType is mime.ParseMediaType without its allocations for a
+// bare type, which is what clients send.
+func parseMediaType(v string) (string, map[string]string, error) {
+	switch v {
+	case "application/json", "text/event-stream":
+		return v, nil, nil
+	}
+	return mime.ParseMediaType(v)
 }
 
 // headerMismatch checks the modern standard headers against the body, in
