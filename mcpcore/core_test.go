@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -17,9 +18,9 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 
 func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 	loads := map[uint64]int{}
-	c := &revisionCache{load: bindings(func(n uint64) (*policy.Binding, error) {
+	c := &revisionCache{load: mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) {
 		loads[n]++
-		return testBinding(n, 0, testTemplate), nil
+		return mcpcoretest.Binding(n, 0, mcpcoretest.Template), nil
 	})}
 	for _, n := range []uint64{1, 1, 2, 2, 3, 1, 3} {
 		r, err := c.get(n)
@@ -39,9 +40,9 @@ func TestRevisionCacheKeepsOnlyTheNewest(t *testing.T) {
 }
 
 func TestWireIsCompactedForFraming(t *testing.T) {
-	b := testBinding(1, 0, testTemplate)
+	b := mcpcoretest.Binding(1, 0, mcpcoretest.Template)
 	b.Endpoints[0].Tools[0].Wire = jsontext.Value("{\n  \"name\": \"big__r1\",\n  \"inputSchema\": {\"type\": \"object\"}\n}")
-	r, err := prepareRevision(1, view(t, b))
+	r, err := prepareRevision(1, mcpcoretest.View(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,14 +55,14 @@ func TestWireIsCompactedForFraming(t *testing.T) {
 }
 
 func TestListPageByteBound(t *testing.T) {
-	b := testBinding(1, 5, testTemplate)
+	b := mcpcoretest.Binding(1, 5, mcpcoretest.Template)
 	many := &b.Endpoints[1]
 	pad := strings.Repeat("x", 400<<10)
 	for i := range many.Tools {
 		many.Tools[i].Wire = jsontext.Value(fmt.Sprintf(`{"name":%q,"description":%q,"inputSchema":{"type":"object"}}`, many.Tools[i].Name, pad))
 	}
 	s := newTestSession(Config{Endpoint: "many", Active: func() (uint64, error) { return 1, nil },
-		Load: bindingsFor("many", func(uint64) (*policy.Binding, error) { return b, nil })})
+		Load: mcpcoretest.BindingsFor("many", func(uint64) (*policy.Binding, error) { return b, nil })})
 	var sizes []int
 	var cursor jsontext.Value
 	for {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -19,7 +20,7 @@ import (
 // realistic wire object (~600 bytes: title, description, schemas,
 // annotations).
 func bench10k() *policy.Binding {
-	b := testBinding(1, 10000, testTemplate)
+	b := mcpcoretest.Binding(1, 10000, mcpcoretest.Template)
 	many := &b.Endpoints[1]
 	for i := range many.Tools {
 		t := &many.Tools[i]
@@ -40,7 +41,7 @@ func BenchmarkList10k(b *testing.B) {
 	active.Store(1)
 	s := newServer(Config{Config: mcpcore.Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 		Active: func() (uint64, error) { return active.Load(), nil },
-		Load:   bindings(func(uint64) (*policy.Binding, error) { return bind, nil })}})
+		Load:   mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return bind, nil })}})
 	s.out = newOutQueue(io.Discard, time.Second, func(err error) { b.Fatal(err) })
 	s.start(context.Background())
 	s.handleLine(listLine) // warm the revision cache
@@ -65,7 +66,7 @@ func BenchmarkListRoundTrip10k(b *testing.B) {
 	go func() {
 		done <- Serve(context.Background(), cr, sw, Config{Config: mcpcore.Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 			Active:  func() (uint64, error) { return active.Load(), nil },
-			Load:    bindings(func(uint64) (*policy.Binding, error) { return bind, nil }),
+			Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return bind, nil }),
 			Invoker: &fakeInvoker{}}})
 	}()
 	rd := bufio.NewReaderSize(sr, 1<<20)

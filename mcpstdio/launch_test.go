@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -99,13 +100,13 @@ func (l *logLines) count(s string) int {
 // the log says what to do.
 func TestRefusalLoggedOncePerRevision(t *testing.T) {
 	log := &logLines{}
-	b1 := testBinding(1, 0, testTemplate)
-	b2 := testBinding(2, 0, testTemplate)
+	b1 := mcpcoretest.Binding(1, 0, mcpcoretest.Template)
+	b2 := mcpcoretest.Binding(2, 0, mcpcoretest.Template)
 	b2.Endpoints[0].Namespace = "elsewhere"
-	setProfile(b2, nil)
+	mcpcoretest.SetProfile(b2, nil)
 	out, _, _ := session(t, func(c *Config) {
 		c.Logf = log.logf
-		c.Load = bindings(func(n uint64) (*policy.Binding, error) {
+		c.Load = mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) {
 			if n == 1 {
 				return b1, nil
 			}
@@ -128,11 +129,11 @@ func TestRefusalLoggedOncePerRevision(t *testing.T) {
 // The caller of a call comes from the launch binding: stdio, the launch
 // endpoint and its subject.
 func TestCallerFromLaunchBinding(t *testing.T) {
-	b := testBinding(1, 0, testTemplate)
+	b := mcpcoretest.Binding(1, 0, mcpcoretest.Template)
 	b.Endpoints[0].Subject = "ci-bot"
-	setProfile(b, nil)
+	mcpcoretest.SetProfile(b, nil)
 	_, _, inv := session(t, func(c *Config) {
-		c.Load = bindings(func(uint64) (*policy.Binding, error) { return b, nil })
+		c.Load = mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil })
 	}, func(h *harness) {
 		h.send(t, callLine(1, "ok__r1", `{"subject":"root"}`), strings.Replace(callLine(2, "ok__r1", ""), `"name"`, `"subject":"root","name"`, 1))
 	})
@@ -151,8 +152,8 @@ func TestListBoundedAt30s(t *testing.T) {
 	var early, onTime bool
 	out, _, _ := session(t, func(c *Config) {
 		unblock = make(chan struct{})
-		b := testBinding(1, 0, testTemplate)
-		c.Load = bindings(func(uint64) (*policy.Binding, error) {
+		b := mcpcoretest.Binding(1, 0, mcpcoretest.Template)
+		c.Load = mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) {
 			<-unblock
 			return b, nil
 		})

@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -61,11 +62,11 @@ func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
 	h.active = new(atomic.Uint64)
 	h.active.Store(1)
 	h.cr, h.cw = io.Pipe()
-	b := testBinding(1, 3, testTemplate)
+	b := mcpcoretest.Binding(1, 3, mcpcoretest.Template)
 	cfg := Config{Config: mcpcore.Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return h.active.Load(), nil },
-		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
+		Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
 		Invoker: h.invoker, Logf: t.Logf, NewID: counterIDs(),
 	}}
 	if edit != nil {
@@ -187,10 +188,10 @@ func TestDiagnosticsNeverReachTheWire(t *testing.T) {
 }
 
 func TestPublishDuringCallChangesNothing(t *testing.T) {
-	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, testTemplate)
+	b1, b2 := mcpcoretest.Binding(1, 0, mcpcoretest.Template), mcpcoretest.Binding(2, 0, mcpcoretest.Template)
 	b2.Commands[9].Declaration.Summary = "changed in r2"
 	out, _, inv := session(t, func(c *Config) {
-		c.Load = bindings(func(n uint64) (*policy.Binding, error) {
+		c.Load = mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) {
 			if n == 1 {
 				return b1, nil
 			}
@@ -222,10 +223,10 @@ func TestStoreErrors(t *testing.T) {
 			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
 		{"nothing published", func() (uint64, error) { return 0, kernel.Errorf(kernel.CodeNotFound, "no revision") }, nil,
 			`"result":{"tools":[],`},
-		{"load fails", nil, bindings(func(uint64) (*policy.Binding, error) { return nil, errors.New("corrupt") }),
+		{"load fails", nil, mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return nil, errors.New("corrupt") }),
 			`"error":{"code":-32603,"message":"the active revision is unavailable"}`},
 		{"broken wire", nil, func(uint64) (*policy.ServeView, error) {
-			v := view(t, testBinding(1, 0, testTemplate))
+			v := mcpcoretest.View(t, mcpcoretest.Binding(1, 0, mcpcoretest.Template))
 			v.Projection.Tools[0].Wire = jsontext.Value(`{"name":`)
 			return v, nil
 		}, `"error":{"code":-32603,"message":"the active revision is unavailable"}`},
@@ -250,11 +251,11 @@ func TestStoreErrors(t *testing.T) {
 }
 
 func TestTemplateIsFixedAtLaunch(t *testing.T) {
-	other := testTemplate
+	other := mcpcoretest.Template
 	other.TimeoutMs, other.DiagnosticsBytes = 5000, 128
-	b1, b2 := testBinding(1, 0, testTemplate), testBinding(2, 0, other)
+	b1, b2 := mcpcoretest.Binding(1, 0, mcpcoretest.Template), mcpcoretest.Binding(2, 0, other)
 	_, _, inv := session(t, func(c *Config) {
-		c.Load = bindings(func(n uint64) (*policy.Binding, error) {
+		c.Load = mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) {
 			if n == 1 {
 				return b1, nil
 			}
@@ -280,12 +281,12 @@ func TestTemplateIsFixedAtLaunch(t *testing.T) {
 // With a launch binding read at start, even the first call after a publish
 // runs under the template the server started with.
 func TestLaunchTemplateFromStart(t *testing.T) {
-	other := testTemplate
+	other := mcpcoretest.Template
 	other.TimeoutMs = 5000
-	b2 := testBinding(2, 0, other)
+	b2 := mcpcoretest.Binding(2, 0, other)
 	_, _, inv := session(t, func(c *Config) {
-		c.Launch = &policy.Launch{Endpoint: "local", Namespace: "test-ns", Subject: "owner", Template: testTemplate, Transports: []string{"stdio"}}
-		c.Load = bindings(func(n uint64) (*policy.Binding, error) { return b2, nil })
+		c.Launch = &policy.Launch{Endpoint: "local", Namespace: "test-ns", Subject: "owner", Template: mcpcoretest.Template, Transports: []string{"stdio"}}
+		c.Load = mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) { return b2, nil })
 	}, func(h *harness) {
 		h.send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))
 	})

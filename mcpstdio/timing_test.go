@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -265,11 +266,11 @@ func TestTimeoutsRealTime(t *testing.T) {
 }
 
 func testConfig(t *testing.T) Config {
-	b := testBinding(1, 3, testTemplate)
+	b := mcpcoretest.Binding(1, 3, mcpcoretest.Template)
 	return Config{Config: mcpcore.Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return 1, nil },
-		Load:    bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
+		Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
 		Invoker: &fakeInvoker{}, Logf: t.Logf,
 	}}
 }

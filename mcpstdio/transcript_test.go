@@ -22,6 +22,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -169,21 +170,21 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	h.cr, h.cw = io.Pipe()
 	revs := map[uint64]*policy.Binding{}
 	for rev := uint64(1); rev <= 3; rev++ {
-		revs[rev] = testBinding(rev, fillers, testTemplate)
+		revs[rev] = mcpcoretest.Binding(rev, fillers, mcpcoretest.Template)
 	}
 	// A publish that changes another endpoint only (or, in stable naming
 	// mode, renames nothing): "local" lists exactly what it did in r3.
-	revs[4] = testBinding(3, fillers, testTemplate)
+	revs[4] = mcpcoretest.Binding(3, fillers, mcpcoretest.Template)
 	revs[4].Revision = "r4"
 	revs[4].Endpoints[2].Tools = nil
 	for rev, edit := range map[uint64]func(b *policy.Binding){
-		5: func(b *policy.Binding) { b.Endpoints[0].Namespace = "test-ns2"; setProfile(b, nil) },
-		6: func(b *policy.Binding) { b.Endpoints[0].Subject = "ci-bot"; setProfile(b, nil) },
-		7: func(b *policy.Binding) { setProfile(b, map[string][]string{"local": {"http"}}) },
-		8: func(b *policy.Binding) { b.Endpoints = b.Endpoints[1:]; setProfile(b, nil) },
+		5: func(b *policy.Binding) { b.Endpoints[0].Namespace = "test-ns2"; mcpcoretest.SetProfile(b, nil) },
+		6: func(b *policy.Binding) { b.Endpoints[0].Subject = "ci-bot"; mcpcoretest.SetProfile(b, nil) },
+		7: func(b *policy.Binding) { mcpcoretest.SetProfile(b, map[string][]string{"local": {"http"}}) },
+		8: func(b *policy.Binding) { b.Endpoints = b.Endpoints[1:]; mcpcoretest.SetProfile(b, nil) },
 		9: func(b *policy.Binding) {},
 	} {
-		revs[rev] = testBinding(rev, fillers, testTemplate)
+		revs[rev] = mcpcoretest.Binding(rev, fillers, mcpcoretest.Template)
 		edit(revs[rev])
 	}
 	if tasks != "" {
@@ -197,7 +198,7 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	cfg := Config{Config: mcpcore.Config{
 		Endpoint: endpoint, ServerName: "rukh", ServerVersion: "test",
 		Active: func() (uint64, error) { return h.active.Load(), nil },
-		Load: bindingsFor(endpoint, func(n uint64) (*policy.Binding, error) {
+		Load: mcpcoretest.BindingsFor(endpoint, func(n uint64) (*policy.Binding, error) {
 			h.loads.Add(1)
 			if b, ok := revs[n]; ok {
 				return b, nil

@@ -1,4 +1,9 @@
-package mcpcore
+// Package mcpcoretest is a test catalogue for the packages that serve the
+// MCP core (mcpcore and its transports), as net/http/httptest is for
+// net/http: a hand-built binding of behaviour tools ("test.<slug>": echo,
+// hang, progress, …) and fillers, and the serve views the core reads. Test
+// code only; it imports no transport.
+package mcpcoretest
 
 import (
 	"fmt"
@@ -45,11 +50,12 @@ var fixtureTools = []fixtureTool{
 	{slug: "wide", endpoints: []string{"other"}}, // published, but not to "local"
 }
 
-func toolName(slug string, rev uint64) string { return fmt.Sprintf("%s__r%d", slug, rev) }
+// ToolName is the name of the tool of command test.<slug> in revision rev.
+func ToolName(slug string, rev uint64) string { return fmt.Sprintf("%s__r%d", slug, rev) }
 
-// testBinding builds revision rev: endpoint "local" with the behaviour
+// Binding builds revision rev: endpoint "local" with the behaviour
 // tools, "many" with fillers fillers (f00…), "other" with "wide".
-func testBinding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding {
+func Binding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding {
 	b := &policy.Binding{
 		Revision: fmt.Sprintf("r%d", rev),
 		Releases: []policy.BoundRelease{{Name: "test.pkg", Version: "1.0.0", Digest: "h1:test", Dir: "/releases/test.pkg@1.0.0"}},
@@ -75,7 +81,7 @@ func testBinding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding 
 		if schema == "" {
 			schema = noArgs
 		}
-		name := toolName(ft.slug, rev)
+		name := ToolName(ft.slug, rev)
 		wire := fmt.Sprintf(`{"name":%q,"title":%q,"inputSchema":%s}`, name, ft.slug, schema)
 		t := policy.Tool{Name: name, Command: "test." + ft.slug, Release: "test.pkg@1.0.0", Wire: jsontext.Value(wire)}
 		if ft.endpoints == nil {
@@ -87,19 +93,19 @@ func testBinding(rev uint64, fillers int, tmpl policy.Template) *policy.Binding 
 	for i := range fillers {
 		slug := fmt.Sprintf("f%04d", i)
 		addCommand(slug, nil, "")
-		name := toolName(slug, rev)
+		name := ToolName(slug, rev)
 		many.Tools = append(many.Tools, policy.Tool{Name: name, Command: "test." + slug, Release: "test.pkg@1.0.0",
 			Wire: jsontext.Value(fmt.Sprintf(`{"name":%q,"inputSchema":%s}`, name, noArgs))})
 	}
 	b.Endpoints = []policy.Projection{local, many, other}
-	setProfile(b, nil)
+	SetProfile(b, nil)
 	return b
 }
 
-// setProfile writes b's profile from its projections: what serve-mcp
+// SetProfile writes b's profile from its projections: what serve-mcp
 // checks the launch binding against. transports overrides an endpoint's
 // (default stdio).
-func setProfile(b *policy.Binding, transports map[string][]string) {
+func SetProfile(b *policy.Binding, transports map[string][]string) {
 	eps := map[string]any{}
 	for _, p := range b.Endpoints {
 		ep := map[string]any{"namespace": p.Namespace, "subject": p.Subject}
@@ -115,15 +121,17 @@ func setProfile(b *policy.Binding, transports map[string][]string) {
 	b.Profile = data
 }
 
-var testTemplate = policy.Template{TimeoutMs: 1000, MaxConcurrent: 2, MaxHeld: 3, DiagnosticsBytes: 64, ResultBytes: 128 << 10}
+// Template is the limits the tests serve with.
+var Template = policy.Template{TimeoutMs: 1000, MaxConcurrent: 2, MaxHeld: 3, DiagnosticsBytes: 64, ResultBytes: 128 << 10}
 
-// bindings adapts a loader of whole bindings to the serve view serve-mcp
+// Bindings adapts a loader of whole bindings to the serve view serve-mcp
 // reads, through the same encoding the store keeps.
-func bindings(load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
-	return bindingsFor("local", load)
+func Bindings(load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
+	return BindingsFor("local", load)
 }
 
-func bindingsFor(endpoint string, load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
+// BindingsFor is Bindings for another endpoint.
+func BindingsFor(endpoint string, load func(uint64) (*policy.Binding, error)) func(uint64) (*policy.ServeView, error) {
 	return func(n uint64) (*policy.ServeView, error) {
 		b, err := load(n)
 		if err != nil || b == nil {
@@ -133,7 +141,8 @@ func bindingsFor(endpoint string, load func(uint64) (*policy.Binding, error)) fu
 	}
 }
 
-func view(t testing.TB, b *policy.Binding) *policy.ServeView {
+// View is b's serve view of endpoint "local".
+func View(t testing.TB, b *policy.Binding) *policy.ServeView {
 	t.Helper()
 	v, err := b.ServeView("local")
 	if err != nil {
