@@ -351,6 +351,20 @@ func rpc(url, token, method, name, params string) (int, string, error) {
 	return scalePost(rpcClient, url, token, method, name, params, tasksCaps)
 }
 
+// startBuildTask calls site_build (a minute long) as a task at url and
+// returns the task's id; its child writes its pid to marker.
+func startBuildTask(t *testing.T, url, token, marker string) string {
+	t.Helper()
+	st, out, err := rpc(url, token, "tools/call", "site_build", fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, marker))
+	var created struct {
+		Result struct{ TaskID, ResultType string } `json:"result"`
+	}
+	if err != nil || st != 200 || stdjson.Unmarshal([]byte(out), &created) != nil || created.Result.ResultType != "task" {
+		t.Fatalf("tools/call on %s: %d %v %s", url, st, err, out)
+	}
+	return created.Result.TaskID
+}
+
 // A task started through one replica is read and cancelled through
 // another: its child, run by the first, stops.
 func TestScaleOutTaskAcrossReplicas(t *testing.T) {
@@ -362,17 +376,10 @@ func TestScaleOutTaskAcrossReplicas(t *testing.T) {
 	web := func(i int) string { return c.bases[i] + "/mcp/v1/scale-web/web" }
 	marker := filepath.Join(c.dir, "build.pid")
 
-	st, out, err := rpc(web(0), token, "tools/call", "site_build", fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, marker))
-	var created struct {
-		Result struct{ TaskID, ResultType string } `json:"result"`
-	}
-	if err != nil || st != 200 || stdjson.Unmarshal([]byte(out), &created) != nil || created.Result.ResultType != "task" {
-		t.Fatalf("tools/call on replica 0: %d %v %s", st, err, out)
-	}
-	id := created.Result.TaskID
+	id := startBuildTask(t, web(0), token, marker)
 	pid := childPid(t, marker)
 
-	st, out, _ = rpc(web(1), token, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id))
+	st, out, _ := rpc(web(1), token, "tasks/get", id, fmt.Sprintf(`"taskId":%q`, id))
 	if st != 200 || !strings.Contains(out, `"status":"working"`) {
 		t.Fatalf("tasks/get on replica 1: %d %s", st, out)
 	}
@@ -514,14 +521,7 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 	// and a task of the same replica's
 	web := func(i int) string { return c.bases[i] + "/mcp/v1/scale-web/web" }
 	taskMarker := filepath.Join(c.dir, "task.pid")
-	st, out, err := rpc(web(0), token, "tools/call", "site_build", fmt.Sprintf(`"name":"site_build","arguments":{"tenths":600,"marker":%q}`, taskMarker))
-	var created struct {
-		Result struct{ TaskID, ResultType string } `json:"result"`
-	}
-	if err != nil || st != 200 || stdjson.Unmarshal([]byte(out), &created) != nil || created.Result.ResultType != "task" {
-		t.Fatalf("tools/call on replica 0: %d %v %s", st, err, out)
-	}
-	id := created.Result.TaskID
+	id := startBuildTask(t, web(0), token, taskMarker)
 	taskPid := childPid(t, taskMarker)
 	killed := time.Now()
 	c.procs[0].Process.Kill()
@@ -546,7 +546,7 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 	// other replica then records its task cancelled, saying why, instead of
 	// leaving it working forever.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		st, out, _ = rpc(web(1), token, "tasks/cancel", id, fmt.Sprintf(`"taskId":%q`, id))
+		st, out, _ := rpc(web(1), token, "tasks/cancel", id, fmt.Sprintf(`"taskId":%q`, id))
 		if st != 200 || strings.Contains(out, `"error"`) {
 			t.Fatalf("tasks/cancel on replica 1, %v after the kill: %d %s", time.Since(killed).Round(time.Second), st, out)
 		}
