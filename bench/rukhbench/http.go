@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -188,9 +187,8 @@ func (h *home) startHTTP() (*httpServer, error) {
 	}
 }
 
-// post sends one modern request line and returns the JSON response body
-// and the time from just before the request to the end of the body.
-func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, error) {
+// request is one modern request line as the bench's clients post it.
+func (s *httpServer) request(method, tool, line string) *http.Request {
 	r, _ := http.NewRequest("POST", s.url, strings.NewReader(strings.TrimSuffix(line, "\n")))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -200,11 +198,23 @@ func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, err
 		r.Header.Set("Mcp-Name", tool)
 	}
 	r.Header.Set("Authorization", "Bearer "+s.token)
+	return r
+}
+
+// post sends one modern request line and returns the JSON response body
+// and the time from just before the request to the end of the body.
+func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, error) {
+	r := s.request(method, tool, line)
 	t := time.Now()
 	res, err := s.client.Do(r)
 	if err != nil {
 		return nil, 0, err
 	}
+	return s.body(res, t)
+}
+
+// body reads a response that must be a 200, and the time since t.
+func (s *httpServer) body(res *http.Response, t time.Time) ([]byte, time.Duration, error) {
 	body, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	d := time.Since(t)
@@ -219,13 +229,15 @@ func (s *httpServer) post(method, tool, line string) ([]byte, time.Duration, err
 
 // wireClient is the HTTP twin of the stdio rows' client, which writes a
 // line to a pipe and reads one back: one keep-alive connection, each
-// request written whole, each response read with net/http's own parser,
-// no connection pool or goroutines in between. The call ratio compares
-// like with like: what serve-http adds to a call over what serve-mcp adds.
+// request written whole by net/http's request writer and each response
+// read by its parser, with no connection pool or goroutines in between.
+// The call ratio compares like with like: what serve-http adds to a call
+// over what serve-mcp adds.
 type wireClient struct {
-	conn              net.Conn
-	br                *bufio.Reader
-	host, path, token string
+	s    *httpServer
+	conn net.Conn
+	bw   *bufio.Writer
+	br   *bufio.Reader
 }
 
 func (s *httpServer) dialWire() (*wireClient, error) {
@@ -237,39 +249,24 @@ func (s *httpServer) dialWire() (*wireClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wireClient{conn: conn, br: bufio.NewReader(conn), host: u.Host, path: u.Path, token: s.token}, nil
+	return &wireClient{s: s, conn: conn, bw: bufio.NewWriter(conn), br: bufio.NewReader(conn)}, nil
 }
 
-// post sends one modern request with the headers post sends and returns
-// the response body and the time from the write to the end of the body.
+// post is httpServer.post over the one connection.
 func (w *wireClient) post(method, tool, line string) ([]byte, time.Duration, error) {
-	body := strings.TrimSuffix(line, "\n")
-	var b strings.Builder
-	b.WriteString("POST " + w.path + " HTTP/1.1\r\nHost: " + w.host +
-		"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Method: " + method +
-		"\r\nMCP-Protocol-Version: 2026-07-28\r\n")
-	if tool != "" {
-		b.WriteString("Mcp-Name: " + tool + "\r\n")
-	}
-	b.WriteString("Authorization: Bearer " + w.token + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	r := w.s.request(method, tool, line)
 	t := time.Now()
-	if _, err := io.WriteString(w.conn, b.String()); err != nil {
+	if err := r.Write(w.bw); err != nil {
 		return nil, 0, err
 	}
-	res, err := http.ReadResponse(w.br, nil)
+	if err := w.bw.Flush(); err != nil {
+		return nil, 0, err
+	}
+	res, err := http.ReadResponse(w.br, r)
 	if err != nil {
 		return nil, 0, err
 	}
-	data, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	d := time.Since(t)
-	if err != nil {
-		return nil, 0, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return nil, 0, fmt.Errorf("HTTP %d: %.300s", res.StatusCode, data)
-	}
-	return data, d, nil
+	return w.s.body(res, t)
 }
 
 func (w *wireClient) close() { w.conn.Close() }
