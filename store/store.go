@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,8 @@ type Store struct {
 	be    backend
 	reads counter
 	safe  atomic.Bool // the home passed checkHome once
+	// revGens maps revision numbers to their index generations (openIndex).
+	revGens sync.Map
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
