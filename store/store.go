@@ -74,6 +74,9 @@ type Store struct {
 	safe  atomic.Bool // the home passed checkHome once
 	// revGens maps revision numbers to their index generations (openIndex).
 	revGens sync.Map
+	// snapshot: views read the file with pread (snapshot.go).
+	snapshot  atomic.Bool
+	snapPages snapPages
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
