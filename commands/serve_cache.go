@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"sync"
 	"time"
 
@@ -356,10 +355,15 @@ func (c *cachedCatalog) readPage(i int) ([]cachedTool, error) {
 // pageOf reads page i from ix and keeps it within the bounds.
 func (c *cachedCatalog) pageOf(ix *store.Index, i int) ([]cachedTool, error) {
 	r := c.rev
-	var page []cachedTool
+	page := make([]cachedTool, 0, store.PageTools)
 	var size int
+	var buf []byte // the page's bodies, one allocation as it fills
 	err := ix.Page(r.ep.Name, i, func(name string, body []byte) error {
-		page = append(page, cachedTool{name: name, body: bytes.Clone(body)})
+		if cap(buf)-len(buf) < len(body) {
+			buf = make([]byte, 0, max(len(body)*store.PageTools, 2*cap(buf)))
+		}
+		buf = append(buf, body...)
+		page = append(page, cachedTool{name: name, body: buf[len(buf)-len(body) : len(buf) : len(buf)]})
 		size += len(name) + len(body)
 		return nil
 	})

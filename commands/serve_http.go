@@ -44,6 +44,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			}
 			log := newVerbLog(a.stderr, "serve-http")
 			defer log.close()
+			a.store.SnapshotReads() // many small reads: pread, no file lock or mapping
 			ln, err := net.Listen("tcp", c.String("listen"))
 			if err != nil {
 				return &kernel.Error{Code: kernel.CodeUnavailable, Message: fmt.Sprintf("cannot listen on %s: %v", c.String("listen"), err),

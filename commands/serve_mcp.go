@@ -45,6 +45,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 			log := newStderrLog(a.stderr)
 			defer log.close()
 			endpoint := c.String("endpoint")
+			a.store.SnapshotReads() // many small reads: pread, no file lock or mapping
 			cache := &serveCache{a: a, endpoint: endpoint}
 			launch, err := cache.prime()
 			if err != nil {

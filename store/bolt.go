@@ -76,6 +76,11 @@ func (b boltFile) open(write bool) (*bolt.DB, func(), error) {
 // creating anything, when the store file does not exist yet.
 func (b boltFile) view(fn func(tx txn) error) (bool, error) {
 	s := b.s
+	if s.snapshot.Load() && s.checkHome() == nil {
+		if ok, err := b.snapshotView(fn); ok {
+			return true, err
+		}
+	}
 	db, done, err := b.open(false)
 	if err != nil || db == nil {
 		return false, err

@@ -2,7 +2,10 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -35,28 +38,45 @@ func notIndexed(n uint64) error {
 }
 
 func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
+	gens, object := tx.Bucket(bucketGens), tx.Bucket(bucketObjects)
+	// A revision's generation never changes once it has one, so a handle
+	// that read it once skips the record. Prune marks a removed revision's
+	// generation pending in the transaction that removes the record, then
+	// deletes its header: either way the long way reports it missing.
+	if v, ok := s.revGens.Load(n); ok && gens != nil && object != nil && !pendingGen(tx, v.([]byte)) {
+		gen := v.([]byte)
+		ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: gens, object: object}
+		if h, ok := decodeHeader(ix.get(gens, genKey(gen, tagHeader))); ok {
+			ix.hdr = h
+			return ix, nil
+		}
+	}
 	s.reads.n.Add(1)
 	raw := tx.Bucket(bucketRevisions).Get(itob(n))
 	if raw == nil {
 		return nil, revisionNotFound(n)
 	}
-	// Only the fields reading needs: the record's releases list (one name
-	// per release) would cost every request its decoding.
-	var rec struct {
-		ID    string `json:"id"`
-		Index string `json:"index"`
+	id, index, err := revisionIndexOf(raw)
+	if err != nil {
+		// Not the shape this code writes: the full decoder says why.
+		var rec struct {
+			ID    string `json:"id"`
+			Index string `json:"index"`
+		}
+		if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
+			return nil, err
+		}
+		id, index = rec.ID, rec.Index
 	}
-	if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
-		return nil, err
-	}
-	if rec.Index == "" {
+	if index == "" {
 		return nil, notIndexed(n)
 	}
-	gen, err := parseGen(rec.Index)
+	gen, err := parseGen(index)
 	if err != nil {
-		return nil, s.internal("revision "+rec.ID, err)
+		return nil, s.internal("revision "+id, err)
 	}
-	ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: tx.Bucket(bucketGens), object: tx.Bucket(bucketObjects)}
+	s.revGens.Store(n, gen)
+	ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: gens, object: object}
 	if ix.gens == nil || ix.object == nil {
 		return nil, ix.broken("index")
 	}
@@ -66,6 +86,47 @@ func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	}
 	ix.hdr = h
 	return ix, nil
+}
+
+func pendingGen(tx txn, gen []byte) bool {
+	p := tx.Bucket(bucketPending)
+	return p == nil || p.Get(gen) != nil
+}
+
+// revisionIndexOf reads the id and index members of a revision record and
+// skips the rest: the record lists every bound release, and decoding all of
+// it would cost each request time that grows with the catalogue.
+func revisionIndexOf(raw []byte) (id, index string, err error) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", "", errors.New("not an object")
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		switch member := name.String(); member {
+		case "id", "index":
+			v, err := d.ReadToken()
+			if err != nil || v.Kind() != '"' {
+				return "", "", errors.New("not a string")
+			}
+			if member == "id" {
+				id = v.String()
+			} else {
+				index = v.String()
+			}
+		default:
+			if err := d.SkipValue(); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
+		return "", "", errors.New("not an object")
+	}
+	return id, index, nil
 }
 
 // ViewRevision calls fn with revision n's index. A revision in the schema-1

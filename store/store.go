@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +73,11 @@ type Store struct {
 	reads  counter
 	stamps stampState
 	safe   atomic.Bool // the home passed checkHome once
+	// revGens maps revision numbers to their index generations (openIndex).
+	revGens sync.Map
+	// snapshot: views read the file with pread (snapshot.go).
+	snapshot  atomic.Bool
+	snapPages snapPages
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
