@@ -2,7 +2,6 @@ package commands
 
 import (
 	"sync"
-	"time"
 
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
@@ -67,17 +66,14 @@ type pageLoad struct {
 	err  error
 }
 
-// One store open reads at most batchPages queued pages, and for at most
-// batchTime, before it closes (letting a waiting writer in). Every 4 KiB of
-// the file a read touches maps its neighbours too (the kernel's fault-around),
-// so a page and its 32 bodies keep about 4 MiB resident while the open
-// lasts: at 10,000 tools and 16 agents walking every page, one page per open
-// peaks at 31 MiB, four at 38 MiB, sixteen at 47 MiB (and walks twice as
-// fast). Memory is the bound that matters here.
-const (
-	batchPages = 1
-	batchTime  = 20 * time.Millisecond
-)
+// One store read reads at most batchPages queued pages before it ends
+// (letting a waiting writer in). Through a mapping of the file, every 4 KiB
+// a read touches maps its neighbours too (the kernel's fault-around), so a
+// page and its 32 bodies keep about 4 MiB resident while the read lasts: at
+// 10,000 tools and 16 agents walking every page, one page per read peaked
+// at 31 MiB, four at 38 MiB, sixteen at 47 MiB. Memory is the bound that
+// matters here.
+const batchPages = 1
 
 // storeReads bounds the store opens of this process's requests at once.
 // Each open maps the store file anew, and the pages a request touches count
@@ -290,53 +286,43 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	return nil
 }
 
-// readPages reads the queued pages until none is left, in as few store
-// opens as the batch bounds allow.
+// readPages reads the queued pages until none is left, batchPages to a
+// store read. A store read may run its view twice (a snapshot read that a
+// commit raced is read again through bbolt), so what a view read is handed
+// to the waiting requests and kept only once the read has returned.
 func (c *cachedCatalog) readPages() {
 	r := c.rev
 	for {
-		more := false
-		err := c.read(func(ix *store.Index) error {
-			start := time.Now()
-			for n := 0; ; n++ {
-				r.mu.Lock()
-				if len(r.queue) == 0 {
-					r.reading = false
-					r.mu.Unlock()
-					return nil
-				}
-				if n == batchPages || time.Since(start) > batchTime {
-					more = true
-					r.mu.Unlock()
-					return nil
-				}
-				load := r.queue[0]
-				r.queue = r.queue[1:]
-				r.mu.Unlock()
-				load.page, load.err = c.pageOf(ix, load.i)
-				r.mu.Lock()
-				delete(r.loading, load.i)
-				r.mu.Unlock()
-				close(load.done)
-			}
-		})
-		if err != nil {
-			// The open failed: every page still queued fails with it.
-			r.mu.Lock()
-			q := r.queue
-			r.queue, r.reading = nil, false
-			for _, load := range q {
-				delete(r.loading, load.i)
-			}
+		r.mu.Lock()
+		n := min(batchPages, len(r.queue))
+		if n == 0 {
+			r.reading = false
 			r.mu.Unlock()
-			for _, load := range q {
-				load.err = err
-				close(load.done)
-			}
 			return
 		}
-		if !more {
-			return
+		batch := append([]*pageLoad(nil), r.queue[:n]...)
+		r.queue = r.queue[n:]
+		r.mu.Unlock()
+		pages := make([][]cachedTool, len(batch))
+		errs := make([]error, len(batch))
+		err := c.read(func(ix *store.Index) error {
+			for j, load := range batch {
+				pages[j], errs[j] = c.pageOf(ix, load.i)
+			}
+			return nil
+		})
+		for j, load := range batch {
+			load.page, load.err = pages[j], errs[j]
+			if err != nil {
+				load.page, load.err = nil, err
+			}
+			if load.err == nil {
+				c.keepPage(load.i, load.page)
+			}
+			r.mu.Lock()
+			delete(r.loading, load.i)
+			r.mu.Unlock()
+			close(load.done)
 		}
 	}
 }
@@ -349,34 +335,44 @@ func (c *cachedCatalog) readPage(i int) ([]cachedTool, error) {
 		page, err = c.pageOf(ix, i)
 		return err
 	})
-	return page, err
+	if err != nil {
+		return nil, err
+	}
+	c.keepPage(i, page)
+	return page, nil
 }
 
-// pageOf reads page i from ix and keeps it within the bounds.
+// pageOf reads page i from ix.
 func (c *cachedCatalog) pageOf(ix *store.Index, i int) ([]cachedTool, error) {
-	r := c.rev
 	page := make([]cachedTool, 0, store.PageTools)
-	var size int
 	var buf []byte // the page's bodies, one allocation as it fills
-	err := ix.Page(r.ep.Name, i, func(name string, body []byte) error {
+	err := ix.Page(c.rev.ep.Name, i, func(name string, body []byte) error {
 		if cap(buf)-len(buf) < len(body) {
 			buf = make([]byte, 0, max(len(body)*store.PageTools, 2*cap(buf)))
 		}
 		buf = append(buf, body...)
 		page = append(page, cachedTool{name: name, body: buf[len(buf)-len(body) : len(buf) : len(buf)]})
-		size += len(name) + len(body)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return page, nil
+}
+
+// keepPage keeps page i when the bounds allow.
+func (c *cachedCatalog) keepPage(i int, page []cachedTool) {
+	size := 0
+	for _, t := range page {
+		size += len(t.name) + len(t.body)
+	}
+	r := c.rev
 	r.mu.Lock()
 	if _, again := r.pages[i]; !again && r.pageBytes+size <= cachePageBytes {
 		r.pages[i] = page
 		r.pageBytes += size
 	}
 	r.mu.Unlock()
-	return page, nil
 }
 
 func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
