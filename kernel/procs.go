@@ -264,10 +264,11 @@ func onlyLeaders(self int, ended *tracked) bool {
 	if tid == 0 {
 		return false
 	}
+	var buf [512]byte
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
 	for _, task := range [2]int{self, tid} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(task) + "/children")
+		b, err := readProcFile(buf[:0], "/proc/"+strconv.Itoa(self)+"/task/"+strconv.Itoa(task)+"/children")
 		if err != nil {
 			return false // no children files in this kernel: scan
 		}
@@ -279,6 +280,32 @@ func onlyLeaders(self int, ended *tracked) bool {
 		}
 	}
 	return true
+}
+
+// readProcFile reads a small /proc file into dst with plain system calls:
+// open, reads, close (os.ReadFile adds a stat and a try at the poller).
+func readProcFile(dst []byte, path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := unix.Read(fd, dst[len(dst):cap(dst)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return dst, nil
+		}
+		dst = dst[:len(dst)+n]
+	}
 }
 
 // unclaimed is the part of self's subtree no running invocation but ended
