@@ -225,7 +225,8 @@ type session struct {
 	conn        *os.File       // the parent end of the channel
 	parentSide  closers        // conn, pipe read ends, the stdin write end
 	readEnds    []*os.File     // stdout/stderr pipes being drained
-	copies      sync.WaitGroup // the stdout/stderr drains
+	copies      chan struct{} // a value from each stdout/stderr drain as it ends
+	nCopies     int
 	out         chan []byte    // to the writer, started by send only when needed
 	writerDone  chan struct{}
 	writeFailed bool
@@ -281,7 +282,7 @@ func (s *session) start() (reason string) {
 	defer func() {
 		if reason != "" {
 			s.parentSide.close()
-			s.copies.Wait()
+			s.waitCopies(nil)
 		}
 	}()
 
@@ -334,10 +335,13 @@ func (s *session) start() (reason string) {
 		s.parentSide.add(pr)
 		childSide.add(pw)
 		s.readEnds = append(s.readEnds, pr)
-		s.copies.Add(1)
+		if s.copies == nil {
+			s.copies = make(chan struct{}, 2)
+		}
+		s.nCopies++
 		go func() {
-			defer s.copies.Done()
 			drainTo(w, pr)
+			s.copies <- struct{}{}
 		}()
 		return pw, nil
 	}
@@ -585,20 +589,14 @@ func (s *session) drainAll() {
 			s.readerEnd = true
 		}
 	}
-	copiesDone := make(chan struct{})
-	go func() { s.copies.Wait(); close(copiesDone) }()
-	if !expired {
-		select {
-		case <-copiesDone:
-		case <-drainC:
-			expired = true
-		}
+	if !expired && !s.waitCopies(drainC) {
+		expired = true
 	}
 	if expired {
 		for _, f := range s.readEnds {
 			f.Close()
 		}
-		<-copiesDone
+		s.waitCopies(nil)
 	}
 	if s.out != nil {
 		close(s.out)
@@ -607,6 +605,19 @@ func (s *session) drainAll() {
 	if s.writerDone != nil {
 		<-s.writerDone
 	}
+}
+
+// waitCopies waits for the stdout/stderr drains still running to end, or
+// for timeout (nil: no timeout); false when it timed out.
+func (s *session) waitCopies(timeout <-chan time.Time) bool {
+	for ; s.nCopies > 0; s.nCopies-- {
+		select {
+		case <-s.copies:
+		case <-timeout:
+			return false
+		}
+	}
+	return true
 }
 
 // decide applies the outcome rules of docs/extension-protocol.md.
