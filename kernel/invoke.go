@@ -222,12 +222,12 @@ type session struct {
 	// set by start
 	cmd         *exec.Cmd
 	proc        *tracked
-	conn        *os.File       // the parent end of the channel
-	parentSide  closers        // conn, pipe read ends, the stdin write end
-	readEnds    []*os.File     // stdout/stderr pipes being drained
+	conn        *os.File      // the parent end of the channel
+	parentSide  closers       // conn, pipe read ends, the stdin write end
+	readEnds    []*os.File    // stdout/stderr pipes being drained
 	copies      chan struct{} // a value from each stdout/stderr drain as it ends
 	nCopies     int
-	out         chan []byte    // to the writer, started by send only when needed
+	out         chan []byte // to the writer, started by send only when needed
 	writerDone  chan struct{}
 	writeFailed bool
 	events      chan channelEvent // from the reader
