@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -103,7 +104,7 @@ func writeReadOnly(path string, data []byte) error {
 // one small file and lstats each entry; it reads no directory and hashes
 // nothing.
 func CheckFingerprint(dir, digest string) error {
-	data, err := os.ReadFile(FingerprintPath(dir))
+	data, err := readFingerprint(FingerprintPath(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return errNoFingerprint
 	}
@@ -155,6 +156,50 @@ func CheckFingerprint(dir, digest string) error {
 		return &changed
 	}
 	return nil
+}
+
+// fingerprints keeps the fingerprint files a process read, by path, with
+// the stamp each had then: a server checks the same copies call after
+// call, and an lstat of the file replaces its open, read and close. A
+// fingerprint is only ever replaced by a rename (writeReadOnly), which
+// changes the stamp.
+var fingerprints struct {
+	mu sync.Mutex
+	m  map[string]cachedFingerprint
+}
+
+type cachedFingerprint struct {
+	st   fileStamp
+	data []byte
+}
+
+const maxCachedFingerprints = 256
+
+func readFingerprint(path string) ([]byte, error) {
+	var st fileStamp
+	if lstamp(path, &st) != nil {
+		return os.ReadFile(path) // says what is wrong
+	}
+	fingerprints.mu.Lock()
+	c, ok := fingerprints.m[path]
+	fingerprints.mu.Unlock()
+	if ok && c.st == st {
+		return c.data, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var now fileStamp
+	if lstamp(path, &now) == nil && now == st {
+		fingerprints.mu.Lock()
+		if fingerprints.m == nil || len(fingerprints.m) >= maxCachedFingerprints {
+			fingerprints.m = map[string]cachedFingerprint{}
+		}
+		fingerprints.m[path] = cachedFingerprint{st: st, data: data}
+		fingerprints.mu.Unlock()
+	}
+	return data, nil
 }
 
 // changedError names the entries that differ from the fingerprint: the

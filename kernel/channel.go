@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -49,7 +50,24 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	br, _ := channelReaders.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(r, 64<<10)
+	} else {
+		br.Reset(r)
+	}
+	return &lineReader{r: br, max: max}
+}
+
+// channelReaders keeps the 64 KiB read buffers of ended channels: a fresh
+// one per invocation was most of an invocation's garbage.
+var channelReaders sync.Pool
+
+// release returns the buffer for reuse; lr must not be used afterwards.
+func (lr *lineReader) release() {
+	lr.r.Reset(nil)
+	channelReaders.Put(lr.r)
+	lr.r = nil
 }
 
 // next returns the next line without its newline. A last line without a

@@ -222,11 +222,12 @@ type session struct {
 	// set by start
 	cmd         *exec.Cmd
 	proc        *tracked
-	conn        *os.File       // the parent end of the channel
-	parentSide  closers        // conn, pipe read ends, the stdin write end
-	readEnds    []*os.File     // stdout/stderr pipes being drained
-	copies      sync.WaitGroup // the stdout/stderr drains
-	out         chan []byte    // to the writer, started by send only when needed
+	conn        *os.File      // the parent end of the channel
+	parentSide  closers       // conn, pipe read ends, the stdin write end
+	readEnds    []*os.File    // stdout/stderr pipes being drained
+	copies      chan struct{} // a value from each stdout/stderr drain as it ends
+	nCopies     int
+	out         chan []byte // to the writer, started by send only when needed
 	writerDone  chan struct{}
 	writeFailed bool
 	events      chan channelEvent // from the reader
@@ -281,7 +282,7 @@ func (s *session) start() (reason string) {
 	defer func() {
 		if reason != "" {
 			s.parentSide.close()
-			s.copies.Wait()
+			s.waitCopies(nil)
 		}
 	}()
 
@@ -319,22 +320,28 @@ func (s *session) start() (reason string) {
 	// any other writer gets a pipe drained by a goroutine to EOF.
 	output := func(w io.Writer) (io.Writer, error) {
 		if w == nil {
+			if f := nullDevice(os.O_WRONLY); f != nil {
+				return f, nil
+			}
 			return nil, nil // exec connects the null device
 		}
 		if f, ok := w.(*os.File); ok {
 			return f, nil
 		}
-		pr, pw, err := os.Pipe()
+		pr, pw, err := drainPipe()
 		if err != nil {
 			return nil, err
 		}
 		s.parentSide.add(pr)
 		childSide.add(pw)
 		s.readEnds = append(s.readEnds, pr)
-		s.copies.Add(1)
+		if s.copies == nil {
+			s.copies = make(chan struct{}, 2)
+		}
+		s.nCopies++
 		go func() {
-			defer s.copies.Done()
 			drainTo(w, pr)
+			s.copies <- struct{}{}
 		}()
 		return pw, nil
 	}
@@ -347,7 +354,10 @@ func (s *session) start() (reason string) {
 	var stdinW *os.File
 	switch in := s.inv.Stdin.(type) {
 	case nil:
-		// exec connects the null device: a closed stdin.
+		// The null device: a closed stdin (nil: exec opens it itself).
+		if f := nullDevice(os.O_RDONLY); f != nil {
+			s.cmd.Stdin = f
+		}
 	case *os.File:
 		s.cmd.Stdin = in
 	default:
@@ -385,6 +395,50 @@ func (s *session) start() (reason string) {
 		s.readChannel(s.conn, s.events, s.quit)
 	}()
 	return ""
+}
+
+// drainPipe makes a pipe for a child's output stream: the read end is
+// pollable (closing it unblocks its drain), the write end, the child's, is
+// a plain blocking descriptor that never enters the runtime's poller (as
+// os.Pipe's would, only for os/exec to take it out again).
+func drainPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
+// nullDevices are the null device opened once for reading and once for
+// writing, given to every child whose stream goes nowhere (os/exec would
+// open and close it per stream per start); nil when it cannot be opened.
+var nullDevices struct {
+	once   sync.Once
+	rd, wr *os.File
+}
+
+func nullDevice(flag int) *os.File {
+	nullDevices.once.Do(func() {
+		nullDevices.rd, _ = openNull(os.O_RDONLY)
+		nullDevices.wr, _ = openNull(os.O_WRONLY)
+	})
+	if flag == os.O_RDONLY {
+		return nullDevices.rd
+	}
+	return nullDevices.wr
+}
+
+func openNull(flag int) (*os.File, error) {
+	fd, err := unix.Open(os.DevNull, flag|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), os.DevNull), nil
 }
 
 // send writes b to the channel without ever blocking the caller: what the
@@ -535,20 +589,14 @@ func (s *session) drainAll() {
 			s.readerEnd = true
 		}
 	}
-	copiesDone := make(chan struct{})
-	go func() { s.copies.Wait(); close(copiesDone) }()
-	if !expired {
-		select {
-		case <-copiesDone:
-		case <-drainC:
-			expired = true
-		}
+	if !expired && !s.waitCopies(drainC) {
+		expired = true
 	}
 	if expired {
 		for _, f := range s.readEnds {
 			f.Close()
 		}
-		<-copiesDone
+		s.waitCopies(nil)
 	}
 	if s.out != nil {
 		close(s.out)
@@ -557,6 +605,19 @@ func (s *session) drainAll() {
 	if s.writerDone != nil {
 		<-s.writerDone
 	}
+}
+
+// waitCopies waits for the stdout/stderr drains still running to end, or
+// for timeout (nil: no timeout); false when it timed out.
+func (s *session) waitCopies(timeout <-chan time.Time) bool {
+	for ; s.nCopies > 0; s.nCopies-- {
+		select {
+		case <-s.copies:
+		case <-timeout:
+			return false
+		}
+	}
+	return true
 }
 
 // decide applies the outcome rules of docs/extension-protocol.md.
@@ -608,6 +669,7 @@ func (s *session) readChannel(conn io.Reader, events chan<- channelEvent, quit <
 		}
 	}
 	lr := newLineReader(conn, s.lim.ResultBytes+channelOverhead)
+	defer lr.release()
 	reported := false
 	for {
 		line, err := lr.next()
@@ -636,12 +698,27 @@ func (s *session) readChannel(conn io.Reader, events chan<- channelEvent, quit <
 }
 
 // drainTo copies r to w until EOF; after a write error it keeps reading and
-// discarding so the child never blocks on a full pipe.
+// discarding so the child never blocks on a full pipe. The buffer is
+// pooled: io.Copy's fresh 32 KiB per stream was an invocation's largest
+// garbage.
 func drainTo(w io.Writer, r io.Reader) {
-	if _, err := io.Copy(w, r); err != nil {
-		io.Copy(io.Discard, r)
+	bp := drainBufs.Get().(*[]byte)
+	defer drainBufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && w != nil {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = nil // keep reading, discard the rest
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
+
+var drainBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // waitExited blocks until process pid has exited, without reaping it, so
 // its pid (and process group id) cannot be reused before the group is

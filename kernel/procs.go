@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -78,14 +76,17 @@ var procs struct {
 	live    map[int]*tracked // by leader pid
 }
 
-// startTracked starts cmd from a thread that never exits and registers it.
-// Go ties the parent-death signal to the thread that forked the child, so
-// a pooled thread that later exits would kill the program early.
+// startTracked starts cmd and registers it. It starts it from whichever
+// thread the caller runs on: Go ties the parent-death signal to the thread
+// that forked the child, and the runtime ends a thread only when a
+// goroutine locked to it returns, which nothing in rukh does
+// (TestNothingLocksAThread). Forking here, not on one thread kept for it,
+// spares every call two thread hand-offs.
 func startTracked(cmd *exec.Cmd, id string) (*tracked, error) {
 	setupProcess()
 	procs.startMu.RLock()
 	defer procs.startMu.RUnlock()
-	if err := startPinned(cmd); err != nil {
+	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	t := &tracked{id: id, leader: cmd.Process.Pid}
@@ -103,35 +104,6 @@ func untrack(t *tracked) {
 	procs.mu.Lock()
 	delete(procs.live, t.leader)
 	procs.mu.Unlock()
-}
-
-var spawner struct {
-	once sync.Once
-	reqs chan spawnReq
-	tid  atomic.Int64 // the spawner thread's id, once it runs
-}
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// startPinned runs cmd.Start on one goroutine locked to its OS thread for
-// the life of the process.
-func startPinned(cmd *exec.Cmd) error {
-	spawner.once.Do(func() {
-		spawner.reqs = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as rukh
-			spawner.tid.Store(int64(unix.Gettid()))
-			for r := range spawner.reqs {
-				r.done <- r.cmd.Start()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawner.reqs <- spawnReq{cmd, done}
-	return <-done
 }
 
 // procInfo is what cleanup reads from /proc/PID/stat.
@@ -254,31 +226,54 @@ func cleanupRound(self int, t *tracked) bool {
 // then nothing escaped (a leader's descendants are re-parented to rukh when
 // it exits), and the ended invocation needs no scan of every process.
 //
-// Only two threads can have children: the spawner, which forks every
-// program (startPinned; nothing else in rukh starts processes), and the
-// main thread, which receives every orphan: Linux re-parents a process to
-// the first living thread of its reaper, and Go never ends its main
-// thread. So two children files are read, not one per thread.
+// A thread's children file lists the children it forked, and Linux
+// re-parents an orphan to the first living thread of its reaper: the main
+// thread, which Go never ends. Only rukh's starts fork, and each of those
+// children is a leader, registered (under startMu) before anyone looks; so
+// every child that is not a leader, the only kind that can mean an escape,
+// is in the main thread's file, and that one file is read, not one per
+// thread.
 func onlyLeaders(self int, ended *tracked) bool {
-	tid := int(spawner.tid.Load())
-	if tid == 0 {
-		return false
-	}
+	var buf [512]byte
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
-	for _, task := range [2]int{self, tid} {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(self) + "/task/" + strconv.Itoa(task) + "/children")
-		if err != nil {
-			return false // no children files in this kernel: scan
-		}
-		for _, f := range bytes.Fields(b) {
-			pid, _ := strconv.Atoi(string(f))
-			if _, ok := procs.live[pid]; !ok && pid != ended.leader {
-				return false
-			}
+	b, err := readProcFile(buf[:0], "/proc/"+strconv.Itoa(self)+"/task/"+strconv.Itoa(self)+"/children")
+	if err != nil {
+		return false // no children files in this kernel: scan
+	}
+	for _, f := range bytes.Fields(b) {
+		pid, _ := strconv.Atoi(string(f))
+		if _, ok := procs.live[pid]; !ok && pid != ended.leader {
+			return false
 		}
 	}
 	return true
+}
+
+// readProcFile reads a small /proc file into dst with plain system calls:
+// open, reads, close (os.ReadFile adds a stat and a try at the poller).
+func readProcFile(dst []byte, path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := unix.Read(fd, dst[len(dst):cap(dst)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return dst, nil
+		}
+		dst = dst[:len(dst)+n]
+	}
 }
 
 // unclaimed is the part of self's subtree no running invocation but ended

@@ -129,12 +129,28 @@ func (s *Store) TryRemoveHeld(kind, id string, remove func() error) error {
 var errHeld = errors.New("held")
 
 func openHold(dir, path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	f, err := openHoldFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+		f, err = openHoldFile(path)
 	}
 	return f, err
+}
+
+// openHoldFile opens (creating) a hold file with one system call: a hold
+// is on every call's path, and os.OpenFile would also try, and fail, to
+// add the file to the runtime's poller.
+func openHoldFile(path string) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
 }

@@ -1,0 +1,42 @@
+package kernel
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNothingLocksAThread guards what startTracked relies on: a program's
+// parent-death signal fires when the thread that forked it ends, and the Go
+// runtime ends a thread only when a goroutine locked to it returns. So no
+// rukh code may lock a goroutine to its thread.
+func TestNothingLocksAThread(t *testing.T) {
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "LockOSThread(") {
+			t.Errorf("%s locks a goroutine to its thread: a program started from that thread would be killed when it ends", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
