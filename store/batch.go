@@ -15,7 +15,7 @@ func (s *Store) ReleasesAt(names []string, versions map[string]string) ([]Releas
 				return nil
 			}
 			var rec releaseRec
-			if err := s.decode("release", raw, &rec); err != nil {
+			if err := s.decodeRelease("release", raw, &rec); err != nil {
 				return err
 			}
 			out = append(out, fromReleaseRec(rec))

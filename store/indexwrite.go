@@ -1,9 +1,15 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,10 +29,19 @@ var chunkBytes = 4 << 20
 // Declarations and bodies are content-addressed: one that is already in
 // the store (from an earlier revision, or earlier in this one) is not
 // written again. The refs returned are opaque strings.
+//
+// Objects are spilled to an unlinked scratch file as they come and written
+// at the end in key order: their keys are content hashes, and put as they
+// come every chunk would dirty (and read through the map) a page in nearly
+// every leaf of the objects bucket.
 type IndexWriter struct {
-	s    *Store
-	gen  []byte
-	seen map[string]struct{} // object keys written or found in this publish
+	s   *Store
+	gen []byte
+
+	spill     *os.File
+	spillBuf  *bufio.Writer
+	spillSize int64
+	objs      []spilledObject
 
 	batch      []kv
 	batchBytes int
@@ -55,7 +70,15 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 	if _, err := rand.Read(gen); err != nil {
 		return nil, s.internal("cannot read random bytes", err)
 	}
-	return &IndexWriter{s: s, gen: gen, seen: map[string]struct{}{}}, nil
+	return &IndexWriter{s: s, gen: gen}, nil
+}
+
+// spilledObject is an object in the scratch file: its key, where its
+// content starts and how long it is.
+type spilledObject struct {
+	key [1 + refLen]byte
+	off int64
+	n   int
 }
 
 func (w *IndexWriter) fail(err error) error {
@@ -130,11 +153,64 @@ func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) err
 func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
 	k := objectKey(kind, content)
 	ref := string(k[1:])
-	if _, ok := w.seen[string(k)]; ok {
+	if w.err != nil {
 		return ref, w.err
 	}
-	w.seen[string(k)] = struct{}{}
-	return ref, w.put(bucketObjects, k, clone(content), true)
+	if w.spill == nil {
+		dir := filepath.Join(w.s.home, "tmp")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return ref, w.fail(w.s.internal("cannot make a scratch directory", err))
+		}
+		f, err := os.CreateTemp(dir, "publish-*")
+		if err != nil {
+			return ref, w.fail(w.s.internal("cannot make a scratch file", err))
+		}
+		_ = os.Remove(f.Name()) // unlinked: nothing is left behind by a crash (where the OS allows it)
+		w.spill, w.spillBuf = f, bufio.NewWriterSize(f, 256<<10)
+	}
+	o := spilledObject{off: w.spillSize, n: len(content)}
+	copy(o.key[:], k)
+	if _, err := w.spillBuf.Write(content); err != nil {
+		return ref, w.fail(w.s.internal("cannot write a scratch file", err))
+	}
+	w.spillSize += int64(len(content))
+	w.objs = append(w.objs, o)
+	return ref, nil
+}
+
+// putObjects writes the spilled objects in key order, each once.
+func (w *IndexWriter) putObjects() error {
+	if w.spill == nil || w.err != nil {
+		return w.err
+	}
+	if err := w.spillBuf.Flush(); err != nil {
+		return w.fail(w.s.internal("cannot write a scratch file", err))
+	}
+	slices.SortFunc(w.objs, func(a, b spilledObject) int { return bytes.Compare(a.key[:], b.key[:]) })
+	for i := range w.objs {
+		o := &w.objs[i]
+		if i > 0 && o.key == w.objs[i-1].key {
+			continue
+		}
+		v := make([]byte, o.n)
+		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
+			return w.fail(w.s.internal("cannot read a scratch file", err))
+		}
+		if err := w.put(bucketObjects, slices.Clone(o.key[:]), v, true); err != nil {
+			return err
+		}
+	}
+	w.objs = nil
+	return nil
+}
+
+// closeSpill drops the scratch file.
+func (w *IndexWriter) closeSpill() {
+	if w.spill != nil {
+		_ = w.spill.Close()
+		_ = os.Remove(w.spill.Name())
+		w.spill, w.spillBuf, w.objs = nil, nil, nil
+	}
 }
 
 // PutCommand stores a declaration record and returns its ref.
@@ -228,6 +304,11 @@ func (w *IndexWriter) finish() error {
 		return err
 	}
 	w.hdr.Releases = ref
+	err = w.putObjects()
+	w.closeSpill()
+	if err != nil {
+		return err
+	}
 	if err := w.put(bucketGens, genKey(w.gen, tagHeader), w.hdr.encode(), false); err != nil {
 		return err
 	}
@@ -237,6 +318,7 @@ func (w *IndexWriter) finish() error {
 // discard removes what the writer wrote, after a failed or refused publish.
 // Objects stay: other revisions may share them, and prune sweeps the rest.
 func (w *IndexWriter) discard() {
+	w.closeSpill()
 	if !w.flushed {
 		return
 	}

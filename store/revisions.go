@@ -110,6 +110,7 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 	if err != nil {
 		return Revision{}, err
 	}
+	defer w.closeSpill()
 	rev, err := build(next, RevisionID(next), w)
 	if err == nil && w.started {
 		if len(rev.Binding) > 0 {
