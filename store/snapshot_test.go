@@ -38,6 +38,7 @@ func dump(t *testing.T, tx txn, probes [][]byte) string {
 			k, v = c.Next()
 			fmt.Fprintf(&out, " then %x=%x", k, v)
 			k, v = c.Prev()
+			fmt.Fprintf(&out, " back %x=%x", k, v)
 			k, v = c.Prev()
 			fmt.Fprintf(&out, " back %x=%x get %x\n", k, v, b.Get(p))
 		}
