@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 )
 
@@ -40,21 +42,16 @@ func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	if raw == nil {
 		return nil, revisionNotFound(n)
 	}
-	// Only the fields reading needs: the record's releases list (one name
-	// per release) would cost every request its decoding.
-	var rec struct {
-		ID    string `json:"id"`
-		Index string `json:"index"`
+	id, index, err := revisionIndex(raw)
+	if err != nil {
+		return nil, s.internal("cannot decode revision "+RevisionID(n), err)
 	}
-	if err := s.decode("revision "+RevisionID(n), raw, &rec); err != nil {
-		return nil, err
-	}
-	if rec.Index == "" {
+	if index == "" {
 		return nil, notIndexed(n)
 	}
-	gen, err := parseGen(rec.Index)
+	gen, err := parseGen(index)
 	if err != nil {
-		return nil, s.internal("revision "+rec.ID, err)
+		return nil, s.internal("revision "+id, err)
 	}
 	ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: tx.Bucket(bucketGens), object: tx.Bucket(bucketObjects)}
 	if ix.gens == nil || ix.object == nil {
@@ -260,4 +257,47 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 		}
 	}
 	return nil
+}
+
+// revisionIndex reads only the id and index members of a revision record,
+// stopping once it has both: they come before the releases list in records
+// written since (revisionRec), which is then never read; older records
+// have the list skipped, not decoded.
+func revisionIndex(raw []byte) (id, index string, err error) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return "", "", errors.Join(errors.New("a revision record is not an object"), err)
+	}
+	var haveID, haveIndex bool
+	for !haveID || !haveIndex {
+		if d.PeekKind() == '}' {
+			break
+		}
+		tok, err := d.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		name := tok.String()
+		var dst *string
+		switch name {
+		case "id":
+			dst, haveID = &id, true
+		case "index":
+			dst, haveIndex = &index, true
+		default:
+			if err := d.SkipValue(); err != nil {
+				return "", "", err
+			}
+			continue
+		}
+		v, err := d.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		if v.Kind() != '"' {
+			return "", "", errors.New("revision member " + name + " is not a string")
+		}
+		*dst = v.String()
+	}
+	return id, index, nil
 }
