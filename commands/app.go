@@ -208,16 +208,21 @@ func (a *app) root(args []string) (*cli.Command, error) {
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: a.ownerVerbs(),
-		Flags:    []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
 	}
 	root.ConfigureShellCompletionCommand = configureCompletion
-	verbs := len(root.Commands)
-	routed, err := a.addExtensionCommands(root, args)
-	if routed {
-		// A published command runs: the owner verbs would only be set up
-		// by urfave/cli (help, flags) and never used.
-		root.Commands = root.Commands[verbs:]
+	var verbs []*cli.Command
+	ownerVerbs := func() []*cli.Command {
+		if verbs == nil {
+			verbs = a.ownerVerbs()
+		}
+		return verbs
+	}
+	// A published command that runs needs no owner verb: they are built
+	// (two dozen commands and their flags) only when none is routed.
+	routed, err := a.addExtensionCommands(root, args, ownerVerbs)
+	if !routed {
+		root.Commands = append(ownerVerbs(), root.Commands...)
 	}
 	a.prepare(root)
 	return root, err
