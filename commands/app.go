@@ -74,7 +74,7 @@ func (e *exitError) Unwrap() error { return e.err }
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// A hangup (the terminal or the agent's host went away) stops running
 	// commands like SIGTERM does, so none outlives rukh.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, signalsWatched, stop := watchSignals(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: os.Getenv, runner: kernel.NewRunner()}
 	home, err := store.DefaultHome(a.env)
@@ -99,6 +99,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return a.fail(err)
 	}
+	signalsWatched()
 	err = root.Run(ctx, args)
 	if err == nil {
 		return ExitOK
@@ -111,6 +112,33 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	return a.fail(err)
+}
+
+// watchSignals is signal.NotifyContext set up in the background: the first
+// Notify starts the runtime's signal threads (0.2-0.3 ms of a CLI call),
+// which then overlaps building the command tree (reads only). wait returns
+// once the signals are caught; every verb runs after it, so what a verb
+// does, and every program it starts, sees the signals as before.
+func watchSignals(parent context.Context, sigs ...os.Signal) (ctx context.Context, wait func(), stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	ready := make(chan struct{})
+	go func() {
+		signal.Notify(ch, sigs...)
+		close(ready)
+		select {
+		case s := <-ch:
+			cancel(errors.New(s.String() + " signal received")) // NotifyContext's cause
+		case <-ctx.Done():
+		}
+	}()
+	wait = func() { <-ready }
+	stop = func() {
+		cancel(nil)
+		wait()
+		signal.Stop(ch)
+	}
+	return ctx, wait, stop
 }
 
 // fail prints err for a person (or, under --json, as one JSON object) and
@@ -208,16 +236,21 @@ func (a *app) root(args []string) (*cli.Command, error) {
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: a.ownerVerbs(),
-		Flags:    []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "store", Usage: "`URL` of a shared store, etcd://HOST:PORT[,HOST:PORT…]/PREFIX (default: $RUKH_STORE, else the bbolt file in the home); give it before the verb"}},
 	}
 	root.ConfigureShellCompletionCommand = configureCompletion
-	verbs := len(root.Commands)
-	routed, err := a.addExtensionCommands(root, args)
-	if routed {
-		// A published command runs: the owner verbs would only be set up
-		// by urfave/cli (help, flags) and never used.
-		root.Commands = root.Commands[verbs:]
+	var verbs []*cli.Command
+	ownerVerbs := func() []*cli.Command {
+		if verbs == nil {
+			verbs = a.ownerVerbs()
+		}
+		return verbs
+	}
+	// A published command that runs needs no owner verb: they are built
+	// (two dozen commands and their flags) only when none is routed.
+	routed, err := a.addExtensionCommands(root, args, ownerVerbs)
+	if !routed {
+		root.Commands = append(ownerVerbs(), root.Commands...)
 	}
 	a.prepare(root)
 	return root, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcphttp"
@@ -92,7 +93,7 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) er
 		return usageErr("--url must be scheme://host:port of serve-http (http or https), got %q", c.String("url"))
 	}
 	env := c.String("token-env")
-	if !envNameRE.MatchString(env) {
+	if !envNameRE().MatchString(env) {
 		return usageErr("--token-env must be an environment variable name, got %q", env)
 	}
 	server := map[string]any{"url": base + mcphttp.PathPrefix + launch.Namespace + "/" + ep}
@@ -127,7 +128,8 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) er
 	return printJSON(a.stdout, map[string]any{"mcpServers": map[string]any{name: server}})
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// compiled on first use: not every run pays for it at start
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // warnEndpoint tells the person on stderr what agents would get wrong from
 // the endpoint's published tools: names hosts reject, or no tools at all.

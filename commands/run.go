@@ -25,8 +25,9 @@ import (
 // store that cannot be read leaves the built-in verbs working, and the
 // error is returned for when the command turns out not to be one of them.
 // routed reports that the first word is a published route: then no owner
-// verb can be meant (their names are reserved words).
-func (a *app) addExtensionCommands(root *cli.Command, args []string) (routed bool, err error) {
+// verb can be meant (their names are reserved words). verbs builds the owner
+// verbs, which the caller adds in front of root's commands unless routed.
+func (a *app) addExtensionCommands(root *cli.Command, args []string, verbs func() []*cli.Command) (routed bool, err error) {
 	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return false, nil // owner verbs never need the revision
 	}
@@ -71,7 +72,7 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string) (routed boo
 			parent, depth = g, k
 		}
 		if parent == root {
-			if _, isVerb := verbNames(root)[words[0]]; isVerb {
+			if _, isVerb := verbNames(verbs())[words[0]]; isVerb {
 				return nil
 			}
 			// An unknown first word: the top-level routes are what the
@@ -438,10 +439,10 @@ func outputFlag(decl *kernel.Command) string {
 	return "output"
 }
 
-// verbNames is the set of words root already answers to.
-func verbNames(root *cli.Command) map[string]struct{} {
+// verbNames is the set of words the owner verbs answer to.
+func verbNames(verbs []*cli.Command) map[string]struct{} {
 	m := map[string]struct{}{}
-	for _, c := range root.Commands {
+	for _, c := range verbs {
 		m[c.Name] = struct{}{}
 		for _, a := range c.Aliases {
 			m[a] = struct{}{}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ToolNameDomain is the first element of the fingerprinted array; it
@@ -52,8 +52,11 @@ func Fingerprint(namespace, revision, commandID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	canon, err := jcs.Transform(raw)
-	if err != nil {
+	// jsontext's RFC 8785 form (policy's tests check it against an
+	// independent implementation): a separate JCS package would compile a
+	// regular expression in every process at start.
+	canon := jsontext.Value(raw)
+	if err := canon.Canonicalize(); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(canon)

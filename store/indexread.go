@@ -56,7 +56,7 @@ func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	if raw == nil {
 		return nil, revisionNotFound(n)
 	}
-	id, index, err := revisionIndexOf(raw)
+	id, index, err := revisionIndex(raw)
 	if err != nil {
 		// Not the shape this code writes: the full decoder says why.
 		var rec struct {
@@ -93,38 +93,45 @@ func pendingGen(tx txn, gen []byte) bool {
 	return p == nil || p.Get(gen) != nil
 }
 
-// revisionIndexOf reads the id and index members of a revision record and
-// skips the rest: the record lists every bound release, and decoding all of
-// it would cost each request time that grows with the catalogue.
-func revisionIndexOf(raw []byte) (id, index string, err error) {
+// revisionIndex reads only the id and index members of a revision record,
+// stopping once it has both: they come before the releases list (one name
+// per bound release) in records written since (revisionRec), which is then
+// never read; older records have the list skipped, not decoded.
+func revisionIndex(raw []byte) (id, index string, err error) {
 	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return "", "", errors.New("not an object")
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return "", "", errors.Join(errors.New("a revision record is not an object"), err)
 	}
-	for d.PeekKind() == '"' {
-		name, err := d.ReadToken()
+	var haveID, haveIndex bool
+	for !haveID || !haveIndex {
+		if d.PeekKind() == '}' {
+			break
+		}
+		tok, err := d.ReadToken()
 		if err != nil {
 			return "", "", err
 		}
-		switch member := name.String(); member {
-		case "id", "index":
-			v, err := d.ReadToken()
-			if err != nil || v.Kind() != '"' {
-				return "", "", errors.New("not a string")
-			}
-			if member == "id" {
-				id = v.String()
-			} else {
-				index = v.String()
-			}
+		name := tok.String()
+		var dst *string
+		switch name {
+		case "id":
+			dst, haveID = &id, true
+		case "index":
+			dst, haveIndex = &index, true
 		default:
 			if err := d.SkipValue(); err != nil {
 				return "", "", err
 			}
+			continue
 		}
-	}
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
-		return "", "", errors.New("not an object")
+		v, err := d.ReadToken()
+		if err != nil {
+			return "", "", err
+		}
+		if v.Kind() != '"' {
+			return "", "", errors.New("revision member " + name + " is not a string")
+		}
+		*dst = v.String()
 	}
 	return id, index, nil
 }

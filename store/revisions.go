@@ -27,8 +27,12 @@ type Revision struct {
 // revisionRec is the metadata; the binding lives in its own bucket so
 // listings and the metadata never copy it.
 type revisionRec struct {
-	Number      uint64    `json:"number"`
-	ID          string    `json:"id"`
+	Number uint64 `json:"number"`
+	ID     string `json:"id"`
+	// Index comes before the releases list (one name per release, 50 KB at
+	// 1,000 releases): every request reads id and index (revisionIndex)
+	// and stops there.
+	Index       string    `json:"index,omitempty"` // generation id (hex) of an indexed revision
 	CreatedAt   time.Time `json:"createdAt"`
 	Parent      uint64    `json:"parent,omitempty"`
 	RollbackOf  uint64    `json:"rollbackOf,omitempty"`
@@ -36,7 +40,6 @@ type revisionRec struct {
 	Note        string    `json:"note,omitempty"`
 	BindingSize int       `json:"bindingSize"`
 	BindingSum  string    `json:"bindingSha256"`
-	Index       string    `json:"index,omitempty"` // generation id (hex) of an indexed revision
 }
 
 func bindingSum(b []byte) string {

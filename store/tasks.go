@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -65,7 +64,7 @@ const (
 	ReasonOwnerGone = "the process that ran the task ended before it finished"
 )
 
-var taskIDRE = regexp.MustCompile(`^t-[0-9a-f]{32}$`)
+var taskIDRE = lazyRegexp(`^t-[0-9a-f]{32}$`)
 
 // ErrTaskNotFound is wrapped by every lookup of an unknown, expired or
 // foreign task id: callers cannot tell these apart.
