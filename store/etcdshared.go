@@ -111,7 +111,9 @@ func (e *etcdStore) watch(ctx context.Context, ch chan<- struct{}) {
 	key := e.key(bucketMeta, keyActive)
 	for ctx.Err() == nil {
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		for r := range e.cli.Watch(wctx, key) {
+		// The first response says the watch is in place: a publish between
+		// the caller's last read and then is read there, not missed.
+		for r := range e.cli.Watch(wctx, key, clientv3.WithCreatedNotify()) {
 			signal(ch)
 			if r.Err() != nil {
 				break
