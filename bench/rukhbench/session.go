@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -90,7 +91,11 @@ func (s *session) roundTrip(line []byte) ([]byte, time.Duration, error) {
 		}
 		return resp, d, nil
 	case <-time.After(30 * time.Second):
-		return nil, 0, fmt.Errorf("no response in 30 s (stderr: %s)", s.stderr.String())
+		// A hung server says where it hangs: SIGQUIT makes the Go runtime
+		// print every goroutine's stack on its stderr.
+		s.cmd.Process.Signal(syscall.SIGQUIT)
+		time.Sleep(time.Second)
+		return nil, 0, fmt.Errorf("no response in 30 s to %.200s (stderr: %s)", line, s.stderr.String())
 	}
 }
 
