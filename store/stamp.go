@@ -10,8 +10,8 @@ import (
 // committed to it, read from bbolt's two meta pages. Every write
 // transaction (publish, activate, install, prune…) commits a higher
 // transaction id, so an equal stamp means nothing was committed in between,
-// however coarse the file system's timestamps are. Reading one costs an
-// open, an fstat and two small reads: no lock, no mmap. A reader that keeps
+// however coarse the file system's timestamps are. Reading one costs a stat
+// and two small reads through a descriptor kept open: no lock, no mmap. A reader that keeps
 // what it read of the active revision may serve it again while Stamp
 // returns the stamp taken before that read.
 type Stamp struct {
@@ -35,7 +35,7 @@ func (s *Store) Stamp() (Stamp, bool) {
 // the store holds at stamp now: the same stamp, or the same file with only
 // this handle's audit records committed in between. A serving process
 // appends audit records every fraction of a second; without this, each
-// batch would make its caches read the whole store again. (On etcd the
+// batch would make its caches read the store again. (On etcd the
 // stamp leaves the audit log out already.)
 func (s *Store) Unchanged(old, now Stamp) bool {
 	if old == now {
