@@ -248,3 +248,93 @@ func TestServeViewSharesPageReads(t *testing.T) {
 		t.Errorf("%d concurrent requests for one page read %d records, want %d (one read)", agents, got, one)
 	}
 }
+
+// TestSnapshotReadsUnderPublishes: a server's snapshot reads (no lock, no
+// mapping) stay consistent while another process publishes one revision
+// after another: every view sees one whole revision — all its pages, each
+// body a JSON object, as many tools as that revision has — never a mix,
+// whatever the commits rewrote meanwhile.
+func TestSnapshotReadsUnderPublishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("publishes for a few seconds")
+	}
+	home := t.TempDir()
+	writer := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(home)}
+	publishCatalog(t, writer, 3, 10)
+	reader := store.New(home)
+	reader.SnapshotReads()
+
+	stop := make(chan struct{})
+	type outcome struct {
+		views, revisions int
+		err              error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		seen := map[uint64]int{} // revision → tools in it
+		views := 0
+		for ; ; views++ {
+			select {
+			case <-stop:
+				done <- outcome{views, len(seen), nil}
+				return
+			default:
+			}
+			var n uint64
+			tools := 0
+			_, err := reader.ViewActive(func(ix *store.Index) error {
+				n, tools = ix.Number(), 0
+				ep, ok := ix.Endpoint("local")
+				if !ok {
+					return fmt.Errorf("revision %d has no endpoint local", n)
+				}
+				for i := range ep.Pages {
+					if err := ix.Page("local", i, func(name string, body []byte) error {
+						if !strings.HasPrefix(name, "p") || len(body) == 0 || body[0] != '{' || body[len(body)-1] != '}' {
+							return fmt.Errorf("page %d: tool %q has body %.80q", i, name, body)
+						}
+						tools++
+						return nil
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err == nil && tools != 30 && tools != 50 {
+				err = fmt.Errorf("revision %d has %d tools; every revision has 30 or 50", n, tools)
+			}
+			if before, ok := seen[n]; err == nil && ok && before != tools {
+				err = fmt.Errorf("revision %d had %d tools, now %d", n, before, tools)
+			}
+			if err != nil {
+				done <- outcome{views, len(seen), fmt.Errorf("view %d: %w", views, err)}
+				return
+			}
+			seen[n] = tools
+		}
+	}()
+	publishes := 0
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); publishes++ {
+		publishCatalog(t, writer, []int{5, 3}[publishes%2], 10)
+		if err := writer.store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+			close(stop)
+			<-done
+			t.Fatal(err)
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("after %d publishes: %v", publishes, o.err)
+		default:
+		}
+	}
+	close(stop)
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if publishes < 5 || o.revisions < 3 {
+		t.Fatalf("only %d publishes and %d revisions seen in %d views: the reads did not race the writes", publishes, o.revisions, o.views)
+	}
+	t.Logf("%d views of %d revisions during %d publishes", o.views, o.revisions, publishes)
+}
