@@ -25,6 +25,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +145,13 @@ func mustRukh(t *testing.T, bin, home string, args ...string) string {
 // copyInteropFixture copies the fixture package into dir/pkg, with this
 // test process's hang marker, and returns its path.
 func copyInteropFixture(t *testing.T, fixture, dir string) string {
+	return copyFixture(t, fixture, dir, fixtureHangMarker, hangMarker)
+}
+
+// copyFixture copies the fixture package into dir/pkg, with placeholder's
+// quoted occurrences in its manifest replaced by marker (this test
+// process's own), and returns its path.
+func copyFixture(t *testing.T, fixture, dir, placeholder, marker string) string {
 	t.Helper()
 	pkg := filepath.Join(dir, "pkg")
 	if err := os.CopyFS(pkg, os.DirFS(fixture)); err != nil {
@@ -158,7 +166,7 @@ func copyInteropFixture(t *testing.T, fixture, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = bytes.ReplaceAll(m, []byte(`"`+fixtureHangMarker+`"`), []byte(`"`+hangMarker+`"`))
+	m = bytes.ReplaceAll(m, []byte(strconv.Quote(placeholder)), []byte(strconv.Quote(marker)))
 	if err := os.WriteFile(manifest, m, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -59,24 +59,7 @@ func newTasksHome(t *testing.T, bin string) string {
 // copyTasksFixture copies the task fixture package into dir/pkg, with this
 // test process's marker, and returns its path.
 func copyTasksFixture(t *testing.T, dir string) string {
-	t.Helper()
-	pkg := filepath.Join(dir, "pkg")
-	if err := os.CopyFS(pkg, os.DirFS("testdata/tasks/pkg")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(pkg, "bin", "ext"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := filepath.Join(pkg, "rukh-extension.json")
-	m, err := os.ReadFile(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m = bytes.ReplaceAll(m, []byte(`"rukh-tasks-fixture-marker"`), []byte(strconv.Quote(tasksMarker)))
-	if err := os.WriteFile(manifest, m, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return pkg
+	return copyFixture(t, "testdata/tasks/pkg", dir, "rukh-tasks-fixture-marker", tasksMarker)
 }
 
 // taskWire is a raw stdio session with serve-mcp --endpoint E.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -92,7 +91,7 @@ var errUnchanged = errors.New("unchanged")
 // publish validates a candidate (the draft, or an older revision for
 // rollback) and commits it as one new revision unless it is a dry run.
 func (a *app) publish(o publishOptions) error {
-	batchGC()
+	batchGC(a.env)
 	rep, oldRev, err := a.commitCandidate(o)
 	if err != nil {
 		return a.unchanged(err, oldRev, o.json)
@@ -112,8 +111,8 @@ const publishMemory = 200 << 20
 // batchGC tunes the collector for a publish, a batch verb whose process
 // ends with it: fewer collections while the heap is small, a soft memory
 // limit when it is large. GOGC or GOMEMLIMIT in the environment win.
-func batchGC() {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+func batchGC(env func(string) string) {
+	if env("GOGC") == "" && env("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(400)
 		debug.SetMemoryLimit(publishMemory)
 	}

@@ -25,26 +25,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bold='' plain=''
-if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
-step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
-show() {
-	local out='$' a
-	for a in "$@"; do
-		if [[ $a =~ ^[A-Za-z0-9_./=:@+-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
-	done
-	printf '%s\n' "$out"
-	"$@"
-}
-pretty() {
-	if command -v python3 >/dev/null 2>&1; then
-		python3 -m json.tool --no-ensure-ascii
-	elif command -v jq >/dev/null 2>&1; then
-		jq .
-	else
-		cat
-	fi
-}
+# shellcheck source=scripts/demo-lib.sh
+. scripts/demo-lib.sh
 die() {
 	echo "demo-scale: $*" >&2
 	exit 1

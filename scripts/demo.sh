@@ -14,28 +14,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-demo.XXXXXX")
 # releases are installed read-only: make them writable so rm can remove them
 trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
-bold='' plain=''
-if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
-step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
-# show prints a command as a reader would type it, then runs it.
-show() {
-	local out='$' a
-	for a in "$@"; do
-		if [[ $a =~ ^[A-Za-z0-9_./=:@+-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
-	done
-	printf '%s\n' "$out"
-	"$@"
-}
-pretty() {
-	# python3 keeps big integers exact; jq 1.6 rounds them through doubles
-	if command -v python3 >/dev/null 2>&1; then
-		python3 -m json.tool --no-ensure-ascii
-	elif command -v jq >/dev/null 2>&1; then
-		jq .
-	else
-		cat
-	fi
-}
+# shellcheck source=scripts/demo-lib.sh
+. scripts/demo-lib.sh
 
 step "build rukh (static) and the notes example (the first build downloads Go modules: ~1-2 min)"
 # Built before HOME changes below, so Go keeps using its own caches.
