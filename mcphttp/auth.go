@@ -23,6 +23,10 @@ type Credentials interface {
 // first (or that expired or was revoked since the request arrived): 401.
 var errSpent = errors.New("the one-time token is no longer valid (another call used it first)")
 
+// errClaimed refuses a call whose one-time token another request of this
+// server is spending at that moment: 401, as errSpent.
+var errClaimed = errors.New("the one-time token is being spent by another request")
+
 // authorize decides, before anything runs, whether cred may call command
 // at its level on the endpoint. A refusal wrapping
 // policy.ErrInsufficientScope is a 403; any other a 401. For a one-time

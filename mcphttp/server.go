@@ -77,7 +77,12 @@ type Handler struct {
 	mux      *http.ServeMux
 	draining atomic.Bool
 	ctx      context.Context // the owner's: sessions end with it
-	stop     context.CancelFunc
+	// claims are the one-time tokens a request of this process is about
+	// to spend (hash → its request): a concurrent request with the same
+	// token is refused at once, not admitted only to be turned away for
+	// the limits its twin's call now fills.
+	claims sync.Map
+	stop   context.CancelFunc
 }
 
 type endpoint struct {
@@ -135,6 +140,11 @@ func New(cfg Config) *Handler {
 			consume, err := authorize(cfg.Credentials, cred, command, level)
 			if err != nil {
 				return nil, refused(err)
+			}
+			if consume != nil {
+				if other, taken := h.claims.LoadOrStore(cred.Hash, req); taken && other != req {
+					return nil, refused(errClaimed)
+				}
 			}
 			if inner == nil && consume == nil {
 				return nil, nil
@@ -317,6 +327,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := newReply()
 	defer rep.cancel()
+	defer h.claims.CompareAndDelete(cred.Hash, req) // spent by now, or free again
 	if legacy {
 		key := string(req.ID())
 		if !as.track(key, rep) {
