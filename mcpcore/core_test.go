@@ -119,9 +119,9 @@ type fakeReply struct {
 	responses [][]byte
 }
 
-func (f *fakeReply) Respond(m Message)     { f.responses = append(f.responses, m.Data); m.Finish() }
-func (f *fakeReply) Send(m Message)        { f.responses = append(f.responses, m.Data) }
-func (f *fakeReply) Gone() <-chan struct{} { return nil }
+func (f *fakeReply) Respond(m Message)        { f.responses = append(f.responses, m.Data); m.Finish() }
+func (f *fakeReply) Send(m Message)           { f.responses = append(f.responses, m.Data) }
+func (f *fakeReply) Context() context.Context { return nil }
 func (f *fakeReply) Hint(m Message) bool {
 	if len(f.hints) >= f.room {
 		return false

@@ -9,8 +9,8 @@
 // belongs to (stdio: the process; HTTP: the endpoint and agent) and hands it
 // over with a [Reply]: the core answers through Respond (the final
 // response), Send (a message that must precede it) and Hint (a notification
-// that may be dropped), and learns from Gone that the caller went away,
-// which cancels the request. Limits that are the protocol's (1 MiB in,
+// that may be dropped), and learns from its Context that the caller went
+// away, which cancels the request. Limits that are the protocol's (1 MiB in,
 // 2 MiB out, the template's concurrency bounds, 30 s to read a revision)
 // live here; framing, queues and timeouts are the transport's.
 package mcpcore

@@ -262,7 +262,13 @@ func (s *Session) callTool(req *Request, e era) {
 		ps = &progressSink{s: s, rep: req.rep, token: token, c: c}
 		inv.OnProgress = ps.send
 	}
-	s.whenGone(req, ctx.Done())
+	c.unwatch = s.whenGone(req)
+	if ps == nil && s.scfg.PerRequest {
+		// The transport's goroutine has nothing to do but wait for this
+		// one response (HandleEra): the call runs on it, without a hand-off.
+		s.runCall(ctx, key, req, e, c, inv, ps)
+		return
+	}
 	go s.runCall(ctx, key, req, e, c, inv, ps)
 }
 
@@ -302,6 +308,7 @@ func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, 
 	id := req.id
 	defer s.wg.Done()
 	res := s.invoke(ctx, inv)
+	c.unwatch()
 	if res.Outcome == kernel.Cancelled && context.Cause(ctx) == errOwnerCancel && res.Reason != "deadline exceeded" {
 		res.Reason = ReasonOwnerCancel // one stable reason, whatever the invoker said
 	}

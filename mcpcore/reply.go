@@ -1,6 +1,7 @@
 package mcpcore
 
 import (
+	"context"
 	"strconv"
 	"sync/atomic"
 
@@ -42,10 +43,10 @@ type Reply interface {
 	// Hint sends a request-scoped notification (progress, list_changed)
 	// that may be dropped; false: it was.
 	Hint(m Message) bool
-	// Gone is closed once the caller went away: the request is cancelled
-	// and nothing more is sent for it. Nil: the transport cancels through
-	// notifications/cancelled instead.
-	Gone() <-chan struct{}
+	// Context, when not nil, ends once the caller went away: the request
+	// is cancelled and nothing more is sent for it. Nil: the transport
+	// cancels through notifications/cancelled instead.
+	Context() context.Context
 }
 
 // Decode checks one incoming message and turns it into a request. It

@@ -81,6 +81,7 @@ const ReasonOwnerCancel = "cancelled by the owner (the server is stopping)"
 // call is one admitted tools/call.
 type call struct {
 	cancel  context.CancelFunc
+	unwatch func() bool // stops watching for the caller going away
 	dropped atomic.Bool // no response may be sent (client cancel or shutdown)
 }
 
@@ -229,7 +230,9 @@ func (s *Session) Handle(req *Request, rep Reply) {
 
 // HandleEra dispatches a request the transport has classified itself
 // (HTTP: by its headers): legacy or modern, whatever the session saw
-// before. Notifications go to Handle.
+// before. Notifications go to Handle. On a PerRequest session a tools/call
+// without a progress token runs before HandleEra returns, its response
+// already given to rep.
 func (s *Session) HandleEra(req *Request, rep Reply, legacy bool) {
 	req.rep = rep
 	if req.id == nil {
@@ -278,20 +281,14 @@ func (s *Session) cancelKey(key string) {
 	}
 }
 
-// whenGone cancels the request with key once its caller goes away; it
-// stops watching when done closes.
-func (s *Session) whenGone(req *Request, done <-chan struct{}) {
-	gone := req.rep.Gone()
-	if gone == nil {
-		return
+// whenGone cancels the request once its caller goes away, until stop is
+// called. It watches with a callback, not a goroutine.
+func (s *Session) whenGone(req *Request) (stop func() bool) {
+	ctx := req.rep.Context()
+	if ctx == nil {
+		return func() bool { return false }
 	}
-	go func() {
-		select {
-		case <-gone:
-			s.cancelKey(req.key)
-		case <-done:
-		}
-	}()
+	return context.AfterFunc(ctx, func() { s.cancelKey(req.key) })
 }
 
 // Running reports the calls running and those holding a slot (running, or

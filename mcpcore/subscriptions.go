@@ -341,7 +341,7 @@ func (s *Session) listen(req *Request) {
 	}
 	switch err {
 	case nil:
-		s.whenGone(req, s.ctx.Done())
+		s.whenGone(req) // until the stream ends with its request
 	case errListenBusy:
 		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
 	case errListenFull:

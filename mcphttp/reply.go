@@ -2,8 +2,8 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/rukh-dev/rukh/mcpcore"
@@ -16,25 +16,27 @@ const maxStreamQueue = 32
 // reply is one HTTP request's mcpcore.Reply. Every write to the response
 // happens on the handler's goroutine (serve), which takes messages from out
 // in order; the core may call Respond, Send and Hint from any goroutine.
+// Its context ends with the request's (the client went away) or at cancel.
 type reply struct {
-	out      chan mcpcore.Message
-	final    chan mcpcore.Message
-	gone     chan struct{}
-	goneOnce sync.Once
+	out    chan mcpcore.Message
+	final  chan mcpcore.Message
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
-func newReply() *reply {
-	return &reply{
+func newReply(parent context.Context) *reply {
+	r := &reply{
 		out:   make(chan mcpcore.Message, maxStreamQueue),
 		final: make(chan mcpcore.Message, 1),
-		gone:  make(chan struct{}),
 	}
+	r.ctx, r.cancel = context.WithCancel(parent)
+	return r
 }
 
 func (r *reply) Respond(m mcpcore.Message) {
 	select {
 	case r.final <- m:
-	case <-r.gone:
+	case <-r.ctx.Done():
 		m.Finish()
 	}
 }
@@ -44,7 +46,7 @@ func (r *reply) Send(m mcpcore.Message) {
 	defer t.Stop()
 	select {
 	case r.out <- m:
-	case <-r.gone:
+	case <-r.ctx.Done():
 		m.Finish()
 	case <-t.C:
 		m.Finish()
@@ -56,7 +58,7 @@ func (r *reply) Hint(m mcpcore.Message) bool {
 	select {
 	case r.out <- m:
 		return true
-	case <-r.gone:
+	case <-r.ctx.Done():
 		m.Finish()
 		return true // not dropped for lack of room: the caller is gone
 	default:
@@ -65,9 +67,7 @@ func (r *reply) Hint(m mcpcore.Message) bool {
 	}
 }
 
-func (r *reply) Gone() <-chan struct{} { return r.gone }
-
-func (r *reply) cancel() { r.goneOnce.Do(func() { close(r.gone) }) }
+func (r *reply) Context() context.Context { return r.ctx }
 
 // sse writes one response stream: as JSON when the final response is the
 // first message (status from its code), as text/event-stream once a

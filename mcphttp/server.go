@@ -325,7 +325,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rep := newReply()
+	rep := newReply(r.Context())
 	defer rep.cancel()
 	defer h.claims.CompareAndDelete(cred.Hash, req) // spent by now, or free again
 	if legacy {
@@ -530,10 +530,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 				rep.cancel()
 				return
 			}
-		case <-r.Context().Done():
-			rep.cancel()
-			return
-		case <-rep.gone:
+		case <-rep.ctx.Done(): // the client went away, or the stream did
 			return
 		}
 	}

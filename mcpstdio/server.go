@@ -191,7 +191,7 @@ func (s *server) sendMsg(m mcpcore.Message) {
 func (s *server) Respond(m mcpcore.Message)   { s.sendMsg(m) }
 func (s *server) Send(m mcpcore.Message)      { s.sendMsg(m) }
 func (s *server) Hint(m mcpcore.Message) bool { return s.out.push(m, true, 0) != errQueueFull }
-func (s *server) Gone() <-chan struct{}       { return nil }
+func (s *server) Context() context.Context    { return nil }
 
 // handleLine checks and dispatches one incoming line. It never waits for a
 // tool call.
