@@ -258,16 +258,9 @@ func (a *app) draftSource(revID string) (policy.Input, error) {
 		return policy.Input{}, err
 	}
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		for i := 0; i < len(names); i += releaseBatch {
-			rels, err := a.store.ReleasesAt(names[i:min(i+releaseBatch, len(names))], d.Active)
-			if err != nil {
-				return err
-			}
-			if err := a.candidateReleases(rels, trusted, yield); err != nil {
-				return err
-			}
-		}
-		return nil
+		return a.readAhead(batches(len(names)), func(i int) ([]store.Release, error) {
+			return a.store.ReleasesAt(names[i*releaseBatch:min((i+1)*releaseBatch, len(names))], d.Active)
+		}, trusted, yield)
 	}
 	return in, nil
 }
@@ -275,6 +268,57 @@ func (a *app) draftSource(revID string) (policy.Input, error) {
 // releaseBatch is how many releases a publish reads, checks and decodes
 // at once.
 const releaseBatch = 16
+
+func batches(n int) int { return (n + releaseBatch - 1) / releaseBatch }
+
+// readAhead yields the releases of n batches in order, each batch read by
+// fetch, checked and decoded (candidateReleases) on another goroutine
+// while the caller builds the batch before it: the build runs on one core,
+// so the reading and decoding take another instead of adding to it. At
+// most two batches are decoded at once.
+func (a *app) readAhead(n int, fetch func(i int) ([]store.Release, error), trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
+	type batch struct {
+		ris []policy.ReleaseInput
+		err error // after ris: the first release that could not be decoded
+	}
+	ready := make(chan batch)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		for i := range n {
+			var b batch
+			rels, err := fetch(i)
+			if err == nil {
+				b.ris, b.err = a.candidateReleases(rels, trusted)
+			} else {
+				b.err = err
+			}
+			select {
+			case ready <- b:
+			case <-stop:
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for b := range ready {
+		for i := range b.ris {
+			ri := b.ris[i]
+			b.ris[i] = policy.ReleaseInput{} // built: let its manifest go
+			if err := yield(ri); err != nil {
+				return err
+			}
+		}
+		if b.err != nil {
+			return b.err
+		}
+	}
+	return nil
+}
 
 // collect turns a streamed candidate into one with every release in it.
 func collect(in policy.Input) (policy.Input, error) {
@@ -291,15 +335,18 @@ func collect(in policy.Input) (policy.Input, error) {
 }
 
 // candidateReleases checks trust and the installed copies of rels and
-// yields them in order. Copies are hashed in parallel: a publish re-reads
-// them all.
-func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
+// decodes their manifests, in order: on an error, the releases before the
+// one it is about, and the error. Copies are checked and manifests
+// decoded in parallel: a publish re-reads them all.
+func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.Key) ([]policy.ReleaseInput, error) {
 	for _, r := range rels {
 		if err := checkTrusted(r, trusted); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	errs := make([]error, len(rels))
+	errs := make([]error, len(rels))    // the copy's
+	decErrs := make([]error, len(rels)) // the manifest's
+	ris := make([]policy.ReleaseInput, len(rels))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(rels)) {
@@ -316,7 +363,10 @@ func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.K
 					errs[i] = kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
 						WithHint(yesno(r.Development, "run 'rukh dev PATH' on the package again to replace it",
 							"install the original package again ('rukh install PATH') to repair it"))
+					continue
 				}
+				ris[i], decErrs[i] = a.releaseInput(r)
+				rels[i] = store.Release{} // decoded: let the stored manifest go
 			}
 		}()
 	}
@@ -327,20 +377,15 @@ func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.K
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err // the first, in name order
+			return nil, err // the first, in name order
 		}
 	}
-	for i := range rels {
-		ri, err := a.releaseInput(rels[i])
+	for i, err := range decErrs {
 		if err != nil {
-			return err
-		}
-		rels[i] = store.Release{} // the manifest is decoded: let it go
-		if err := yield(ri); err != nil {
-			return err
+			return ris[:i], err // the releases before it are built first
 		}
 	}
-	return nil
+	return ris, nil
 }
 
 // releaseInput prepares one checked release for publication.
@@ -374,25 +419,22 @@ func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, erro
 	bound := slices.Clone(b.Releases)
 	slices.SortFunc(bound, func(x, y policy.BoundRelease) int { return strings.Compare(x.Name, y.Name) })
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		for i := 0; i < len(bound); i += releaseBatch {
+		return a.readAhead(batches(len(bound)), func(i int) ([]store.Release, error) {
 			var rels []store.Release
-			for _, br := range bound[i:min(i+releaseBatch, len(bound))] {
+			for _, br := range bound[i*releaseBatch : min((i+1)*releaseBatch, len(bound))] {
 				r, err := a.store.Release(br.Name, br.Version)
 				if err != nil || r.Digest != br.Digest || r.Development != br.Development {
 					hint := "reinstall that exact package to roll back to this revision"
 					if br.Development {
 						hint = "a later 'rukh dev' replaced that development copy; run 'rukh dev PATH' on that exact content to bring it back"
 					}
-					return kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
+					return nil, kernel.Errorf(kernel.CodeNotFound, "%s@%s (%s) is no longer installed", br.Name, br.Version, br.Digest).
 						WithHint(hint)
 				}
 				rels = append(rels, r)
 			}
-			if err := a.candidateReleases(rels, trusted, yield); err != nil {
-				return err
-			}
-		}
-		return nil
+			return rels, nil
+		}, trusted, yield)
 	}
 	return in, nil
 }
