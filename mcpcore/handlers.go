@@ -266,10 +266,10 @@ func (s *Session) callTool(req *Request, e era) {
 	if ps == nil && s.scfg.PerRequest {
 		// The transport's goroutine has nothing to do but wait for this
 		// one response (HandleEra): the call runs on it, without a hand-off.
-		s.runCall(ctx, key, req, e, c, inv, ps)
+		s.runCall(ctx, key, req, e, c, inv, ps, true)
 		return
 	}
-	go s.runCall(ctx, key, req, e, c, inv, ps)
+	go s.runCall(ctx, key, req, e, c, inv, ps, false)
 }
 
 // refuse answers a call its credential does not authorise: nothing runs,
@@ -304,7 +304,7 @@ func (s *Session) rejected(invID, reason string) result {
 	return callResult(&kernel.Result{InvocationID: invID, Outcome: kernel.Rejected, Reason: reason})
 }
 
-func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, c *call, inv *kernel.Invocation, ps *progressSink) {
+func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, c *call, inv *kernel.Invocation, ps *progressSink, inline bool) {
 	id := req.id
 	defer s.wg.Done()
 	res := s.invoke(ctx, inv)
@@ -322,7 +322,18 @@ func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, 
 	if s.cfg.Diagnostics != nil {
 		// Saved after the response is queued: owner bookkeeping never adds
 		// to a call's latency. wg (held until we return) keeps it in shutdown.
-		defer func() { s.cfg.Diagnostics(inv, res) }()
+		// Inline, the transport writes the response only once we return.
+		defer func() {
+			if !inline {
+				s.cfg.Diagnostics(inv, res)
+				return
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.cfg.Diagnostics(inv, res)
+			}()
+		}()
 	}
 	release := func() {
 		s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
@@ -99,15 +100,21 @@ func (i *countingInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ke
 
 func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
 	t.Helper()
+	return newTestServerWith(t, c, inv, nil)
+}
+
+func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result)) string {
+	t.Helper()
 	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
 		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}
 	cat := catalog{launch: l}
 	h := New(Config{
 		Endpoints: []Endpoint{{Namespace: "ns", HTTPAuth: l.HTTPAuth, Core: mcpcore.Config{
 			Endpoint: "e", Launch: l, ServerName: "rukh", ServerVersion: "test",
-			Active:  func() (uint64, error) { return 1, nil },
-			View:    func(n uint64, fn func(uint64, mcpcore.Catalog) error) error { return fn(1, cat) },
-			Invoker: inv,
+			Active:      func() (uint64, error) { return 1, nil },
+			View:        func(n uint64, fn func(uint64, mcpcore.Catalog) error) error { return fn(1, cat) },
+			Invoker:     inv,
+			Diagnostics: diag,
 		}}},
 		Loopback:    true,
 		Credentials: c,
@@ -141,6 +148,30 @@ func callWith(t *testing.T, url, token, tool string, id int, args string) (int, 
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, res.Header.Get("WWW-Authenticate") + " " + string(b)
+}
+
+// A call runs on its request's goroutine, but its bookkeeping (the audit
+// record, saved diagnostics) still waits for nothing: the response is on
+// its way while the bookkeeping has not finished.
+func TestResponseBeforeBookkeeping(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+	}}
+	answered, saved := make(chan struct{}), make(chan struct{})
+	url := newTestServerWith(t, c, &countingInvoker{}, func(*kernel.Invocation, kernel.Result) {
+		select {
+		case <-answered:
+		case <-time.After(10 * time.Second):
+			t.Error("the response waited for the bookkeeping")
+		}
+		close(saved)
+	})
+	status, body := call(t, url, "key", "std", 1)
+	close(answered)
+	if status != 200 || !strings.Contains(body, `"outcome":"succeeded"`) {
+		t.Fatalf("%d: %s", status, body)
+	}
+	<-saved
 }
 
 func TestLevels(t *testing.T) {
