@@ -126,3 +126,16 @@ func TestUnchangedSeesThroughOwnAudit(t *testing.T) {
 		t.Fatal("an own audit on the new file: reported changed")
 	}
 }
+
+func BenchmarkStamp(b *testing.B) {
+	s := mustStore(b)
+	publish(b, s, "x")
+	if _, ok := s.Stamp(); !ok {
+		b.Fatal("no stamp")
+	}
+	for b.Loop() {
+		if _, ok := s.Stamp(); !ok {
+			b.Fatal("no stamp")
+		}
+	}
+}
