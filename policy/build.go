@@ -176,22 +176,54 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 			return nil
 		}
 	}
+	// Each release's per-command work that depends on nothing else
+	// (eligibility, the declaration record, the tool bodies) is prepared
+	// on another goroutine while the release before it is built.
 	seen := map[string]string{}
+	var pending *prepared
+	build := func() error {
+		p := pending
+		pending = nil
+		if p == nil {
+			return nil
+		}
+		<-p.done
+		return bd.release(p)
+	}
 	if err := source(func(r ReleaseInput) error {
-		r, err := checkRelease(r)
+		r, cerr := checkRelease(r)
+		var next *prepared
+		if cerr == nil {
+			next = bd.prepare(r)
+		}
+		err := build()
+		if err == nil {
+			err = cerr
+		}
+		if err == nil {
+			if v, dup := seen[r.Name]; dup {
+				err = &kernel.Error{Code: kernel.CodeConflict,
+					Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
+			} else if r.Name < bd.lastName {
+				err = kernel.Errorf(kernel.CodeInternal, "release %s comes after %s: releases must come in name order", r.Name, bd.lastName)
+			}
+		}
 		if err != nil {
+			if next != nil {
+				<-next.done
+			}
 			return err
 		}
-		if v, dup := seen[r.Name]; dup {
-			return &kernel.Error{Code: kernel.CodeConflict,
-				Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
-		}
-		if r.Name < bd.lastName {
-			return kernel.Errorf(kernel.CodeInternal, "release %s comes after %s: releases must come in name order", r.Name, bd.lastName)
-		}
 		seen[r.Name], bd.lastName = r.Version, r.Name
-		return bd.release(r)
+		pending = next
+		return nil
 	}); err != nil {
+		if pending != nil {
+			<-pending.done
+		}
+		return nil, nil, err
+	}
+	if err := build(); err != nil {
 		return nil, nil, err
 	}
 
@@ -227,9 +259,93 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	return b, warnings, nil
 }
 
+// prepared is what a release's commands need that depends on nothing but
+// the release and the profile, made off the builder's goroutine: done is
+// closed when cmds is complete. A failure is kept where it happened and
+// reported by release in the order it always was.
+type prepared struct {
+	r    ReleaseInput
+	cmds []preparedCmd
+	done chan struct{}
+}
+
+type preparedCmd struct {
+	eligible bool
+	reason   string
+	rec      []byte // the declaration record (with a sink)
+	recErr   error
+	bodies   [3]preparedBody // by tool kind, those an endpoint publishes
+}
+
+type preparedBody struct {
+	have   bool
+	body   []byte // compacted when a sink is written
+	rawLen int    // its length as encoded, before compacting
+	sum    [32]byte
+	err    error // toolBody's: the endpoint's error
+	badErr error // compacting failed: the build's
+}
+
+// prepare starts preparing r. It reads only r and the profile, never what
+// the builder changes as it goes.
+func (bd *builder) prepare(r ReleaseInput) *prepared {
+	p := &prepared{r: r, cmds: make([]preparedCmd, len(r.Manifest.Commands)), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		rel := r.Name + "@" + r.Version
+		for i := range r.Manifest.Commands {
+			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
+			pc.eligible, pc.reason = kernel.Eligibility(r.APIVersion, c)
+			bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason)}
+			if bd.sink != nil {
+				rec := bc
+				rec.Development = r.Development
+				pc.rec, pc.recErr = json.Marshal(&rec, json.Deterministic(true))
+			}
+			if ok, _ := bc.Publishable(); !ok {
+				continue
+			}
+			for _, e := range bd.eps {
+				if !(e.commands[c.ID] || e.packages[r.Name]) || (r.Development && e.name != DevEndpoint) {
+					continue
+				}
+				pb := &pc.bodies[e.toolKind(c.ID)]
+				if pb.have {
+					continue
+				}
+				pb.have = true
+				if pb.body, pb.err = toolBody(&bc, e.toolKind(c.ID)); pb.err != nil {
+					continue
+				}
+				pb.rawLen = len(pb.body)
+				if !bd.full {
+					if err := compactLine(&pb.body); err != nil {
+						pb.badErr = err
+						continue
+					}
+					pb.sum = sha256.Sum256(pb.body)
+				}
+			}
+		}
+	}()
+	return p
+}
+
+// toolKind is the kind of tool command id is on e.
+func (e *epBuild) toolKind(id string) int {
+	switch tp := e.ep.Tasks; {
+	case tp != nil && tp.JobTools && tp.Allows(id):
+		return toolStarted
+	case tp.Requires(id):
+		return toolTaskOnly
+	}
+	return toolPlain
+}
+
 // release adds one release's commands: identities, eligibility, the
 // declaration records and every endpoint's tool.
-func (bd *builder) release(r ReleaseInput) error {
+func (bd *builder) release(p *prepared) error {
+	r := p.r
 	b := bd.b
 	b.Releases = append(b.Releases, r.BoundRelease)
 	bd.active[r.Name] = true
@@ -247,21 +363,19 @@ func (bd *builder) release(r ReleaseInput) error {
 				Message: fmt.Sprintf("command identity %q is declared by both %s and %s", c.ID, b.Commands[j].Release, rel),
 				Hint:    "deactivate one of the two packages"}
 		}
-		ok, reason := kernel.Eligibility(r.APIVersion, c)
-		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: ok, Reason: reasonIf(!ok, reason)}
+		pc := &p.cmds[i]
+		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason)}
 		ref := ""
 		if bd.sink != nil {
-			rec := bc
-			rec.Development = r.Development
-			raw, err := json.Marshal(&rec, json.Deterministic(true))
-			if err != nil {
-				return kernel.Errorf(kernel.CodeInternal, "cannot encode command %s", c.ID).Wrap(err)
+			if pc.recErr != nil {
+				return kernel.Errorf(kernel.CodeInternal, "cannot encode command %s", c.ID).Wrap(pc.recErr)
 			}
-			if ref, err = bd.sink.PutCommand(raw); err != nil {
+			var err error
+			if ref, err = bd.sink.PutCommand(pc.rec); err != nil {
 				return err
 			}
 		}
-		if err := bd.tools(&bc, r.Name, ref); err != nil {
+		if err := bd.tools(&bc, r.Name, ref, &pc.bodies); err != nil {
 			return err
 		}
 		if !bd.full {
@@ -289,7 +403,7 @@ func summaryOf(c *kernel.Command) kernel.Command {
 // tools makes bc a tool on every endpoint that publishes it. A
 // development release is never published anywhere but the dev endpoint,
 // whatever the publish lists say.
-func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
+func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]preparedBody) error {
 	if ok, _ := bc.Publishable(); !ok {
 		return nil
 	}
@@ -297,6 +411,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
 		body   []byte // the tool object without its name
 		rawLen int    // its length as encoded, before compactLine
 		ref    string // its ref in the sink
+		sum    [32]byte
 		done   bool
 	}
 	// One body per kind of tool: plain, started (job family) and
@@ -320,21 +435,18 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
 			continue
 		}
 		e.names[name] = id
-		kind := toolPlain
-		switch tp := e.ep.Tasks; {
-		case tp != nil && tp.JobTools && tp.Allows(id):
-			kind = toolStarted
-		case tp.Requires(id):
-			kind = toolTaskOnly
-		}
+		kind := e.toolKind(id)
 		v := &variants[kind]
 		if !v.done {
-			body, err := toolBody(bc, kind)
-			if err != nil {
-				e.err = err
+			pb := &pre[kind]
+			if !pb.have {
+				return kernel.Errorf(kernel.CodeInternal, "tool %q was not prepared", name)
+			}
+			if pb.err != nil {
+				e.err = pb.err
 				continue
 			}
-			v.body, v.rawLen, v.done = body, len(body), true
+			v.body, v.rawLen, v.sum, v.done = pb.body, pb.rawLen, pb.sum, true
 		}
 		if size := len(wireNamePrefix) + len(name) + 2 + v.rawLen - 1; size > MaxToolBytes {
 			e.err = &kernel.Error{Code: kernel.CodeInvalid,
@@ -345,10 +457,10 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string) error {
 		if bd.full {
 			t.Wire = jsontext.Value(AppendToolWire(nil, name, v.body))
 		} else {
-			if err := compactLine(&v.body); err != nil {
+			if err := pre[kind].badErr; err != nil {
 				return kernel.Errorf(kernel.CodeInternal, "tool %q", name).Wrap(err)
 			}
-			t.Sum = sha256.Sum256(v.body)
+			t.Sum = v.sum // of the compacted body
 			if bd.sink != nil && v.ref == "" {
 				var err error
 				if v.ref, err = bd.sink.PutBody(v.body); err != nil {
