@@ -20,8 +20,6 @@ const MaxToolBytes = 1 << 20
 // DevEndpoint is the one endpoint that may publish development releases.
 const DevEndpoint = "dev"
 
-var revisionRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-
 // toolName is ToolName; tests replace it to force the hash collisions real
 // fingerprints never produce.
 var toolName = ToolName

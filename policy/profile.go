@@ -109,12 +109,6 @@ type TemplateSpec struct {
 	ResultBytes      int   `json:"resultBytes"`
 }
 
-var (
-	nameRE    = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	commandRE = lazyRegexp(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-	packageRE = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
-)
-
 // DefaultProfile is the profile of a fresh home: endpoint local (namespace
 // local, stdio, subject owner, template default) publishing nothing.
 func DefaultProfile() *Profile {
@@ -353,7 +347,7 @@ func (p *Profile) Validate() error {
 	return nil
 }
 
-func checkPublishList(path, what string, list []string, re lazyRE, want string) error {
+func checkPublishList(path, what string, list []string, re nameShape, want string) error {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
 		ip := func() string { return fmt.Sprintf("%s/%d", path, i) } // only for an error
