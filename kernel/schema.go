@@ -1,7 +1,9 @@
 package kernel
 
 import (
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -172,6 +174,36 @@ var Outcomes = []Outcome{Succeeded, CommandFailed, ExecutionFailed, Rejected, Ca
 func OutputSchema(c *Command) (jsontext.Value, error) { return outputSchema(c, false) }
 
 func outputSchema(c *Command, started bool) (jsontext.Value, error) {
+	r := c.Execute.Result
+	if r == nil || r.Kind == ResultText {
+		// The same few bytes for most tools of a catalogue: built once.
+		i := 0
+		if r != nil {
+			i = 1
+		}
+		if started {
+			i += 2
+		}
+		return slices.Clone(fixedOutputSchemas()[i]), nil
+	}
+	return buildOutputSchema(r, started)
+}
+
+// fixedOutputSchemas are the output schemas that depend on nothing but
+// whether a job is started and whether the result is text: without a
+// result, with text, then the same two for a started job.
+var fixedOutputSchemas = sync.OnceValue(func() (v [4]jsontext.Value) {
+	for i := range v {
+		var r *ResultDecl
+		if i%2 == 1 {
+			r = &ResultDecl{Kind: ResultText}
+		}
+		v[i], _ = buildOutputSchema(r, i >= 2)
+	}
+	return v
+})
+
+func buildOutputSchema(r *ResultDecl, started bool) (jsontext.Value, error) {
 	outcomes := make([]string, len(Outcomes))
 	for i, o := range Outcomes {
 		outcomes[i] = string(o)
@@ -186,7 +218,7 @@ func outputSchema(c *Command, started bool) (jsontext.Value, error) {
 	if started {
 		props.raw("taskId", (&object{}).str("type", "string").bytes())
 	}
-	if r := c.Execute.Result; r != nil {
+	if r != nil {
 		cr := &object{}
 		cr.str("type", "object")
 		crp := &object{}

@@ -199,3 +199,22 @@ func TestGeneratedSchemasCompile(t *testing.T) {
 		}
 	}
 }
+
+// The output schemas kept for tools without a result or with a text one
+// are the ones built for them, and a caller's copy is its own.
+func TestFixedOutputSchemas(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		for _, r := range []*ResultDecl{nil, {Kind: ResultText}} {
+			c := &Command{ID: "a.b", Execute: Execute{Result: r}}
+			got, err := outputSchema(c, started)
+			want, werr := buildOutputSchema(r, started)
+			if err != nil || werr != nil || string(got) != string(want) {
+				t.Errorf("started %v, result %v: %s (%v), want %s (%v)", started, r, got, err, want, werr)
+			}
+			got[0] = 'x'
+			if again, _ := outputSchema(c, started); again[0] != '{' {
+				t.Errorf("started %v, result %v: a caller changed the kept schema", started, r)
+			}
+		}
+	}
+}
