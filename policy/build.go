@@ -128,7 +128,7 @@ type epBuild struct {
 }
 
 func (bd *builder) run(in Input) (*Binding, []string, error) {
-	if !revisionRE.MatchString(in.Revision) {
+	if !revisionIDs.MatchString(in.Revision) {
 		return nil, nil, kernel.Errorf(kernel.CodeInvalid, "invalid revision id %q", in.Revision)
 	}
 	prof := in.Profile
@@ -304,15 +304,16 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 				continue
 			}
 			for _, e := range bd.eps {
-				if !(e.commands[c.ID] || e.packages[r.Name]) || (r.Development && e.name != DevEndpoint) {
+				if !e.publishes(c.ID, r.Name, r.Development) {
 					continue
 				}
-				pb := &pc.bodies[e.toolKind(c.ID)]
+				kind := e.toolKind(c.ID)
+				pb := &pc.bodies[kind]
 				if pb.have {
 					continue
 				}
 				pb.have = true
-				if pb.body, pb.err = toolBody(&bc, e.toolKind(c.ID)); pb.err != nil {
+				if pb.body, pb.err = toolBody(&bc, kind); pb.err != nil {
 					continue
 				}
 				pb.rawLen = len(pb.body)
@@ -327,6 +328,12 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 		}
 	}()
 	return p
+}
+
+// publishes reports whether e publishes command id of package pkg (dev: a
+// development release, which only the dev endpoint publishes).
+func (e *epBuild) publishes(id, pkg string, dev bool) bool {
+	return (e.commands[id] || e.packages[pkg]) && (!dev || e.name == DevEndpoint)
 }
 
 // toolKind is the kind of tool command id is on e.
@@ -417,7 +424,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 	var variants [3]variant
 	id := bc.Declaration.ID
 	for _, e := range bd.eps {
-		if e.err != nil || !(e.commands[id] || e.packages[pkg]) || (bd.dev[bc.Release] && e.name != DevEndpoint) {
+		if e.err != nil || !e.publishes(id, pkg, bd.dev[bc.Release]) {
 			continue
 		}
 		name := toolName(e.mode, e.ep.Namespace, bd.b.Revision, id)

@@ -14,10 +14,10 @@ type nameShape struct {
 }
 
 var (
-	nameRE     = nameShape{extra: "-", max: 64}                  // [a-z0-9][a-z0-9-]{0,63}
-	commandRE  = nameShape{extra: "._-", max: 128}               // [a-z0-9][a-z0-9._-]{0,127}
-	packageRE  = nameShape{extra: ".-", max: 64}                 // [a-z0-9][a-z0-9.-]{0,63}
-	revisionRE = nameShape{extra: "._:-", upper: true, max: 128} // [A-Za-z0-9][A-Za-z0-9._:-]{0,127}
+	plainNames   = nameShape{extra: "-", max: 64}                  // [a-z0-9][a-z0-9-]{0,63}
+	commandIDs   = nameShape{extra: "._-", max: 128}               // [a-z0-9][a-z0-9._-]{0,127}
+	packageNames = nameShape{extra: ".-", max: 64}                 // [a-z0-9][a-z0-9.-]{0,63}
+	revisionIDs  = nameShape{extra: "._:-", upper: true, max: 128} // [A-Za-z0-9][A-Za-z0-9._:-]{0,127}
 )
 
 func (n nameShape) MatchString(s string) bool {

@@ -288,7 +288,7 @@ func (p *Profile) Validate() error {
 	}
 	for _, name := range sortedKeys(p.Templates) {
 		path := "/templates/" + pointerToken(name)
-		if !nameRE.MatchString(name) {
+		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid template name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
 		if err := p.Templates[name].withDefaults().validate(path); err != nil {
@@ -298,11 +298,11 @@ func (p *Profile) Validate() error {
 	namespaces := map[string]string{}
 	for _, name := range sortedKeys(p.Endpoints) {
 		path := "/endpoints/" + pointerToken(name)
-		if !nameRE.MatchString(name) {
+		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
 		ep := p.Endpoints[name].withDefaults()
-		if !nameRE.MatchString(ep.Namespace) {
+		if !plainNames.MatchString(ep.Namespace) {
 			return invalidAt(path+"/namespace", fmt.Sprintf("invalid namespace %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Namespace))
 		}
 		if other, ok := namespaces[ep.Namespace]; ok {
@@ -320,7 +320,7 @@ func (p *Profile) Validate() error {
 			}
 			seen[tr] = true
 		}
-		if !nameRE.MatchString(ep.Subject) {
+		if !plainNames.MatchString(ep.Subject) {
 			return invalidAt(path+"/subject", fmt.Sprintf("invalid subject %q: want [a-z0-9][a-z0-9-]{0,63}", ep.Subject))
 		}
 		if _, ok := p.template(ep.Template); !ok {
@@ -337,10 +337,10 @@ func (p *Profile) Validate() error {
 		if err := ep.Tasks.validate(path + "/tasks"); err != nil {
 			return err
 		}
-		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandIDs, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 			return err
 		}
-		if err := checkPublishList(path+"/publish/packages", "package", ep.Publish.Packages, packageRE, "[a-z0-9][a-z0-9.-]{0,63}"); err != nil {
+		if err := checkPublishList(path+"/publish/packages", "package", ep.Publish.Packages, packageNames, "[a-z0-9][a-z0-9.-]{0,63}"); err != nil {
 			return err
 		}
 	}

@@ -87,10 +87,10 @@ func (r *rawTasks) tasks(path string) (*Tasks, error) {
 // duplicates, and every required command also among those that may run as
 // tasks.
 func checkTaskLists(path string, commands, required []string) error {
-	if err := checkPublishList(path+"/commands", "command", commands, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+	if err := checkPublishList(path+"/commands", "command", commands, commandIDs, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 		return err
 	}
-	if err := checkPublishList(path+"/required", "command", required, commandRE, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
+	if err := checkPublishList(path+"/required", "command", required, commandIDs, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 		return err
 	}
 	for i, id := range required {
