@@ -258,8 +258,8 @@ func (a *app) draftSource(revID string) (policy.Input, error) {
 		return policy.Input{}, err
 	}
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		return a.readAhead(batches(len(names)), func(i int) ([]store.Release, error) {
-			return a.store.ReleasesAt(names[i*releaseBatch:min((i+1)*releaseBatch, len(names))], d.Active)
+		return a.readAhead(len(names), func(lo, hi int) ([]store.Release, error) {
+			return a.store.ReleasesAt(names[lo:hi], d.Active)
 		}, trusted, yield)
 	}
 	return in, nil
@@ -269,14 +269,13 @@ func (a *app) draftSource(revID string) (policy.Input, error) {
 // at once.
 const releaseBatch = 16
 
-func batches(n int) int { return (n + releaseBatch - 1) / releaseBatch }
-
-// readAhead yields the releases of n batches in order, each batch read by
-// fetch, checked and decoded (candidateReleases) on another goroutine
-// while the caller builds the batch before it: the build runs on one core,
-// so the reading and decoding take another instead of adding to it. At
-// most two batches are decoded at once.
-func (a *app) readAhead(n int, fetch func(i int) ([]store.Release, error), trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
+// readAhead yields releases 0 to n-1 in order, releaseBatch at a time:
+// fetch reads releases lo ≤ i < hi, which are checked and decoded
+// (candidateReleases) on another goroutine while the caller builds the
+// batch before them. The build runs on one core, so the reading and
+// decoding take another instead of adding to it. At most two batches are
+// decoded at once.
+func (a *app) readAhead(n int, fetch func(lo, hi int) ([]store.Release, error), trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
 	type batch struct {
 		ris []policy.ReleaseInput
 		err error // after ris: the first release that could not be decoded
@@ -286,9 +285,9 @@ func (a *app) readAhead(n int, fetch func(i int) ([]store.Release, error), trust
 	go func() {
 		defer close(done)
 		defer close(ready)
-		for i := range n {
+		for lo := 0; lo < n; lo += releaseBatch {
 			var b batch
-			rels, err := fetch(i)
+			rels, err := fetch(lo, min(lo+releaseBatch, n))
 			if err == nil {
 				b.ris, b.err = a.candidateReleases(rels, trusted)
 			} else {
@@ -419,9 +418,9 @@ func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, erro
 	bound := slices.Clone(b.Releases)
 	slices.SortFunc(bound, func(x, y policy.BoundRelease) int { return strings.Compare(x.Name, y.Name) })
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		return a.readAhead(batches(len(bound)), func(i int) ([]store.Release, error) {
+		return a.readAhead(len(bound), func(lo, hi int) ([]store.Release, error) {
 			var rels []store.Release
-			for _, br := range bound[i*releaseBatch : min((i+1)*releaseBatch, len(bound))] {
+			for _, br := range bound[lo:hi] {
 				r, err := a.store.Release(br.Name, br.Version)
 				if err != nil || r.Digest != br.Digest || r.Development != br.Development {
 					hint := "reinstall that exact package to roll back to this revision"
