@@ -3,6 +3,8 @@ package commands
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +63,8 @@ func publishCatalog(t *testing.T, a *app, packages, perPackage int) {
 
 // TestRequestsReadConstantRecords: at 20,000 published commands, building
 // a CLI command, its group's help, a tools/list page and a tools/call
-// resolution read as many store records as at 40: never the whole revision.
+// resolution read as many store records as at 80 (the list: its page and
+// the next, read ahead): never the whole revision.
 func TestRequestsReadConstantRecords(t *testing.T) {
 	type counts struct{ cli, help, list, call int64 }
 	measure := func(packages int) counts {
@@ -85,17 +88,19 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 				t.Fatalf("root: %v", err)
 			}
 		})
-		var view func(uint64, func(uint64, mcpstdio.Catalog) error) error
+		var cache *serveCache
 		var name string
 		c.list = reads(func() {
-			view = a.serveView("local") // reads the first page at start
-			err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			cache = a.primedCache("local") // reads the first page at start
+			err := cache.view(0, func(n uint64, cat mcpstdio.Catalog) error {
 				return cat.Page(0, func(nm string, body []byte) error { name = nm; return nil })
 			})
 			if err != nil || name == "" {
 				t.Fatalf("list: %v", err)
 			}
+			cache.settle() // the next page, read ahead
 		})
+		view := cache.view
 		c.call = reads(func() {
 			err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
 				r, err := cat.Resolve(name)
@@ -110,12 +115,12 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 		})
 		return c
 	}
-	small, large := measure(4), measure(2000)
-	t.Logf("records read at 40 and 20,000 commands: %+v %+v", small, large)
+	small, large := measure(8), measure(2000)
+	t.Logf("records read at 80 and 20,000 commands: %+v %+v", small, large)
 	if small != large {
-		t.Errorf("records read grow with the catalogue: %+v at 40 commands, %+v at 20,000", small, large)
+		t.Errorf("records read grow with the catalogue: %+v at 80 commands, %+v at 20,000", small, large)
 	}
-	if large.cli > 6 || large.help > 16 || large.list > 4+32 || large.call > 6 {
+	if large.cli > 6 || large.help > 16 || large.list > 4+2*33 || large.call > 6 {
 		t.Errorf("records read: %+v", large)
 	}
 }
@@ -126,7 +131,8 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 func TestServeViewKeepsWhatItRead(t *testing.T) {
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
 	publishCatalog(t, a, 4, 10)
-	view := a.serveView("local")
+	cache := a.primedCache("local")
+	view := cache.view
 	var first uint64
 	var name string
 	list := func() {
@@ -152,6 +158,7 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 	}
 	list()
 	resolve()
+	cache.settle() // page 1, read ahead
 	before := a.store.RecordsRead()
 	list()
 	resolve()
@@ -194,7 +201,8 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 func TestServeViewSharesPageReads(t *testing.T) {
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
 	publishCatalog(t, a, 200, 10) // 63 pages: more than the cache keeps
-	view := a.serveView("local")
+	cache := a.primedCache("local")
+	view := cache.view
 	page := func(i int) ([]string, error) {
 		var names []string
 		err := view(0, func(n uint64, cat mcpstdio.Catalog) error {
@@ -207,7 +215,8 @@ func TestServeViewSharesPageReads(t *testing.T) {
 	if err != nil || len(want) != 32 {
 		t.Fatalf("page 40: %v, %d tools", err, len(want))
 	}
-	one := a.store.RecordsRead() - before
+	cache.settle()
+	two := a.store.RecordsRead() - before // page 40, and page 41 read ahead
 
 	// Hold every permit: no request may read the store meanwhile.
 	for range cap(storeReads) {
@@ -222,7 +231,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 	before = a.store.RecordsRead()
 	for range agents {
 		go func() {
-			names, err := page(41)
+			names, err := page(50)
 			answers <- answer{names, err}
 		}()
 	}
@@ -238,14 +247,123 @@ func TestServeViewSharesPageReads(t *testing.T) {
 		select {
 		case ans := <-answers:
 			if ans.err != nil || len(ans.names) != 32 || ans.names[0] == want[0] {
-				t.Errorf("page 41: %v, %d tools", ans.err, len(ans.names))
+				t.Errorf("page 50: %v, %d tools", ans.err, len(ans.names))
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no answer after the bound was released")
 		}
 	}
-	if got := a.store.RecordsRead() - before; got != one {
-		t.Errorf("%d concurrent requests for one page read %d records, want %d (one read)", agents, got, one)
+	cache.settle()
+	if got := a.store.RecordsRead() - before; got != two {
+		t.Errorf("%d concurrent requests for one page read %d records, want %d (one read of it, one of the next)", agents, got, two)
+	}
+}
+
+// TestServeViewReadsAhead: while a client walks the list, the page after
+// the one it asked for is read before it asks, so each request finds its
+// page read; pages read ahead that nobody takes stay within their bound.
+func TestServeViewReadsAhead(t *testing.T) {
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	publishCatalog(t, a, 200, 10) // 63 pages: more than the cache keeps
+	cache := a.primedCache("local")
+	page := func(i int) int64 {
+		t.Helper()
+		cache.settle()
+		before := a.store.RecordsRead()
+		var names []string
+		err := cache.view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			return cat.Page(i, func(nm string, body []byte) error { names = append(names, nm); return nil })
+		})
+		if err != nil || len(names) == 0 {
+			t.Fatalf("page %d: %v, %d tools", i, err, len(names))
+		}
+		cache.settle()
+		return a.store.RecordsRead() - before
+	}
+	one := page(0) // kept since the start: only page 1 is read, ahead
+	if one == 0 {
+		t.Fatal("page 0 read nothing ahead")
+	}
+	for i := 1; i < 61; i++ {
+		if got := page(i); got != one {
+			t.Fatalf("page %d read %d records, want %d: the next page only", i, got, one)
+		}
+	}
+	if got := page(61); got == 0 || got >= one {
+		t.Fatalf("page 61 read %d records, want those of the last page (16 tools)", got)
+	}
+	if got := page(62); got != 0 {
+		t.Fatalf("the last page read %d records, want 0: it was read ahead and has no next", got)
+	}
+	r := cache.rev
+	if len(r.ahead) != 0 || r.aheadBytes != 0 {
+		t.Errorf("after the walk %d pages (%d bytes) read ahead are still kept", len(r.ahead), r.aheadBytes)
+	}
+
+	// A request that comes while its page is being read ahead waits for
+	// that read and takes the page: none is left kept for nobody.
+	list := func(i int) error {
+		return cache.view(0, func(n uint64, cat mcpstdio.Catalog) error {
+			return cat.Page(i, func(string, []byte) error { return nil })
+		})
+	}
+	publishCatalog(t, a, 200, 10)
+	cache = a.primedCache("local")
+	for i := range 40 {
+		page(i) // the cache is full long before page 40
+	}
+	for range cap(storeReads) {
+		storeReads <- struct{}{}
+	}
+	if err := list(40); err != nil { // read ahead: no store read; page 41 waits for a permit
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- list(41) }()
+	time.Sleep(50 * time.Millisecond)
+	for range cap(storeReads) {
+		<-storeReads
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	cache.settle()
+	if _, kept := cache.rev.ahead[41]; kept || len(cache.rev.ahead) != 1 {
+		t.Errorf("pages read ahead and kept: %v, want 42 only (41 went to the request that waited for it)", slices.Sorted(maps.Keys(cache.rev.ahead)))
+	}
+
+	// Every other page asked for: the ones between are read ahead and
+	// never taken, and what they keep stays within the bound.
+	publishCatalog(t, a, 201, 10)
+	cache = a.primedCache("local")
+	for i := 0; i < 62; i += 2 {
+		page(i)
+	}
+	r = cache.rev
+	if r.aheadBytes > cacheAheadBytes || r.pageBytes > cachePageBytes {
+		t.Errorf("kept %d bytes of pages and %d read ahead, bounds %d and %d", r.pageBytes, r.aheadBytes, cachePageBytes, cacheAheadBytes)
+	}
+	if len(r.ahead) == 0 {
+		t.Error("no page read ahead was kept once the cache was full")
+	}
+}
+
+// TestPagesReadInRequestOrder: the reader takes the pages requests wait
+// for before those read ahead that nobody asked for yet.
+func TestPagesReadInRequestOrder(t *testing.T) {
+	r := &cachedRev{queue: []*pageLoad{{i: 1, ahead: true}, {i: 2}, {i: 3, ahead: true, claimed: true}, {i: 4, ahead: true}, {i: 5}}}
+	var got []int
+	for {
+		batch := r.takeLocked()
+		if len(batch) == 0 {
+			break
+		}
+		for _, l := range batch {
+			got = append(got, l.i)
+		}
+	}
+	if want := []int{2, 3, 5, 1, 4}; !slices.Equal(got, want) {
+		t.Errorf("pages read in the order %v, want %v", got, want)
 	}
 }
 

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 
 	"github.com/rukh-dev/rukh/mcpstdio"
@@ -15,7 +17,8 @@ import (
 // unlocked read of the file's meta pages instead of a store open. A
 // revision never changes once published, so what is kept of it stays
 // true; the stamp only tells whether it is still the active one. Bounded:
-// one revision, cachePageBytes of page bodies, cacheTools tools.
+// one revision, cachePageBytes of page bodies, cacheAheadBytes of pages
+// read ahead, cacheTools tools.
 type serveCache struct {
 	a        *app
 	endpoint string
@@ -26,8 +29,9 @@ type serveCache struct {
 }
 
 const (
-	cachePageBytes = 256 << 10
-	cacheTools     = 64
+	cachePageBytes  = 256 << 10
+	cacheAheadBytes = 256 << 10
+	cacheTools      = 64
 )
 
 // cachedRev is what is kept of one revision (n 0: nothing was published).
@@ -48,9 +52,15 @@ type cachedRev struct {
 	loading   map[int]*pageLoad // pages asked for and not read yet
 	queue     []*pageLoad       // of those, the ones no read has taken
 	reading   bool              // a pageReader runs
+	readers   sync.WaitGroup    // the pageReaders that run
 	pageBytes int
-	tools     map[string]*mcpstdio.Resolved
-	digest    *[32]byte
+
+	// ahead holds the pages read ahead that pages had no room for, each
+	// until a request takes it.
+	ahead      map[int][]cachedTool
+	aheadBytes int
+	tools      map[string]*mcpstdio.Resolved
+	digest     *[32]byte
 }
 
 type cachedTool struct {
@@ -60,10 +70,12 @@ type cachedTool struct {
 
 // pageLoad is one page that concurrent requests for it wait for.
 type pageLoad struct {
-	i    int
-	done chan struct{}
-	page []cachedTool
-	err  error
+	i       int
+	ahead   bool // asked for by no request yet: read ahead of a walk
+	claimed bool // a request waits for it after all (under rev.mu)
+	done    chan struct{}
+	page    []cachedTool
+	err     error
 }
 
 // One store read reads at most batchPages queued pages before it ends
@@ -138,6 +150,17 @@ func (c *serveCache) prime() (*policy.Launch, error) {
 		c.mu.Unlock()
 	}
 	return l, nil
+}
+
+// settle waits until no page of the kept revision is being read, ahead of
+// requests or for them: tests count the records a request reads.
+func (c *serveCache) settle() {
+	c.mu.Lock()
+	r := c.rev
+	c.mu.Unlock()
+	if r != nil {
+		r.readers.Wait()
+	}
 }
 
 // view is mcpstdio.Config.View over the cache.
@@ -242,26 +265,31 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	r := c.rev
 	r.mu.Lock()
 	page, ok := r.pages[i]
+	if p, ahead := r.ahead[i]; !ok && ahead {
+		page, ok = p, true
+		delete(r.ahead, i)
+		r.aheadBytes -= pageSize(p)
+	}
 	var load *pageLoad
 	if c.ix == nil {
 		// Inside a store read (c.ix) the page is read there: waiting for
 		// the reader then would hold a permit it may need.
 		load = r.loading[i]
+		if load != nil {
+			load.claimed = true
+		}
 	}
 	if !ok && load == nil && c.ix == nil {
 		// Queued for one reader: the pages that concurrent requests ask
 		// for are read in one store open (one mapping of the file, not one
 		// per request), and a page asked for twice is read once.
-		load = &pageLoad{i: i, done: make(chan struct{})}
-		if r.loading == nil {
-			r.loading = map[int]*pageLoad{}
-		}
-		r.loading[i] = load
-		r.queue = append(r.queue, load)
-		if !r.reading {
-			r.reading = true
-			go c.readPages()
-		}
+		load = c.queueLocked(i, false)
+	}
+	if c.ix == nil && i+1 < r.ep.Pages {
+		// A client that asked for page i asks for the next one as soon as
+		// it has read this answer: reading it meanwhile takes the store
+		// read out of that request's time.
+		c.readAheadLocked(i + 1)
 	}
 	r.mu.Unlock()
 	switch {
@@ -286,22 +314,64 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	return nil
 }
 
+// queueLocked queues page i for the reader, starting one if none runs.
+// r.mu is held.
+func (c *cachedCatalog) queueLocked(i int, ahead bool) *pageLoad {
+	r := c.rev
+	load := &pageLoad{i: i, ahead: ahead, done: make(chan struct{})}
+	if r.loading == nil {
+		r.loading = map[int]*pageLoad{}
+	}
+	r.loading[i] = load
+	r.queue = append(r.queue, load)
+	if !r.reading {
+		r.reading = true
+		r.readers.Add(1)
+		go c.readPages()
+	}
+	return load
+}
+
+// readAheadLocked queues page i unless it is kept, read ahead already, or
+// being read, and while the pages read ahead are within their bound.
+// r.mu is held.
+func (c *cachedCatalog) readAheadLocked(i int) {
+	r := c.rev
+	_, kept := r.pages[i]
+	_, ahead := r.ahead[i]
+	if kept || ahead || r.loading[i] != nil || r.aheadBytes >= cacheAheadBytes {
+		return
+	}
+	c.queueLocked(i, true)
+}
+
+// takeLocked takes the next batch off the queue: the pages requests wait
+// for first, in the order asked, then those read ahead. r.mu is held.
+func (r *cachedRev) takeLocked() []*pageLoad {
+	slices.SortStableFunc(r.queue, func(a, b *pageLoad) int {
+		return cmp.Compare(b2i(a.ahead && !a.claimed), b2i(b.ahead && !b.claimed))
+	})
+	n := min(batchPages, len(r.queue))
+	batch := append([]*pageLoad(nil), r.queue[:n]...)
+	r.queue = r.queue[n:]
+	return batch
+}
+
 // readPages reads the queued pages until none is left, batchPages to a
 // store read. A store read may run its view twice (a snapshot read that a
 // commit raced is read again through bbolt), so what a view read is handed
 // to the waiting requests and kept only once the read has returned.
 func (c *cachedCatalog) readPages() {
 	r := c.rev
+	defer r.readers.Done()
 	for {
 		r.mu.Lock()
-		n := min(batchPages, len(r.queue))
-		if n == 0 {
+		batch := r.takeLocked()
+		if len(batch) == 0 {
 			r.reading = false
 			r.mu.Unlock()
 			return
 		}
-		batch := append([]*pageLoad(nil), r.queue[:n]...)
-		r.queue = r.queue[n:]
 		r.mu.Unlock()
 		pages := make([][]cachedTool, len(batch))
 		errs := make([]error, len(batch))
@@ -316,10 +386,15 @@ func (c *cachedCatalog) readPages() {
 			if err != nil {
 				load.page, load.err = nil, err
 			}
-			if load.err == nil {
-				c.keepPage(load.i, load.page)
-			}
+			kept := load.err == nil && c.keepPage(load.i, load.page)
 			r.mu.Lock()
+			if !kept && load.err == nil && load.ahead && !load.claimed && r.aheadBytes+pageSize(load.page) <= cacheAheadBytes {
+				if r.ahead == nil {
+					r.ahead = map[int][]cachedTool{}
+				}
+				r.ahead[load.i] = load.page
+				r.aheadBytes += pageSize(load.page)
+			}
 			delete(r.loading, load.i)
 			r.mu.Unlock()
 			close(load.done)
@@ -360,19 +435,36 @@ func (c *cachedCatalog) pageOf(ix *store.Index, i int) ([]cachedTool, error) {
 	return page, nil
 }
 
-// keepPage keeps page i when the bounds allow.
-func (c *cachedCatalog) keepPage(i int, page []cachedTool) {
+// keepPage keeps page i when the bounds allow, and says whether it is kept.
+func (c *cachedCatalog) keepPage(i int, page []cachedTool) bool {
+	size := pageSize(page)
+	r := c.rev
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, again := r.pages[i]; again {
+		return true
+	}
+	if r.pageBytes+size > cachePageBytes {
+		return false
+	}
+	r.pages[i] = page
+	r.pageBytes += size
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func pageSize(page []cachedTool) int {
 	size := 0
 	for _, t := range page {
 		size += len(t.name) + len(t.body)
 	}
-	r := c.rev
-	r.mu.Lock()
-	if _, again := r.pages[i]; !again && r.pageBytes+size <= cachePageBytes {
-		r.pages[i] = page
-		r.pageBytes += size
-	}
-	r.mu.Unlock()
+	return size
 }
 
 func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {

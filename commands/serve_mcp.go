@@ -155,6 +155,11 @@ func noEndpoint(ix *store.Index, endpoint string) error {
 // store is unchanged (serve_cache.go). The launch binding and the first list
 // page are read at start.
 func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Catalog) error) error {
+	return a.primedCache(endpoint).view
+}
+
+// primedCache is a serveCache that holds the first list page.
+func (a *app) primedCache(endpoint string) *serveCache {
 	c := &serveCache{a: a, endpoint: endpoint}
 	_ = c.view(0, func(_ uint64, cat mcpstdio.Catalog) error {
 		if cat == nil {
@@ -166,7 +171,7 @@ func (a *app) serveView(endpoint string) func(uint64, func(uint64, mcpstdio.Cata
 		}
 		return cat.Page(0, func(string, []byte) error { return nil })
 	}) // a failure here is the first request's to report
-	return c.view
+	return c
 }
 
 // storeCatalog is mcpstdio.Catalog over one indexed revision, valid during
