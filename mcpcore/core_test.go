@@ -182,7 +182,7 @@ func TestInitializeNegotiation(t *testing.T) {
 			Capabilities    jsontext.Value `json:"capabilities"`
 			ServerInfo      jsontext.Value `json:"serverInfo"`
 		}
-		if err := json.Unmarshal([]byte("{"+string(finishLegacy(r))+"}"), &got, json.RejectUnknownMembers(true)); err != nil {
+		if err := json.Unmarshal([]byte("{"+string(appendLegacy(nil, r))+"}"), &got, json.RejectUnknownMembers(true)); err != nil {
 			t.Fatal(err)
 		}
 		if got.ProtocolVersion != want || string(got.Capabilities) != `{"tools":{}}` || string(got.ServerInfo) != `{"name":"rukh","version":"test"}` {
@@ -211,8 +211,9 @@ func TestEraDecoration(t *testing.T) {
 		{eraModern, result{}, `"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rukh","version":"test"}}`},
 	}
 	for _, tt := range tests {
-		if got := string(s.finish(tt.e, tt.r)); got != tt.want {
-			t.Errorf("finish(%v, %s) = %s, want %s", tt.e, tt.r.body, got, tt.want)
+		want := `{"jsonrpc":"2.0","id":7,"result":{` + tt.want + "}}\n"
+		if got := string(s.response(jsontext.Value("7"), tt.e, tt.r)); got != want {
+			t.Errorf("response(7, %v, %s) = %s, want %s", tt.e, tt.r.body, got, want)
 		}
 	}
 }

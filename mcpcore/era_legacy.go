@@ -79,6 +79,6 @@ func (s *Session) initialize(req *Request) (result, *rpcError) {
 	return result{body: b}, nil
 }
 
-// finishLegacy leaves a body as it is: legacy results carry no resultType,
-// no caching fields and no serverInfo _meta.
-func finishLegacy(r result) []byte { return r.body }
+// appendLegacy appends r's members as they are: legacy results carry no
+// resultType, no caching fields and no serverInfo _meta.
+func appendLegacy(b []byte, r result) []byte { return append(b, r.body...) }

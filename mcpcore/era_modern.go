@@ -121,10 +121,9 @@ func (s *Session) capabilitiesOf(listChanged bool) string {
 	return `{"tools":{}}`
 }
 
-// finishModern adds what every modern result carries: caching fields on
-// discover and list, resultType, and serverInfo in _meta.
-func (s *Session) finishModern(r result) []byte {
-	b := make([]byte, 0, len(r.body)+len(s.info)+128)
+// appendModern appends r's members and what every modern result carries:
+// caching fields on discover and list, resultType, and serverInfo in _meta.
+func (s *Session) appendModern(b []byte, r result) []byte {
 	b = append(b, r.body...)
 	if r.cacheable {
 		b = append(b, `,"ttlMs":0,"cacheScope":"private"`...) // discover and list bodies are never empty

@@ -31,11 +31,21 @@ type result struct {
 	resultType string // modern era; "" is "complete"
 }
 
-func (s *Session) finish(e era, r result) []byte {
+// appendResult appends r's members with what its era adds.
+func (s *Session) appendResult(b []byte, e era, r result) []byte {
 	if e == eraLegacy {
-		return finishLegacy(r)
+		return appendLegacy(b, r)
 	}
-	return s.finishModern(r)
+	return s.appendModern(b, r)
+}
+
+// response frames r as the answer to id in one buffer of about its final
+// size: a list page's tools are copied once more, not three times.
+func (s *Session) response(id jsontext.Value, e era, r result) []byte {
+	msg := make([]byte, 0, len(responseHead)+len(id)+len(r.body)+len(s.info)+160)
+	msg = append(append(msg, responseHead...), id...)
+	msg = s.appendResult(append(msg, `,"result":{`...), e, r)
+	return append(msg, "}}\n"...)
 }
 
 // List page bounds (SPEC §6).
@@ -78,7 +88,7 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			}
 			pos = p
 		}
-		body := make([]byte, 0, 4096)
+		body := make([]byte, 0, max(4096, s.pageSize.Load()+512))
 		body = append(body, `"tools":[`...)
 		if pos < pages {
 			first := true
@@ -102,6 +112,7 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			body = append(body, s.cursors.encode(n, pos+1)...)
 			body = append(body, '"')
 		}
+		s.pageSize.Store(int64(len(body)))
 		res = result{body: body, cacheable: true}
 		return nil
 	})
@@ -345,11 +356,11 @@ func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, 
 		release()
 		return
 	}
-	msg := appendResponse(nil, id, s.finish(e, callResult(&res)))
+	msg := s.response(id, e, callResult(&res))
 	if len(msg) > maxResponseBytes {
 		s.logf("mcp: invocation %s: %d-byte response over the limit", inv.ID, len(msg))
 		tooLarge := kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: reasonTooLarge}
-		msg = appendResponse(nil, id, s.finish(e, callResult(&tooLarge)))
+		msg = s.response(id, e, callResult(&tooLarge))
 	}
 	req.rep.Respond(Message{Data: msg, Drop: &c.dropped, Done: release})
 }

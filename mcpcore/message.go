@@ -195,18 +195,11 @@ func stringParam(v jsontext.Value) (string, bool) {
 	return s, true
 }
 
-// appendResponse frames a result body (the members inside the braces).
-func appendResponse(dst []byte, id jsontext.Value, body []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":{`...)
-	dst = append(dst, body...)
-	return append(dst, "}}\n"...)
-}
+const responseHead = `{"jsonrpc":"2.0","id":`
 
 // appendError frames an error response; a nil id is written as null.
 func appendError(dst []byte, id jsontext.Value, e *rpcError) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, responseHead...)
 	if id == nil {
 		dst = append(dst, "null"...)
 	} else {

@@ -95,6 +95,10 @@ type Endpoint struct {
 	newID   func() string
 	info    []byte // {"name":…,"version":…}
 
+	// pageSize is the size of the last list body: the next is built in
+	// a buffer that size, not grown to it from 4 KiB by doubling.
+	pageSize atomic.Int64
+
 	bmu     sync.Mutex
 	binding *policy.Launch // the launch binding; see admit
 }
@@ -196,7 +200,7 @@ func (ep *Endpoint) NewSession(owner context.Context, scfg SessionConfig) *Sessi
 // reply answers req with a result body, or with an error when the encoded
 // response would be over the response limit.
 func (s *Session) reply(req *Request, e era, r result) {
-	msg := appendResponse(nil, req.id, s.finish(e, r))
+	msg := s.response(req.id, e, r)
 	if len(msg) > maxResponseBytes {
 		s.replyError(req, newError(codeInternalError, "response too large"))
 		return
