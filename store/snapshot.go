@@ -37,15 +37,18 @@ func (s *Store) SnapshotReads() { s.snapshot.Store(true) }
 // operation it does not offer): the view is run again through bbolt.
 var errSnapshot = errors.New("snapshot read is not usable")
 
-// snapPages keeps branch pages between views of one committed state: every
-// lookup descends through them. Bounded; emptied when the state changes.
+// snapPages keeps pages between views of one committed state: the branch
+// pages every lookup descends through, and leaves with a value over a page
+// (a revision's header, an endpoint's meta), which every request's view
+// reads. Bounded; emptied when the state changes.
 type snapPages struct {
 	mu    sync.Mutex
 	txid  uint64
 	pages map[uint64][]byte
+	bytes int
 }
 
-const snapPagesMax = 256 // 1 MiB of 4 KiB pages
+const snapPagesBytes = 1 << 20
 
 type snapMeta struct {
 	pageSize int
@@ -173,7 +176,7 @@ func (t *snapTx) page(id uint64) []byte {
 	c := t.cache
 	c.mu.Lock()
 	if c.txid != t.m.txid {
-		c.txid, c.pages = t.m.txid, nil
+		c.txid, c.pages, c.bytes = t.m.txid, nil, 0
 	}
 	p, hit := c.pages[id]
 	c.mu.Unlock()
@@ -208,18 +211,21 @@ func (t *snapTx) page(id uint64) []byte {
 		t.fail()
 		return nil
 	}
-	if ne.Uint16(p[8:]) == pageBranch {
+	if ne.Uint16(p[8:]) == pageBranch || len(p) > ps {
 		// Kept until the state changes, first come first kept: every lookup
-		// passes the upper levels first, so they are what stays.
+		// passes the upper levels first, and every view reads the revision's
+		// header first, so they are what stays. A page of one size is a
+		// recycled buffer: it is copied; an overflow page is its own.
 		c.mu.Lock()
-		if c.txid == t.m.txid && len(c.pages) < snapPagesMax {
+		if c.txid == t.m.txid && c.bytes+len(p) <= snapPagesBytes {
 			if len(p) == ps {
-				p = bytes.Clone(p) // not a recycled buffer
+				p = bytes.Clone(p)
 			}
 			if c.pages == nil {
 				c.pages = map[uint64][]byte{}
 			}
 			c.pages[id] = p
+			c.bytes += len(p)
 		}
 		c.mu.Unlock()
 	}

@@ -192,3 +192,73 @@ func TestSnapshotReadsRefuseABadPage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSnapshotKeepsLargeValues: a value over a page (a revision's header)
+// is read from the file once per committed state, as branch pages are;
+// what is kept stays within its bound and goes with the state.
+func TestSnapshotKeepsLargeValues(t *testing.T) {
+	s := New(t.TempDir())
+	values := map[string][]byte{}
+	if err := s.update(func(tx txn) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("zlarge"))
+		if err != nil {
+			return err
+		}
+		for i := range 40 {
+			k, v := fmt.Sprintf("k%02d", i), bytes.Repeat([]byte{byte('a' + i%26)}, 40<<10)
+			values[k] = v
+			if err := b.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(keys ...string) {
+		t.Helper()
+		ok, err := boltFile{s}.snapshotView(func(tx txn) error {
+			for _, k := range keys {
+				if got := tx.Bucket([]byte("zlarge")).Get([]byte(k)); !bytes.Equal(got, values[k]) {
+					return fmt.Errorf("%s: %d bytes, want %d", k, len(got), len(values[k]))
+				}
+			}
+			return nil
+		})
+		if !ok || err != nil {
+			t.Fatalf("snapshot view: %v %v", ok, err)
+		}
+	}
+	kept := func() (large, bytes int) {
+		c := &s.snapPages
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, p := range c.pages {
+			if len(p) > 4096 {
+				large++
+			}
+		}
+		return large, c.bytes
+	}
+	read("k00")
+	if n, _ := kept(); n != 1 {
+		t.Fatalf("%d large values kept after reading one", n)
+	}
+	read("k00") // from what is kept: the same bytes
+	var all []string
+	for k := range values {
+		all = append(all, k)
+	}
+	read(all...)
+	read(all...)
+	if n, b := kept(); b > snapPagesBytes || n == 0 || n == len(values) {
+		t.Errorf("%d of %d large values kept, %d bytes, bound %d", n, len(values), b, snapPagesBytes)
+	}
+	if err := PokeForTest(s, "meta", "probe", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	read("k01")
+	if n, _ := kept(); n != 1 {
+		t.Errorf("%d large values kept after a commit and one read, want 1", n)
+	}
+}
