@@ -141,6 +141,15 @@ var strictUnmarshal = json.RejectUnknownMembers(true)
 // JSON, a known message type, and for a report its invocation id, outcome
 // and commandResult (kind, size, schema).
 func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
+	if m, ok := quickReport(line); ok {
+		return checkReport(&m, id, rc)
+	}
+	return parseChannelLineFully(line, id, rc)
+}
+
+// parseChannelLineFully is parseChannelLine for every line: strict checks
+// first, then the message decoded by its type.
+func parseChannelLineFully(line []byte, id string, rc *resultChecker) channelEvent {
 	bad := func(format string, args ...any) channelEvent {
 		return channelEvent{violation: fmt.Sprintf(format, args...)}
 	}
@@ -174,36 +183,119 @@ func parseChannelLine(line []byte, id string, rc *resultChecker) channelEvent {
 		if err := json.Unmarshal(line, &m, strictUnmarshal); err != nil {
 			return bad("invalid report: %v", JSONError(err))
 		}
-		if m.InvocationID == nil {
-			return bad("report without invocationId")
-		}
-		if *m.InvocationID != id {
-			return bad("report for invocation %q, want %q", *m.InvocationID, id)
-		}
-		if m.Outcome != Succeeded && m.Outcome != CommandFailed {
-			return bad("report outcome %q is not %q or %q", m.Outcome, Succeeded, CommandFailed)
-		}
-		if len(m.Reason) > MaxReasonBytes {
-			return bad("report reason is %d bytes, over the limit of %d", len(m.Reason), MaxReasonBytes)
-		}
-		r := &checkedReport{outcome: m.Outcome, reason: m.Reason}
-		if m.CommandResult == nil {
-			if m.Outcome == Succeeded && rc.kind != "" {
-				return bad("succeeded report without commandResult")
-			}
-			return channelEvent{report: r}
-		}
-		v, err := rc.check(m.CommandResult)
-		if err != nil {
-			return bad("commandResult: %v", err)
-		}
-		r.result = v
-		return channelEvent{report: r}
+		return checkReport(&m, id, rc)
 	case msgInvoke, msgCancel:
 		return bad("message type %q is sent by the core, not the program", *head.Type)
 	default:
 		return bad("unknown message type %s", strconv.Quote(*head.Type))
 	}
+}
+
+// checkReport checks a decoded report: its invocation, outcome, reason and
+// commandResult.
+func checkReport(m *reportMessage, id string, rc *resultChecker) channelEvent {
+	bad := func(format string, args ...any) channelEvent {
+		return channelEvent{violation: fmt.Sprintf(format, args...)}
+	}
+	if m.InvocationID == nil {
+		return bad("report without invocationId")
+	}
+	if *m.InvocationID != id {
+		return bad("report for invocation %q, want %q", *m.InvocationID, id)
+	}
+	if m.Outcome != Succeeded && m.Outcome != CommandFailed {
+		return bad("report outcome %q is not %q or %q", m.Outcome, Succeeded, CommandFailed)
+	}
+	if len(m.Reason) > MaxReasonBytes {
+		return bad("report reason is %d bytes, over the limit of %d", len(m.Reason), MaxReasonBytes)
+	}
+	r := &checkedReport{outcome: m.Outcome, reason: m.Reason}
+	if m.CommandResult == nil {
+		if m.Outcome == Succeeded && rc.kind != "" {
+			return bad("succeeded report without commandResult")
+		}
+		return channelEvent{report: r}
+	}
+	v, err := rc.check(m.CommandResult)
+	if err != nil {
+		return bad("commandResult: %v", err)
+	}
+	r.result = v
+	return channelEvent{report: r}
+}
+
+// quickReport reads the usual report line in one pass instead of three: one
+// object whose members are type ("report"), invocationId, outcome and
+// reason, all strings, and commandResult, an object nested within the
+// channel's depth; each at most once (the decoder refuses a repeated name).
+// ok false: anything else, which parseChannelLine's full checks then word;
+// what this accepts they accept alike, decoded the same.
+func quickReport(line []byte) (m reportMessage, ok bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(line))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return m, false
+	}
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return m, false
+		}
+		if tok.Kind() == '}' {
+			break
+		}
+		name := tok.String()
+		if name == "commandResult" {
+			v, err := d.ReadValue()
+			if err != nil || v.Kind() != '{' || depthOf(v) >= channelDepth {
+				return m, false
+			}
+			m.CommandResult = bytes.Clone(v) // v is the decoder's buffer
+			continue
+		}
+		v, err := d.ReadToken()
+		if err != nil || v.Kind() != '"' {
+			return m, false
+		}
+		switch str := v.String(); name {
+		case "type":
+			m.Type = str
+		case "invocationId":
+			m.InvocationID = &str
+		case "outcome":
+			m.Outcome = Outcome(str)
+		case "reason":
+			m.Reason = str
+		default:
+			return m, false
+		}
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return m, false
+	}
+	return m, m.Type == msgReport
+}
+
+// depthOf is how deeply v (valid JSON) nests objects and arrays; {} is 1.
+func depthOf(v []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // lineHint explains a line that is not one whole JSON object: the usual
@@ -266,13 +358,11 @@ func (rc *resultChecker) check(raw jsontext.Value) (jsontext.Value, error) {
 	if k := raw.Kind(); k != '{' {
 		return nil, fmt.Errorf("must be an object, not %s", kindName(k))
 	}
-	var cr struct {
-		Kind *string        `json:"kind"`
-		Text jsontext.Value `json:"text,omitzero"`
-		Data jsontext.Value `json:"data,omitzero"`
-	}
-	if err := json.Unmarshal(raw, &cr, strictUnmarshal); err != nil {
-		return nil, JSONError(err)
+	cr, ok := quickResult(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &cr, strictUnmarshal); err != nil {
+			return nil, JSONError(err)
+		}
 	}
 	if cr.Kind == nil {
 		return nil, errors.New("missing \"kind\"")
@@ -307,6 +397,57 @@ func (rc *resultChecker) check(raw jsontext.Value) (jsontext.Value, error) {
 		return nil, JSONError(err)
 	}
 	return v, nil
+}
+
+// commandResult is the object a report carries as its result.
+type commandResult struct {
+	Kind *string        `json:"kind"`
+	Text jsontext.Value `json:"text,omitzero"`
+	Data jsontext.Value `json:"data,omitzero"`
+}
+
+// quickResult decodes the usual commandResult in one pass without
+// reflection: an object of a string kind and a text or data value, each
+// at most once. ok false: anything else, for the strict decoder to word.
+func quickResult(raw []byte) (cr commandResult, ok bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return cr, false
+	}
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return cr, false
+		}
+		if tok.Kind() == '}' {
+			break
+		}
+		switch name := tok.String(); name {
+		case "kind":
+			k, err := d.ReadToken()
+			if err != nil || k.Kind() != '"' {
+				return cr, false
+			}
+			s := k.String()
+			cr.Kind = &s
+		case "text", "data":
+			v, err := d.ReadValue()
+			if err != nil || v.Kind() == 'n' {
+				return cr, false
+			}
+			if name == "text" {
+				cr.Text = bytes.Clone(v)
+			} else {
+				cr.Data = bytes.Clone(v)
+			}
+		default:
+			return cr, false
+		}
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return commandResult{}, false
+	}
+	return cr, true
 }
 
 // prefixData locates a data error inside commandResult.

@@ -3,6 +3,8 @@ package kernel
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,4 +114,105 @@ func fmtOpt(f *float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*f, 'g', -1, 64)
+}
+
+// TestQuickReportAgreesWithFullChecks: the one-pass report decoder takes
+// only what the full checks accept, and decodes it the same: over reports
+// with members reordered, spaced, escaped, repeated, mistyped, unknown,
+// null or too deep, every line gives the same event both ways.
+func TestQuickReportAgreesWithFullChecks(t *testing.T) {
+	t.Parallel()
+	members := []string{
+		`"type":"report"`, `"type":"progress"`, `"type":"rep\u006frt"`, `"type":5`,
+		`"invocationId":"inv_a"`, `"invocationId":"inv_b"`, `"invocationId":null`, `"invocationId":"inv\u005fa"`,
+		`"outcome":"succeeded"`, `"outcome":"command_failed"`, `"outcome":"maybe"`, `"outcome":1`,
+		`"reason":""`, `"reason":"r\n\"q\""`, `"reason":null`, `"reason":"` + strings.Repeat("r", MaxReasonBytes+1) + `"`,
+		`"commandResult":{"kind":"text","text":"ok"}`, `"commandResult" : { "kind" : "text" , "text" : "o\u006b" }`,
+		`"commandResult":{"text":"ok","kind":"text"}`, `"commandResult":{"kind":"text","text":null}`,
+		`"commandResult":{"kind":"text","text":"a","text":"b"}`, `"commandResult":{"kind":"text","text":"ok","extra":1}`,
+		`"commandResult":{"kind":"structured","data":{"a":[1,{"b":"}"}]}}`, `"commandResult":{"kind":"text","data":{}}`,
+		`"commandResult":{"kind":"structured","data":{"id":7}}`, `"commandResult":{"data":{ "id" : 8 },"kind":"structured"}`,
+		`"commandResult":{"kind":null,"text":"ok"}`, `"commandResult":[]`, `"commandResult":null`, `"commandResult":"x"`,
+		`"commandResult":{"kind":"text","text":"` + strings.Repeat("[", 70) + `"}`,
+		`"commandResult":{"kind":"structured","data":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`,
+		`"commandResult":{"kind":"structured","data":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`,
+		`"Type":"report"`, `"extra":"x"`, `"message":"m"`,
+	}
+	checkers := map[string]*resultChecker{
+		"text": {kind: ResultText, maxBytes: 1 << 20},
+		"none": {maxBytes: 1 << 20},
+	}
+	schema, err := CompileResultSchema([]byte(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkers["structured"] = &resultChecker{kind: ResultStructured, schema: schema, maxBytes: 1 << 20}
+	r := rand.New(rand.NewPCG(6, 9))
+	lines := []string{`{}`, `{"type":"report","invocationId":"inv_a","outcome":"succeeded"} `, ` {"type":"report","invocationId":"inv_a","outcome":"succeeded"}` + "\n"}
+	for range 4000 {
+		n := 1 + r.IntN(6)
+		var parts []string
+		for range n {
+			parts = append(parts, members[r.IntN(len(members))])
+		}
+		sep := []string{",", " , ", ",\t"}[r.IntN(3)]
+		line := "{" + strings.Join(parts, sep) + "}"
+		switch r.IntN(8) {
+		case 0:
+			line += " {}"
+		case 1:
+			line = "  " + line + "\n"
+		}
+		lines = append(lines, line)
+	}
+	// And lines of one member of each kind, in any order, some left out.
+	for range 2000 {
+		var parts []string
+		for _, kind := range []string{`"type"`, `"invocationId"`, `"outcome"`, `"reason"`, `"commandResult"`} {
+			var of []string
+			for _, m := range members {
+				if strings.HasPrefix(m, kind) {
+					of = append(of, m)
+				}
+			}
+			if r.IntN(5) > 0 || kind == `"type"` {
+				parts = append(parts, of[r.IntN(len(of))])
+			}
+		}
+		r.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+		lines = append(lines, "{"+strings.Join(parts, ",")+"}")
+	}
+	quick := 0
+	for _, line := range lines {
+		if _, ok := quickReport([]byte(line)); ok {
+			quick++
+		}
+		for name, rc := range checkers {
+			got, want := parseChannelLine([]byte(line), "inv_a", rc), parseChannelLineFully([]byte(line), "inv_a", rc)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s result, line %s:\n one pass %+v %+v\n full     %+v %+v", name, line, got, got.report, want, want.report)
+			}
+		}
+	}
+	if quick < len(lines)/20 {
+		t.Errorf("only %d of %d lines took the one pass", quick, len(lines))
+	}
+}
+
+// BenchmarkParseReport prices the usual report line both ways.
+func BenchmarkParseReport(b *testing.B) {
+	line := []byte(`{"type":"report","invocationId":"inv_a","outcome":"succeeded","commandResult":{"kind":"text","text":"ok"}}`)
+	rc := &resultChecker{kind: ResultText, maxBytes: 1 << 20}
+	for _, bb := range []struct {
+		name  string
+		parse func([]byte, string, *resultChecker) channelEvent
+	}{{"one-pass", parseChannelLine}, {"full", parseChannelLineFully}} {
+		b.Run(bb.name, func(b *testing.B) {
+			for b.Loop() {
+				if ev := bb.parse(line, "inv_a", rc); ev.report == nil {
+					b.Fatal(ev.violation)
+				}
+			}
+		})
+	}
 }
