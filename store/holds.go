@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -25,7 +26,8 @@ const (
 // a shared lock for its whole run, removal takes an exclusive one without
 // waiting. They work across processes (the CLI, every serve-mcp) and end
 // with the process that took them, so a crash leaves nothing held. The cost
-// on a call's path is an open, a flock and two stats per hold.
+// on a call's path is an open, a flock and two stats per hold; calls of one
+// process that hold the same thing at once share its file and lock.
 
 // HoldsDir is where hold files live.
 func (s *Store) HoldsDir() string { return filepath.Join(s.home, "holds") }
@@ -45,7 +47,11 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 	if err := s.checkHome(); err != nil {
 		return nil, err
 	}
-	f, err := lockHold(s.HoldsDir(), s.holdPath(kind, id), false)
+	path := s.holdPath(kind, id)
+	if release, ok := s.held.join(path); ok {
+		return release, nil
+	}
+	f, err := lockHold(s.HoldsDir(), path, false)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		// A home nobody may write: nothing can be removed from it either.
 		return func() {}, nil
@@ -53,7 +59,65 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 	if err != nil {
 		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot hold %s %s", kind, id), Err: err}
 	}
-	return func() { f.Close() }, nil // closing the file drops the lock
+	return s.held.add(path, f), nil
+}
+
+// heldFiles are the hold files a handle has locked, each with the number
+// of holds on it: the last release closes it, which drops the lock. While
+// one is open the thing cannot be removed, so a hold that joins it holds
+// what the first one checked.
+type heldFiles struct {
+	mu sync.Mutex
+	m  map[string]*heldFile
+}
+
+type heldFile struct {
+	f     *os.File
+	holds int
+}
+
+// join adds a hold to path's file if it is open.
+func (h *heldFiles) join(path string) (release func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.m[path]
+	if e == nil {
+		return nil, false
+	}
+	e.holds++
+	return h.releaser(path, e), true
+}
+
+// add keeps f, just locked, as path's file; if another hold locked it
+// meanwhile, f is closed and that one joined.
+func (h *heldFiles) add(path string, f *os.File) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.m[path]; e != nil {
+		f.Close()
+		e.holds++
+		return h.releaser(path, e)
+	}
+	if h.m == nil {
+		h.m = map[string]*heldFile{}
+	}
+	e := &heldFile{f: f, holds: 1}
+	h.m[path] = e
+	return h.releaser(path, e)
+}
+
+func (h *heldFiles) releaser(path string, e *heldFile) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if e.holds--; e.holds == 0 {
+				delete(h.m, path)
+				e.f.Close() // closing the file drops the lock
+			}
+		})
+	}
 }
 
 // Holder is a process holding a reference.

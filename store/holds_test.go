@@ -168,15 +168,75 @@ func holdRefForever(home string) {
 	}
 }
 
+// TestHoldsShareOneFile: holds of one thing taken at once by one handle
+// share one open hold file (one lock), and releasing a hold twice does not
+// release another's.
+func TestHoldsShareOneFile(t *testing.T) {
+	s := mustStore(t)
+	open := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(target, s.HoldsDir()) {
+				n++
+			}
+		}
+		return n
+	}
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	var releases []func()
+	for range 8 {
+		release, err := s.Hold(store.HoldRelease, digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	if n := open(); n != 1 {
+		t.Fatalf("8 holds of one release keep %d hold files open, want 1", n)
+	}
+	remove := func() error { return nil }
+	for i, release := range releases[:7] {
+		release()
+		release() // a second release is no release
+		if i < 6 {
+			continue
+		}
+		wantInUse(t, s.TryRemoveHeld(store.HoldRelease, digest, remove), os.Getpid())
+	}
+	releases[7]()
+	if n := open(); n != 0 {
+		t.Fatalf("%d hold files open after every hold ended", n)
+	}
+	if err := s.TryRemoveHeld(store.HoldRelease, digest, remove); err != nil {
+		t.Fatalf("after the holds ended: %v", err)
+	}
+}
+
 // BenchmarkHold is what a call adds per held reference (it takes two: its
-// revision and its release).
+// revision and its release): alone (open, flock, two stats, close), and
+// while another call of the process holds the same thing, as on a busy
+// server (shared).
 func BenchmarkHold(b *testing.B) {
 	s := store.New(filepath.Join(b.TempDir(), "home"))
-	for b.Loop() {
+	hold := func(b *testing.B) {
+		for b.Loop() {
+			release, err := s.Hold(store.HoldRelease, digest)
+			if err != nil {
+				b.Fatal(err)
+			}
+			release()
+		}
+	}
+	b.Run("alone", hold)
+	b.Run("while-held", func(b *testing.B) {
 		release, err := s.Hold(store.HoldRelease, digest)
 		if err != nil {
 			b.Fatal(err)
 		}
-		release()
-	}
+		defer release()
+		hold(b)
+	})
 }

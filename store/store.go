@@ -78,6 +78,8 @@ type Store struct {
 	// snapshot: views read the file with pread (snapshot.go).
 	snapshot  atomic.Bool
 	snapPages snapPages
+	// held: the hold files this handle has open, shared by its calls.
+	held heldFiles
 }
 
 // New returns a store rooted at home. It opens and creates nothing: the home
