@@ -231,30 +231,18 @@ func checkReport(m *reportMessage, id string, rc *resultChecker) channelEvent {
 // ok false: anything else, which parseChannelLine's full checks then word;
 // what this accepts they accept alike, decoded the same.
 func quickReport(line []byte) (m reportMessage, ok bool) {
-	d := jsontext.NewDecoder(bytes.NewReader(line))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return m, false
-	}
-	for {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return m, false
-		}
-		if tok.Kind() == '}' {
-			break
-		}
-		name := tok.String()
+	ok = eachMember(line, func(d *jsontext.Decoder, name string) bool {
 		if name == "commandResult" {
 			v, err := d.ReadValue()
 			if err != nil || v.Kind() != '{' || depthOf(v) >= channelDepth {
-				return m, false
+				return false
 			}
 			m.CommandResult = bytes.Clone(v) // v is the decoder's buffer
-			continue
+			return true
 		}
 		v, err := d.ReadToken()
 		if err != nil || v.Kind() != '"' {
-			return m, false
+			return false
 		}
 		switch str := v.String(); name {
 		case "type":
@@ -266,13 +254,35 @@ func quickReport(line []byte) (m reportMessage, ok bool) {
 		case "reason":
 			m.Reason = str
 		default:
-			return m, false
+			return false
+		}
+		return true
+	})
+	return m, ok && m.Type == msgReport
+}
+
+// eachMember calls member for each member of the one JSON object that is
+// data, with the decoder at its value, which member reads; false when data
+// is not one object or member returns false.
+func eachMember(data []byte, member func(d *jsontext.Decoder, name string) bool) bool {
+	d := jsontext.NewDecoder(bytes.NewReader(data))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return false
+		}
+		if tok.Kind() == '}' {
+			break
+		}
+		if !member(d, tok.String()) {
+			return false
 		}
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		return m, false
-	}
-	return m, m.Type == msgReport
+	_, err := d.ReadToken()
+	return err == io.EOF
 }
 
 // depthOf is how deeply v (valid JSON) nests objects and arrays; {} is 1.
@@ -410,30 +420,19 @@ type commandResult struct {
 // reflection: an object of a string kind and a text or data value, each
 // at most once. ok false: anything else, for the strict decoder to word.
 func quickResult(raw []byte) (cr commandResult, ok bool) {
-	d := jsontext.NewDecoder(bytes.NewReader(raw))
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return cr, false
-	}
-	for {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return cr, false
-		}
-		if tok.Kind() == '}' {
-			break
-		}
-		switch name := tok.String(); name {
+	ok = eachMember(raw, func(d *jsontext.Decoder, name string) bool {
+		switch name {
 		case "kind":
 			k, err := d.ReadToken()
 			if err != nil || k.Kind() != '"' {
-				return cr, false
+				return false
 			}
 			s := k.String()
 			cr.Kind = &s
 		case "text", "data":
 			v, err := d.ReadValue()
 			if err != nil || v.Kind() == 'n' {
-				return cr, false
+				return false
 			}
 			if name == "text" {
 				cr.Text = bytes.Clone(v)
@@ -441,10 +440,11 @@ func quickResult(raw []byte) (cr commandResult, ok bool) {
 				cr.Data = bytes.Clone(v)
 			}
 		default:
-			return cr, false
+			return false
 		}
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
+		return true
+	})
+	if !ok {
 		return commandResult{}, false
 	}
 	return cr, true
