@@ -52,6 +52,8 @@ func (s *Session) response(id jsontext.Value, e era, r result) []byte {
 const (
 	pageTools = 32
 	pageBytes = 1 << 20
+
+	maxPageHint = 64 << 10 // see Endpoint.pageSize
 )
 
 const listAgain = "; list again without a cursor"
@@ -88,7 +90,7 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			}
 			pos = p
 		}
-		body := make([]byte, 0, max(4096, s.pageSize.Load()+512))
+		body := make([]byte, 0, min(max(4096, s.pageSize.Load()+512), maxPageHint))
 		body = append(body, `"tools":[`...)
 		if pos < pages {
 			first := true

@@ -96,7 +96,8 @@ type Endpoint struct {
 	info    []byte // {"name":…,"version":…}
 
 	// pageSize is the size of the last list body: the next is built in
-	// a buffer that size, not grown to it from 4 KiB by doubling.
+	// a buffer that size (up to maxPageHint, so one page near the 1 MiB
+	// bound does not size every other), not grown to it from 4 KiB.
 	pageSize atomic.Int64
 
 	bmu     sync.Mutex
