@@ -56,7 +56,7 @@ type cachedRev struct {
 	pageBytes int
 
 	// ahead holds the pages read ahead that pages had no room for, each
-	// until a request takes it.
+	// until a request takes it or a newer one needs its room.
 	ahead      map[int][]cachedTool
 	aheadBytes int
 	tools      map[string]*mcpstdio.Resolved
@@ -333,16 +333,37 @@ func (c *cachedCatalog) queueLocked(i int, ahead bool) *pageLoad {
 }
 
 // readAheadLocked queues page i unless it is kept, read ahead already, or
-// being read, and while the pages read ahead are within their bound.
-// r.mu is held.
+// being read. r.mu is held.
 func (c *cachedCatalog) readAheadLocked(i int) {
 	r := c.rev
 	_, kept := r.pages[i]
 	_, ahead := r.ahead[i]
-	if kept || ahead || r.loading[i] != nil || r.aheadBytes >= cacheAheadBytes {
+	if kept || ahead || r.loading[i] != nil {
 		return
 	}
 	c.queueLocked(i, true)
+}
+
+// keepAheadLocked keeps page i, read ahead, within cacheAheadBytes: pages
+// read ahead earlier for walks that stopped make room, so a page read
+// ahead is never read only to be dropped. r.mu is held.
+func (r *cachedRev) keepAheadLocked(i int, page []cachedTool) {
+	size := pageSize(page)
+	if size > cacheAheadBytes {
+		return
+	}
+	for j, p := range r.ahead {
+		if r.aheadBytes+size <= cacheAheadBytes {
+			break
+		}
+		delete(r.ahead, j)
+		r.aheadBytes -= pageSize(p)
+	}
+	if r.ahead == nil {
+		r.ahead = map[int][]cachedTool{}
+	}
+	r.ahead[i] = page
+	r.aheadBytes += size
 }
 
 // takeLocked takes the next batch off the queue: the pages requests wait
@@ -388,12 +409,8 @@ func (c *cachedCatalog) readPages() {
 			}
 			kept := load.err == nil && c.keepPage(load.i, load.page)
 			r.mu.Lock()
-			if !kept && load.err == nil && load.ahead && !load.claimed && r.aheadBytes+pageSize(load.page) <= cacheAheadBytes {
-				if r.ahead == nil {
-					r.ahead = map[int][]cachedTool{}
-				}
-				r.ahead[load.i] = load.page
-				r.aheadBytes += pageSize(load.page)
+			if !kept && load.err == nil && load.ahead && !load.claimed {
+				r.keepAheadLocked(load.i, load.page)
 			}
 			delete(r.loading, load.i)
 			r.mu.Unlock()
