@@ -27,9 +27,8 @@ func (s *Store) openError(err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return s.busy()
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return (&kernel.Error{Code: kernel.CodeInternal, Message: "the store file is damaged or is not a bbolt file", Path: s.path, Err: err}).
-			WithHint("move the file aside (or restore a backup) and run the command again")
+	case errors.Is(err, ErrDamaged), errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return s.damaged(err)
 	case errors.Is(err, fs.ErrPermission):
 		return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot open the store: permission denied", Path: s.path, Err: err}).
 			WithHint("check who owns the rukh home and its rukh.db, or point RUKH_HOME at a home you can write")
@@ -61,7 +60,7 @@ func (b boltFile) open(write bool) (*bolt.DB, func(), error) {
 		done()
 		return nil, nil, s.busy()
 	}
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: remaining, ReadOnly: !write})
+	db, err := b.boltOpen(remaining, write)
 	if err != nil {
 		done()
 		if !write && errors.Is(err, fs.ErrNotExist) {
@@ -70,6 +69,40 @@ func (b boltFile) open(write bool) (*bolt.DB, func(), error) {
 		return nil, nil, s.openError(err)
 	}
 	return db, done, nil
+}
+
+// boltOpen opens the file through bbolt once its length is checked; a
+// panic of bbolt's while it opens (a damaged freelist) closes the file, so
+// that its lock does not outlive the error.
+func (b boltFile) boltOpen(timeout time.Duration, write bool) (db *bolt.DB, err error) {
+	var f *os.File
+	defer func() {
+		if err != nil && db == nil && f != nil {
+			f.Close()
+		}
+	}()
+	defer b.s.guard(&err)()
+	return bolt.Open(b.s.path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: !write, OpenFile: openChecked(&f)})
+}
+
+// run runs fn (a transaction) and closes db, bbolt's panics made errors.
+func (b boltFile) run(db *bolt.DB, fn func() error) (err error) {
+	func() {
+		defer b.s.guard(&err)()
+		err = fn()
+	}()
+	var cerr error
+	func() {
+		defer b.s.guard(&cerr)()
+		cerr = db.Close()
+	}()
+	if err == nil && cerr != nil {
+		if errors.Is(cerr, ErrDamaged) {
+			return cerr
+		}
+		return b.s.internal("cannot close the store", cerr)
+	}
+	return err
 }
 
 // view runs fn in one read-only transaction. It reports false, without
@@ -86,26 +119,17 @@ func (b boltFile) view(fn func(tx txn) error) (bool, error) {
 		return false, err
 	}
 	defer done()
-	err = db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = s.internal("cannot close the store", cerr)
-	}
-	return true, err
+	return true, b.run(db, func() error { return db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // update runs fn in one read-write transaction, creating the file first.
 func (b boltFile) update(fn func(tx txn) error) error {
-	s := b.s
 	db, done, err := b.open(true)
 	if err != nil {
 		return err
 	}
 	defer done()
-	err = db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = s.internal("cannot close the store", cerr)
-	}
-	return err
+	return b.run(db, func() error { return db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // create makes the store file if it is missing. The file is built under a
@@ -205,6 +229,11 @@ func (t boltTx) ForEach(fn func(name []byte, b bucket) error) error {
 }
 
 func (t boltTx) check() error {
+	// bbolt's checker runs in a goroutine of its own, where a fault cannot
+	// be recovered: the pages it follows are checked first.
+	if err := verifyPages(t.tx.DB().Path()); err != nil {
+		return err
+	}
 	// Drain the whole channel so bbolt's checker goroutine ends.
 	var first error
 	for err := range t.tx.Check() {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,11 +14,17 @@ import (
 // read-only transaction. It returns a CodeInternal error naming the first
 // broken invariant; a store that does not exist yet is valid.
 func (s *Store) Check() error {
-	_, err := s.view(func(tx txn) error {
+	// The pages first, before anything else is read through them.
+	_, err := s.be.view(func(tx txn) error {
 		if c, ok := tx.(checker); ok {
-			if err := c.check(); err != nil {
+			if err := c.check(); errors.Is(err, ErrDamaged) {
+				return s.damaged(err)
+			} else if err != nil {
 				return s.broken("backend consistency: %v", err)
 			}
+		}
+		if err := s.checkSchema(tx); err != nil {
+			return err
 		}
 		return s.checkRecords(tx)
 	})

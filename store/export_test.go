@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -62,3 +63,19 @@ func WatchReadsForTest() int64 { return watchReads.Load() }
 
 // StampTxid is the committed transaction id a stamp carries.
 func StampTxid(s Stamp) uint64 { return s.txid }
+
+// MetaForTest is what the meta page bbolt reads the file at path by says:
+// its page size, its number of pages and its root bucket's page.
+func MetaForTest(path string) (pageSize int64, pages, root uint64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	m, err := pickMeta(f, fi.Size())
+	return int64(m.pageSize), m.hwm, m.root, err
+}

@@ -105,6 +105,10 @@ func (b boltFile) snapshotView(fn func(tx txn) error) (ok bool, err error) {
 	if !good {
 		return false, nil
 	}
+	// A file cut short is bbolt's to report (the damaged-store error).
+	if fi, err := f.Stat(); err != nil || fi.Size() < int64(m.hwm)*int64(m.pageSize) {
+		return false, nil
+	}
 	tx := &snapTx{f: f, m: m, cache: &s.snapPages}
 	defer tx.release()
 	defer func() {
@@ -128,7 +132,9 @@ type snapTx struct {
 	m     snapMeta
 	cache *snapPages
 	bad   bool
-	bufs  [][]byte // leaf pages read, reused once the view ends
+	// badPage is the first page that looked wrong (verifyPages names it).
+	badPage uint64
+	bufs    [][]byte // leaf pages read, reused once the view ends
 }
 
 // leafBufs recycles the page-sized buffers of leaf pages: what a view
@@ -163,6 +169,13 @@ func (t *snapTx) still() bool {
 
 func (t *snapTx) fail() { t.bad = true }
 
+func (t *snapTx) failAt(id uint64) {
+	if !t.bad {
+		t.badPage = id
+	}
+	t.fail()
+}
+
 // page reads page id with its overflow pages; nil (and the view marked
 // bad) when it cannot be a page of this state.
 func (t *snapTx) page(id uint64) []byte {
@@ -170,7 +183,7 @@ func (t *snapTx) page(id uint64) []byte {
 		return nil
 	}
 	if id < 2 || id >= t.m.hwm {
-		t.fail()
+		t.failAt(id)
 		return nil
 	}
 	c := t.cache
@@ -186,29 +199,29 @@ func (t *snapTx) page(id uint64) []byte {
 	ps := t.m.pageSize
 	p = t.buf(ps)
 	if n, _ := t.f.ReadAt(p, int64(id)*int64(ps)); n != ps {
-		t.fail()
+		t.failAt(id)
 		return nil
 	}
 	ne := binary.NativeEndian
 	if ne.Uint64(p) != id {
-		t.fail()
+		t.failAt(id)
 		return nil
 	}
 	if over := uint64(ne.Uint32(p[12:])); over > 0 {
 		if id+over >= t.m.hwm {
-			t.fail()
+			t.failAt(id)
 			return nil
 		}
 		full := make([]byte, (over+1)*uint64(ps))
 		copy(full, p)
 		if n, _ := t.f.ReadAt(full[ps:], int64(id+1)*int64(ps)); n != len(full)-ps {
-			t.fail()
+			t.failAt(id)
 			return nil
 		}
 		p = full
 	}
 	if !t.checkPage(p) {
-		t.fail()
+		t.failAt(id)
 		return nil
 	}
 	if ne.Uint16(p[8:]) == pageBranch || len(p) > ps {
