@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -82,6 +84,15 @@ func (a *app) doctor() *doctorReport {
 	if !add("home permissions", a.store.CheckHome()) {
 		return rep
 	}
+	// Every bbolt file of the home, not only the store: a damaged one
+	// fails whatever reads it.
+	if files, err := a.store.HomeFiles(); err != nil {
+		add("store files", err)
+	} else {
+		for _, name := range files {
+			add("store file "+name, a.store.CheckFile(name))
+		}
+	}
 	if ok, err := a.store.Exists(); err != nil {
 		add("store", err)
 		return rep
@@ -89,7 +100,9 @@ func (a *app) doctor() *doctorReport {
 		add("store (none yet: nothing was installed in this home)", nil)
 		return rep
 	}
-	add("store consistency", a.store.Check())
+	if err := a.store.Check(); !add("store consistency", err) && errors.Is(err, store.ErrDamaged) {
+		return rep // everything else would read the damaged file again
+	}
 	rels, err := a.store.Releases()
 	if err != nil {
 		add("release records", err)

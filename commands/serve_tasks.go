@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -40,7 +41,10 @@ func (a *app) becomeTaskOwner(logf func(string, ...any)) (store.TaskOwner, func(
 	if err != nil {
 		return store.TaskOwner{}, nil, err
 	}
-	if n, err := a.store.RecoverTasks(owner.ID); err != nil {
+	if n, err := a.store.RecoverTasks(owner.ID); errors.Is(err, store.ErrDamaged) {
+		release() // no task could be recorded: refuse to serve them
+		return store.TaskOwner{}, nil, err
+	} else if err != nil {
 		logf("tasks: cannot look for the tasks of ended servers: %v", err)
 	} else if n > 0 {
 		logf("tasks: recorded %d task(s) cancelled: the server that ran them ended without a chance to", n)

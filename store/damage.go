@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -291,4 +292,45 @@ func (t *snapTx) checkFreelist(id uint64) error {
 		}
 	}
 	return nil
+}
+
+// HomeFiles names the bbolt files of the home (*.db) other than the
+// store's own file: tasks.db, and any other a rukh left there.
+func (s *Store) HomeFiles() ([]string, error) {
+	ents, err := os.ReadDir(s.home)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, s.internal("cannot list the home", err)
+	}
+	var names []string
+	for _, e := range ents {
+		p := filepath.Join(s.home, e.Name())
+		if !e.Type().IsRegular() || filepath.Ext(e.Name()) != ".db" || (p == s.path && !s.Shared()) {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// CheckFile checks the home's bbolt file name (HomeFiles): its length,
+// every page it can reach, and bbolt's own consistency check.
+func (s *Store) CheckFile(name string) error {
+	f := &Store{home: s.home, path: filepath.Join(s.home, name), Timeout: s.Timeout}
+	f.be = boltFile{f}
+	_, err := f.be.view(func(tx txn) error {
+		c, ok := tx.(checker)
+		if !ok {
+			return nil
+		}
+		if err := c.check(); errors.Is(err, ErrDamaged) {
+			return f.damaged(err)
+		} else if err != nil {
+			return f.broken("backend consistency: %v", err)
+		}
+		return nil
+	})
+	return err
 }
