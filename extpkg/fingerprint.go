@@ -84,19 +84,29 @@ func RecordFingerprint(dir, digest string) error {
 }
 
 // writeReadOnly replaces path with data through a temporary file and a
-// rename, so a reader sees the old content or the new, never a part.
-func writeReadOnly(path string, data []byte) error {
+// rename, so a reader sees the old content or the new, never a part. The
+// temporary file goes on every failure (a full disk fails the write).
+func writeReadOnly(path string, data []byte) (err error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path + ".tmp-" + hex.EncodeToString(rnd[:])
-	if err := os.WriteFile(tmp, data, 0o444); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	_, err = writeTo(f, bytes.NewReader(data))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	return nil
+	return os.Rename(tmp, path)
 }
 
 // CheckFingerprint compares the installed copy dir with its recorded

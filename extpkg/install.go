@@ -129,6 +129,9 @@ func copyTree(src, dst string, files []string) error {
 	return nil
 }
 
+// writeTo fills a file install creates; tests replace it to fill the disk.
+var writeTo = func(f *os.File, r io.Reader) (int64, error) { return io.Copy(f, r) }
+
 func copyRegular(root, rel, to string, exec bool) error {
 	in, err := openRegular(root, rel, defaultLimits.fileBytes)
 	if err != nil {
@@ -143,7 +146,7 @@ func copyRegular(root, rel, to string, exec bool) error {
 	if err != nil {
 		return internal(rel, err)
 	}
-	_, err = io.Copy(out, in)
+	_, err = writeTo(out, in)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = internal(rel, cerr)
 	}
