@@ -122,7 +122,8 @@ func (h *taskHost) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, 
 }
 
 func taskInfo(t store.Task) mcpcore.TaskInfo {
-	info := mcpcore.TaskInfo{ID: t.ID, Status: t.State, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, TTLMs: t.TTLMs}
+	info := mcpcore.TaskInfo{ID: t.ID, Status: t.State, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		TTLMs: t.RetentionMs()} // the extension counts ttlMs from createdAt
 	if t.Final() && t.Outcome != "" {
 		info.Result = &kernel.Result{InvocationID: t.InvocationID, Outcome: kernel.Outcome(t.Outcome), Reason: t.Reason, CommandResult: t.CommandResult}
 	}

@@ -16,7 +16,9 @@ import (
 )
 
 // Task records (SPEC §11): one per background invocation, from its start
-// until ttl after its creation. They live in their own bbolt file beside
+// until ttl after its end: a working task is never purged, however long it
+// runs, so its result is never lost and it counts against maxTasks until it
+// ends. They live in their own bbolt file beside
 // the store (TasksDBName), so that a running task's status writes neither
 // wait for nor hold the store's lock, nor change its Stamp (serve-mcp keeps
 // what it read while the stamp is unchanged). A record names the process that runs it
@@ -93,8 +95,11 @@ type Task struct {
 	StatusMessage string    `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time `json:"createdAt"`
 	UpdatedAt     time.Time `json:"updatedAt"`
-	TTLMs         int64     `json:"ttlMs"`
-	Owner         TaskOwner `json:"owner"`
+	// EndedAt is when the task reached its final state; its ttl counts
+	// from there.
+	EndedAt time.Time `json:"endedAt,omitzero"`
+	TTLMs   int64     `json:"ttlMs"`
+	Owner   TaskOwner `json:"owner"`
 	// CancelRequested is set by a cancel from any process; the owner
 	// notices it and stops the child.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
@@ -106,20 +111,38 @@ type Task struct {
 	Version       uint64         `json:"version"`
 }
 
-// ExpiresAt is when the record is purged.
+// ExpiresAt is when the record is purged: ttl after the task ended. Zero
+// while it works: a working task is never purged.
 func (t Task) ExpiresAt() time.Time {
-	return t.CreatedAt.Add(time.Duration(t.TTLMs) * time.Millisecond)
+	if !t.Final() {
+		return time.Time{}
+	}
+	end := t.EndedAt
+	if end.IsZero() { // recorded before the end was: its last write is the end
+		end = t.UpdatedAt
+	}
+	return end.Add(time.Duration(t.TTLMs) * time.Millisecond)
+}
+
+// RetentionMs is how long after its creation the record is kept, as the
+// Tasks extension's ttlMs counts it: exact once the task has ended; while
+// it works, the least it will be kept (ttl after its last update), which
+// grows as it runs.
+func (t Task) RetentionMs() int64 {
+	if t.Final() {
+		return t.ExpiresAt().Sub(t.CreatedAt).Milliseconds()
+	}
+	return t.UpdatedAt.Sub(t.CreatedAt).Milliseconds() + t.TTLMs
 }
 
 // Final reports whether the task has ended.
 func (t Task) Final() bool { return t.State != TaskWorking }
 
-func (t Task) expired(now time.Time) bool { return !now.Before(t.ExpiresAt()) }
+func (t Task) expired(now time.Time) bool { return t.Final() && !now.Before(t.ExpiresAt()) }
 
 // TaskStore is what task runners and the owner verbs need. The bbolt Store
 // implements it with one transaction per call; a shared backend implements
-// UpdateTask as a compare-and-swap loop on the record's version (and may
-// purge with a lease of ttl per record).
+// UpdateTask as a compare-and-swap loop on the record's version.
 type TaskStore interface {
 	// CreateTask stores t (state working) durably before it returns,
 	// refusing with ErrTaskLimit when t.Endpoint already has maxTasks
@@ -128,7 +151,8 @@ type TaskStore interface {
 	// Task returns an unexpired task; ErrTaskNotFound otherwise.
 	Task(id string) (Task, error)
 	// UpdateTask applies fn to the current record and stores it with the
-	// next version, unless fn returns false; it returns the record as stored.
+	// next version, unless fn returns false; it returns the record as
+	// stored. The write that makes the task final sets its EndedAt.
 	UpdateTask(id string, fn func(*Task) bool) (Task, error)
 	// Tasks lists the unexpired tasks of endpoint ("" for all), newest first.
 	Tasks(endpoint string) ([]Task, error)
@@ -267,15 +291,20 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 		if err != nil {
 			return err
 		}
-		if t == nil || t.expired(clock()) {
+		now := clock().UTC()
+		if t == nil || t.expired(now) {
 			return taskNotFound(id)
 		}
+		wasFinal := t.Final()
 		if !fn(t) {
 			out = *t
 			return nil
 		}
 		t.Version++
-		t.UpdatedAt = clock().UTC()
+		t.UpdatedAt = now
+		if !wasFinal && t.Final() {
+			t.EndedAt = now
+		}
 		if len(t.StatusMessage) > MaxStatusMessage {
 			t.StatusMessage = truncateUTF8(t.StatusMessage, MaxStatusMessage)
 		}
