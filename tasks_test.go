@@ -408,6 +408,10 @@ func TestTasksServerEnd(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := startTaskWire(t, bin, home, "other")
+			// Another server of the endpoint, up before the end: it reads
+			// the tasks as 'rukh tasks' does.
+			w2 := startTaskWire(t, bin, home, "other")
+			w2.request("tools/list", "", `{}`)
 			var ids []string
 			var pids []int
 			for i := range 2 {
@@ -421,6 +425,17 @@ func TestTasksServerEnd(t *testing.T) {
 			w.cmd.Wait()
 			for _, pid := range pids {
 				waitGone(t, pid)
+			}
+			for _, id := range ids[:1] {
+				if r, e := w2.getTask(id); e != nil || str(r, "status") != "cancelled" {
+					t.Errorf("after %v tasks/get on another server: %s %s", sig, r, e)
+				}
+			}
+			for _, id := range ids[1:] {
+				r, e := w2.request("tools/call", fmt.Sprintf(`"name":"rukh_task-status","arguments":{"taskId":%q}`, id), `{}`)
+				if e != nil || !strings.Contains(string(r["structuredContent"]), `"status":"cancelled"`) {
+					t.Errorf("after %v task_status on another server: %s %s", sig, r, e)
+				}
 			}
 			ts, err := listTasks(t, bin, home, "other")
 			if err != nil {

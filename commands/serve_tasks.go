@@ -93,6 +93,8 @@ func (h *taskHost) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.I
 	return taskInfo(rec), nil
 }
 
+// Get serves tasks/get and the job family. The store's Task records a
+// task whose process is gone as cancelled, as 'rukh tasks' does.
 func (h *taskHost) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
 	t, err := h.st.Task(id)
 	if err != nil {

@@ -69,9 +69,7 @@ func (a *app) tasksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if _, err := a.store.RecoverTasks(""); err != nil {
-						return err
-					}
+					// Task records the task cancelled if its process is gone.
 					t, err := a.store.Task(id)
 					if err != nil {
 						return err

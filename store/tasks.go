@@ -148,13 +148,16 @@ type TaskStore interface {
 	// refusing with ErrTaskLimit when t.Endpoint already has maxTasks
 	// unexpired tasks. Expired tasks are purged first.
 	CreateTask(t Task, maxTasks int) error
-	// Task returns an unexpired task; ErrTaskNotFound otherwise.
+	// Task returns an unexpired task; ErrTaskNotFound otherwise. A working
+	// task whose owner process is gone is recorded cancelled first
+	// (settleOrphan): every reader of one task sees the same state.
 	Task(id string) (Task, error)
 	// UpdateTask applies fn to the current record and stores it with the
 	// next version, unless fn returns false; it returns the record as
 	// stored. The write that makes the task final sets its EndedAt.
 	UpdateTask(id string, fn func(*Task) bool) (Task, error)
-	// Tasks lists the unexpired tasks of endpoint ("" for all), newest first.
+	// Tasks lists the unexpired tasks of endpoint ("" for all), newest
+	// first, as recorded: it does not look at owners (RecoverTasks does).
 	Tasks(endpoint string) ([]Task, error)
 }
 
@@ -273,7 +276,8 @@ func (s *Store) Task(id string) (Task, error) {
 	if out == nil || out.expired(clock()) {
 		return Task{}, taskNotFound(id)
 	}
-	return *out, nil
+	t, _, err := s.settleOrphan(*out, s.ownerGone)
+	return t, err
 }
 
 // UpdateTask implements TaskStore.
@@ -355,37 +359,55 @@ func (s *Store) PurgeTasks() (int, error) {
 	return n, err
 }
 
-// RecoverTasks records as cancelled every working task whose owner process
-// is gone (killed without a chance to record its tasks), so that no task
-// stays working forever, and purges expired records. It returns how many
-// it cancelled. self, when set, is the caller's own owner id, never gone.
+// settleOrphan is the one rule for a task whose owner is gone: a working
+// task nobody runs any more (its process was killed without a chance to
+// record it) is recorded cancelled, saying why, so that it never stays
+// working forever. gone tells whether an owner is gone. It returns the
+// record as stored and whether this call cancelled it.
+func (s *Store) settleOrphan(t Task, gone func(owner string) bool) (Task, bool, error) {
+	if t.Final() || !gone(t.Owner.ID) {
+		return t, false, nil
+	}
+	var cancelled bool
+	got, err := s.UpdateTask(t.ID, func(r *Task) bool {
+		cancelled = false // fn runs again when a shared store's write loses a race
+		if r.Final() || r.Owner.ID != t.Owner.ID {
+			return false
+		}
+		r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
+		cancelled = true
+		return true
+	})
+	return got, cancelled, err
+}
+
+// RecoverTasks settles every working task whose owner is gone
+// (settleOrphan) and purges expired records. It returns how many it
+// cancelled. self, when set, is the caller's own owner id, never gone.
 func (s *Store) RecoverTasks(self string) (int, error) {
 	tasks, err := s.Tasks("")
 	if err != nil {
 		return 0, err
 	}
-	gone := map[string]bool{}
+	seen := map[string]bool{}
+	gone := func(owner string) bool {
+		if owner == self {
+			return false
+		}
+		g, ok := seen[owner]
+		if !ok {
+			g = s.ownerGone(owner)
+			seen[owner] = g
+		}
+		return g
+	}
 	n := 0
 	for _, t := range tasks {
-		if t.Final() || t.Owner.ID == self {
-			continue
-		}
-		g, seen := gone[t.Owner.ID]
-		if !seen {
-			g = s.ownerGone(t.Owner.ID)
-			gone[t.Owner.ID] = g
-		}
-		if !g {
-			continue
-		}
-		if _, err := s.UpdateTask(t.ID, func(r *Task) bool {
-			if r.Final() || r.Owner.ID != t.Owner.ID {
-				return false
-			}
-			r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
+		_, cancelled, err := s.settleOrphan(t, gone)
+		if cancelled {
 			n++
-			return true
-		}); err != nil && !errors.Is(err, ErrTaskNotFound) {
+		}
+		if err != nil && !errors.Is(err, ErrTaskNotFound) {
 			return n, err
 		}
 	}
@@ -408,16 +430,11 @@ func (s *Store) RequestTaskCancel(id string) (Task, error) {
 		r.CancelRequested = true
 		return true
 	})
-	if err != nil || t.Final() || !s.ownerGone(t.Owner.ID) {
+	if err != nil {
 		return t, err
 	}
-	return s.UpdateTask(id, func(r *Task) bool {
-		if r.Final() {
-			return false
-		}
-		r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
-		return true
-	})
+	t, _, err = s.settleOrphan(t, s.ownerGone)
+	return t, err
 }
 
 // truncateUTF8 cuts s to at most n bytes on a rune boundary.
