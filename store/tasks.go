@@ -194,7 +194,7 @@ func (s *Store) ownerGone(id string) bool {
 
 func taskNotFound(id string) error {
 	return kernel.Errorf(kernel.CodeNotFound, "no task %q", id).Wrap(ErrTaskNotFound).
-		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed")
+		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed after it ended")
 }
 
 func getTask(b bucket, id string) (*Task, error) { return getJSON[Task](b, "task", id) }
