@@ -266,8 +266,15 @@ func TestTasksExtension(t *testing.T) {
 			fmt.Sprint(res.StructuredContent["commandResult"]) != "map[kind:text text:built 10]" {
 			t.Fatalf("completed task result %s (%v)", r["result"], err)
 		}
-		if str(r, "resultType") != "complete" || string(r["ttlMs"]) != "60000" || string(r["pollIntervalMs"]) == "" {
+		if str(r, "resultType") != "complete" || string(r["pollIntervalMs"]) == "" {
 			t.Errorf("GetTaskResult members: %v", r)
+		}
+		// ttlMs counts from createdAt, as the extension says: the task is
+		// kept its ttl (60 s) after it ended.
+		created, err1 := time.Parse(time.RFC3339Nano, str(r, "createdAt"))
+		ended, err2 := time.Parse(time.RFC3339Nano, str(r, "lastUpdatedAt"))
+		if want := ended.Sub(created).Milliseconds() + 60_000; err1 != nil || err2 != nil || string(r["ttlMs"]) != strconv.FormatInt(want, 10) {
+			t.Errorf("ttlMs %s, want %d: ttl after the end (%v %v)", r["ttlMs"], want, err1, err2)
 		}
 	})
 
@@ -365,7 +372,8 @@ func listTasks(t *testing.T, bin, home, endpoint string) ([]listedTask, error) {
 }
 
 // A client without the extension never gets a task; on an endpoint without
-// the job family it gets a direct call; ttl expiry purges.
+// the job family it gets a direct call; a task that runs longer than its
+// ttl keeps its result, and is purged ttl after it ended.
 func TestTasksPlainEndpointAndExpiry(t *testing.T) {
 	bin := buildRukh(t)
 	home := newTasksHome(t, bin)
@@ -378,9 +386,11 @@ func TestTasksPlainEndpointAndExpiry(t *testing.T) {
 	if strings.Contains(string(r["tools"]), "rukh_task-") {
 		t.Errorf("the job family is listed without jobTools: %s", r["tools"])
 	}
-	id := w.startBuild(1, "")
-	w.waitStatus(id, "completed")
-	time.Sleep(1100 * time.Millisecond) // ttlMs 1000
+	id := w.startBuild(20, "") // two seconds; ttlMs 1000
+	if r := w.waitStatus(id, "completed"); !strings.Contains(string(r["result"]), "built 20") {
+		t.Fatalf("a task that ran past its ttl lost its result: %v", r)
+	}
+	time.Sleep(1100 * time.Millisecond)
 	if _, e := w.getTask(id); e == nil || string(e["code"]) != "-32602" {
 		t.Errorf("an expired task: %v", e)
 	}
@@ -398,6 +408,10 @@ func TestTasksServerEnd(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			w := startTaskWire(t, bin, home, "other")
+			// Another server of the endpoint, up before the end: it reads
+			// the tasks as 'rukh tasks' does.
+			w2 := startTaskWire(t, bin, home, "other")
+			w2.request("tools/list", "", `{}`)
 			var ids []string
 			var pids []int
 			for i := range 2 {
@@ -411,6 +425,17 @@ func TestTasksServerEnd(t *testing.T) {
 			w.cmd.Wait()
 			for _, pid := range pids {
 				waitGone(t, pid)
+			}
+			for _, id := range ids[:1] {
+				if r, e := w2.getTask(id); e != nil || str(r, "status") != "cancelled" {
+					t.Errorf("after %v tasks/get on another server: %s %s", sig, r, e)
+				}
+			}
+			for _, id := range ids[1:] {
+				r, e := w2.request("tools/call", fmt.Sprintf(`"name":"rukh_task-status","arguments":{"taskId":%q}`, id), `{}`)
+				if e != nil || !strings.Contains(string(r["structuredContent"]), `"status":"cancelled"`) {
+					t.Errorf("after %v task_status on another server: %s %s", sig, r, e)
+				}
 			}
 			ts, err := listTasks(t, bin, home, "other")
 			if err != nil {

@@ -40,6 +40,9 @@ func (a *app) policyCmd() *cli.Command {
 					}); err != nil {
 						return err
 					}
+					for _, w := range p.TaskWarnings() {
+						fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w)
+					}
 					if c.Bool("json") {
 						return printJSON(a.stdout, canon)
 					}

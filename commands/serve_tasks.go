@@ -97,6 +97,8 @@ func (h *taskHost) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.I
 	return taskInfo(rec), nil
 }
 
+// Get serves tasks/get and the job family. The store's Task records a
+// task whose process is gone as cancelled, as 'rukh tasks' does.
 func (h *taskHost) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
 	t, err := h.st.Task(id)
 	if err != nil {
@@ -126,7 +128,8 @@ func (h *taskHost) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, 
 }
 
 func taskInfo(t store.Task) mcpcore.TaskInfo {
-	info := mcpcore.TaskInfo{ID: t.ID, Status: t.State, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, TTLMs: t.TTLMs}
+	info := mcpcore.TaskInfo{ID: t.ID, Status: t.State, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		TTLMs: t.RetentionMs()} // the extension counts ttlMs from createdAt
 	if t.Final() && t.Outcome != "" {
 		info.Result = &kernel.Result{InvocationID: t.InvocationID, Outcome: kernel.Outcome(t.Outcome), Reason: t.Reason, CommandResult: t.CommandResult}
 	}

@@ -11,10 +11,11 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// taskView is a task as the owner verbs show it.
+// taskView is a task as the owner verbs show it. A working task has no
+// expiresAt: it is kept until ttlMs after it ends.
 type taskView struct {
 	store.Task
-	ExpiresAt time.Time `json:"expiresAt"`
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 func viewTask(t store.Task) taskView { return taskView{Task: t, ExpiresAt: t.ExpiresAt()} }
@@ -22,7 +23,7 @@ func viewTask(t store.Task) taskView { return taskView{Task: t, ExpiresAt: t.Exp
 func (a *app) tasksCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "tasks",
-		Usage: "list the background tasks of served calls (running and kept until their ttl); show or cancel one",
+		Usage: "list the background tasks of served calls (running, and ended within their ttl); show or cancel one",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "endpoint", Usage: "only this endpoint's tasks"},
 			jsonFlag(),
@@ -68,9 +69,7 @@ func (a *app) tasksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					if _, err := a.store.RecoverTasks(""); err != nil {
-						return err
-					}
+					// Task records the task cancelled if its process is gone.
 					t, err := a.store.Task(id)
 					if err != nil {
 						return err
@@ -146,7 +145,14 @@ func (a *app) printTask(t store.Task) {
 	fmt.Fprintf(w, "tool       %s (%s)\n", t.Tool, t.Command)
 	fmt.Fprintf(w, "created    %s\n", t.CreatedAt.UTC().Format(time.RFC3339))
 	fmt.Fprintf(w, "updated    %s\n", t.UpdatedAt.UTC().Format(time.RFC3339))
-	fmt.Fprintf(w, "expires    %s\n", t.ExpiresAt().UTC().Format(time.RFC3339))
+	if t.Final() {
+		if !t.EndedAt.IsZero() {
+			fmt.Fprintf(w, "ended      %s\n", t.EndedAt.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(w, "expires    %s\n", t.ExpiresAt().UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "expires    %s after it ends\n", time.Duration(t.TTLMs)*time.Millisecond)
+	}
 	fmt.Fprintf(w, "process    pid %d, started %s\n", t.Owner.PID, t.Owner.Started.UTC().Format(time.RFC3339))
 	if t.StatusMessage != "" {
 		fmt.Fprintf(w, "status     %s\n", oneLine(t.StatusMessage))

@@ -181,7 +181,7 @@ func (b *Binding) TasksOf(endpoint string) *Tasks {
 }
 
 // taskWarnings names the task commands the endpoint does not publish:
-// they never run as tasks.
+// they never run as tasks; and a ttl shorter than the tasks' deadline.
 func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
 	if ep.Tasks == nil {
 		return nil
@@ -190,10 +190,34 @@ func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
 	for _, t := range tools {
 		published[t.Command] = true
 	}
-	var out []string
+	out := shortTTLWarning(epName, ep.Tasks)
 	for _, id := range sortedCopy(ep.Tasks.Commands) {
 		if !published[id] {
 			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id))
+		}
+	}
+	return out
+}
+
+// shortTTLWarning warns of a ttl shorter than the tasks' deadline: the
+// result of a task that runs that long is kept for less time than it ran,
+// which an agent that comes back for it late easily misses.
+func shortTTLWarning(epName string, t *Tasks) []string {
+	t = t.withDefaults()
+	if t == nil || t.TTLMs >= t.TimeoutMs {
+		return nil
+	}
+	return []string{fmt.Sprintf("endpoint %q: tasks.ttlMs %d is shorter than tasks.timeoutMs %d: a task's result is kept only ttlMs after it ends, "+
+		"less than the task may run; raise tasks.ttlMs to at least tasks.timeoutMs", epName, t.TTLMs, t.TimeoutMs)}
+}
+
+// TaskWarnings are the warnings of the profile's task policies that need
+// no publish to tell (a draft set with 'rukh policy set').
+func (p *Profile) TaskWarnings() []string {
+	var out []string
+	for _, name := range sortedKeys(p.Endpoints) {
+		if ep := p.Endpoints[name]; ep.Tasks != nil {
+			out = append(out, shortTTLWarning(name, ep.Tasks)...)
 		}
 	}
 	return out

@@ -92,3 +92,29 @@ func TestParseProfileTasksInvalid(t *testing.T) {
 		})
 	}
 }
+
+// A ttl shorter than the tasks' deadline is allowed, with a warning.
+func TestTaskWarningsShortTTL(t *testing.T) {
+	for _, tc := range []struct {
+		tasks string
+		want  string // "": no warning
+	}{
+		{`{"commands":[]}`, ""},                                   // both an hour
+		{`{"commands":[],"ttlMs":120000,"timeoutMs":120000}`, ""}, // equal
+		{`{"commands":[],"timeoutMs":120000}`, ""},                // an hour's ttl, two minutes' run
+		{`{"commands":[],"ttlMs":6000,"timeoutMs":120000}`, `endpoint "local": tasks.ttlMs 6000 is shorter than tasks.timeoutMs 120000: `},
+		{`{"commands":[],"ttlMs":5000}`, `endpoint "local": tasks.ttlMs 5000 is shorter than tasks.timeoutMs 3600000: `},
+	} {
+		p, err := ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n","tasks":` + tc.tasks + `},"plain":{"namespace":"p"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.TaskWarnings()
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("%s: warnings %q", tc.tasks, got)
+		case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want)):
+			t.Errorf("%s: warnings %q, want one starting %q", tc.tasks, got, tc.want)
+		}
+	}
+}

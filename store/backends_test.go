@@ -27,3 +27,18 @@ func newTestStore(t testing.TB) *store.Store {
 	}
 	return store.New(home)
 }
+
+// otherHandle is a second handle on s's store, as another process has
+// (on etcd: another replica, with its own client and lease).
+func otherHandle(t testing.TB, s *store.Store) *store.Store {
+	t.Helper()
+	if !onEtcd() {
+		return store.New(s.Home())
+	}
+	o, err := store.OpenEtcd(s.Path(), filepath.Join(t.TempDir(), "other"), store.EtcdOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}

@@ -12,3 +12,7 @@ func etcdTestStore(t testing.TB, home string) *store.Store {
 	t.Fatalf("%s=etcd needs a test binary built with -tags etcd", storeEnv)
 	return nil
 }
+
+func endLease(t testing.TB, s *store.Store) {
+	t.Fatalf("%s=etcd needs a test binary built with -tags etcd", storeEnv)
+}

@@ -84,3 +84,12 @@ func TestEtcdRefusesTooLarge(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// endLease ends s's process lease, as etcd does once a killed replica
+// stops renewing it: every hold of that process is gone at once.
+func endLease(t testing.TB, s *store.Store) {
+	t.Helper()
+	if err := store.EndLeaseForTest(s); err != nil {
+		t.Fatal(err)
+	}
+}

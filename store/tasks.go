@@ -16,7 +16,9 @@ import (
 )
 
 // Task records (SPEC §11): one per background invocation, from its start
-// until ttl after its creation. They live in their own bbolt file beside
+// until ttl after its end: a working task is never purged, however long it
+// runs, so its result is never lost and it counts against maxTasks until it
+// ends. They live in their own bbolt file beside
 // the store (TasksDBName), so that a running task's status writes neither
 // wait for nor hold the store's lock, nor change its Stamp (serve-mcp keeps
 // what it read while the stamp is unchanged). A record names the process that runs it
@@ -93,8 +95,11 @@ type Task struct {
 	StatusMessage string    `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time `json:"createdAt"`
 	UpdatedAt     time.Time `json:"updatedAt"`
-	TTLMs         int64     `json:"ttlMs"`
-	Owner         TaskOwner `json:"owner"`
+	// EndedAt is when the task reached its final state; its ttl counts
+	// from there.
+	EndedAt time.Time `json:"endedAt,omitzero"`
+	TTLMs   int64     `json:"ttlMs"`
+	Owner   TaskOwner `json:"owner"`
 	// CancelRequested is set by a cancel from any process; the owner
 	// notices it and stops the child.
 	CancelRequested bool `json:"cancelRequested,omitempty"`
@@ -106,31 +111,53 @@ type Task struct {
 	Version       uint64         `json:"version"`
 }
 
-// ExpiresAt is when the record is purged.
+// ExpiresAt is when the record is purged: ttl after the task ended. Zero
+// while it works: a working task is never purged.
 func (t Task) ExpiresAt() time.Time {
-	return t.CreatedAt.Add(time.Duration(t.TTLMs) * time.Millisecond)
+	if !t.Final() {
+		return time.Time{}
+	}
+	end := t.EndedAt
+	if end.IsZero() { // recorded before the end was: its last write is the end
+		end = t.UpdatedAt
+	}
+	return end.Add(time.Duration(t.TTLMs) * time.Millisecond)
+}
+
+// RetentionMs is how long after its creation the record is kept, as the
+// Tasks extension's ttlMs counts it: exact once the task has ended; while
+// it works, the least it will be kept (ttl after its last update), which
+// grows as it runs.
+func (t Task) RetentionMs() int64 {
+	if t.Final() {
+		return t.ExpiresAt().Sub(t.CreatedAt).Milliseconds()
+	}
+	return t.UpdatedAt.Sub(t.CreatedAt).Milliseconds() + t.TTLMs
 }
 
 // Final reports whether the task has ended.
 func (t Task) Final() bool { return t.State != TaskWorking }
 
-func (t Task) expired(now time.Time) bool { return !now.Before(t.ExpiresAt()) }
+func (t Task) expired(now time.Time) bool { return t.Final() && !now.Before(t.ExpiresAt()) }
 
 // TaskStore is what task runners and the owner verbs need. The bbolt Store
 // implements it with one transaction per call; a shared backend implements
-// UpdateTask as a compare-and-swap loop on the record's version (and may
-// purge with a lease of ttl per record).
+// UpdateTask as a compare-and-swap loop on the record's version.
 type TaskStore interface {
 	// CreateTask stores t (state working) durably before it returns,
 	// refusing with ErrTaskLimit when t.Endpoint already has maxTasks
 	// unexpired tasks. Expired tasks are purged first.
 	CreateTask(t Task, maxTasks int) error
-	// Task returns an unexpired task; ErrTaskNotFound otherwise.
+	// Task returns an unexpired task; ErrTaskNotFound otherwise. A working
+	// task whose owner process is gone is recorded cancelled first
+	// (settleOrphan): every reader of one task sees the same state.
 	Task(id string) (Task, error)
 	// UpdateTask applies fn to the current record and stores it with the
-	// next version, unless fn returns false; it returns the record as stored.
+	// next version, unless fn returns false; it returns the record as
+	// stored. The write that makes the task final sets its EndedAt.
 	UpdateTask(id string, fn func(*Task) bool) (Task, error)
-	// Tasks lists the unexpired tasks of endpoint ("" for all), newest first.
+	// Tasks lists the unexpired tasks of endpoint ("" for all), newest
+	// first, as recorded: it does not look at owners (RecoverTasks does).
 	Tasks(endpoint string) ([]Task, error)
 }
 
@@ -167,7 +194,7 @@ func (s *Store) ownerGone(id string) bool {
 
 func taskNotFound(id string) error {
 	return kernel.Errorf(kernel.CodeNotFound, "no task %q", id).Wrap(ErrTaskNotFound).
-		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed")
+		WithHint("'rukh tasks' lists the tasks; a task is purged once its ttl has passed after it ended")
 }
 
 func getTask(b bucket, id string) (*Task, error) { return getJSON[Task](b, "task", id) }
@@ -249,7 +276,8 @@ func (s *Store) Task(id string) (Task, error) {
 	if out == nil || out.expired(clock()) {
 		return Task{}, taskNotFound(id)
 	}
-	return *out, nil
+	t, _, err := s.settleOrphan(*out, s.ownerGone)
+	return t, err
 }
 
 // UpdateTask implements TaskStore.
@@ -267,15 +295,20 @@ func (s *Store) UpdateTask(id string, fn func(*Task) bool) (Task, error) {
 		if err != nil {
 			return err
 		}
-		if t == nil || t.expired(clock()) {
+		now := clock().UTC()
+		if t == nil || t.expired(now) {
 			return taskNotFound(id)
 		}
+		wasFinal := t.Final()
 		if !fn(t) {
 			out = *t
 			return nil
 		}
 		t.Version++
-		t.UpdatedAt = clock().UTC()
+		t.UpdatedAt = now
+		if !wasFinal && t.Final() {
+			t.EndedAt = now
+		}
 		if len(t.StatusMessage) > MaxStatusMessage {
 			t.StatusMessage = truncateUTF8(t.StatusMessage, MaxStatusMessage)
 		}
@@ -326,37 +359,55 @@ func (s *Store) PurgeTasks() (int, error) {
 	return n, err
 }
 
-// RecoverTasks records as cancelled every working task whose owner process
-// is gone (killed without a chance to record its tasks), so that no task
-// stays working forever, and purges expired records. It returns how many
-// it cancelled. self, when set, is the caller's own owner id, never gone.
+// settleOrphan is the one rule for a task whose owner is gone: a working
+// task nobody runs any more (its process was killed without a chance to
+// record it) is recorded cancelled, saying why, so that it never stays
+// working forever. gone tells whether an owner is gone. It returns the
+// record as stored and whether this call cancelled it.
+func (s *Store) settleOrphan(t Task, gone func(owner string) bool) (Task, bool, error) {
+	if t.Final() || !gone(t.Owner.ID) {
+		return t, false, nil
+	}
+	var cancelled bool
+	got, err := s.UpdateTask(t.ID, func(r *Task) bool {
+		cancelled = false // fn runs again when a shared store's write loses a race
+		if r.Final() || r.Owner.ID != t.Owner.ID {
+			return false
+		}
+		r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
+		cancelled = true
+		return true
+	})
+	return got, cancelled, err
+}
+
+// RecoverTasks settles every working task whose owner is gone
+// (settleOrphan) and purges expired records. It returns how many it
+// cancelled. self, when set, is the caller's own owner id, never gone.
 func (s *Store) RecoverTasks(self string) (int, error) {
 	tasks, err := s.Tasks("")
 	if err != nil {
 		return 0, err
 	}
-	gone := map[string]bool{}
+	seen := map[string]bool{}
+	gone := func(owner string) bool {
+		if owner == self {
+			return false
+		}
+		g, ok := seen[owner]
+		if !ok {
+			g = s.ownerGone(owner)
+			seen[owner] = g
+		}
+		return g
+	}
 	n := 0
 	for _, t := range tasks {
-		if t.Final() || t.Owner.ID == self {
-			continue
-		}
-		g, seen := gone[t.Owner.ID]
-		if !seen {
-			g = s.ownerGone(t.Owner.ID)
-			gone[t.Owner.ID] = g
-		}
-		if !g {
-			continue
-		}
-		if _, err := s.UpdateTask(t.ID, func(r *Task) bool {
-			if r.Final() || r.Owner.ID != t.Owner.ID {
-				return false
-			}
-			r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
+		_, cancelled, err := s.settleOrphan(t, gone)
+		if cancelled {
 			n++
-			return true
-		}); err != nil && !errors.Is(err, ErrTaskNotFound) {
+		}
+		if err != nil && !errors.Is(err, ErrTaskNotFound) {
 			return n, err
 		}
 	}
@@ -379,16 +430,11 @@ func (s *Store) RequestTaskCancel(id string) (Task, error) {
 		r.CancelRequested = true
 		return true
 	})
-	if err != nil || t.Final() || !s.ownerGone(t.Owner.ID) {
+	if err != nil {
 		return t, err
 	}
-	return s.UpdateTask(id, func(r *Task) bool {
-		if r.Final() {
-			return false
-		}
-		r.State, r.Outcome, r.Reason = TaskCancelled, string(kernel.Cancelled), ReasonOwnerGone
-		return true
-	})
+	t, _, err = s.settleOrphan(t, s.ownerGone)
+	return t, err
 }
 
 // truncateUTF8 cuts s to at most n bytes on a rune boundary.

@@ -52,13 +52,14 @@ func TestTaskLifecycle(t *testing.T) {
 	if err != nil || got.Version != 3 || len(got.StatusMessage) != MaxStatusMessage {
 		t.Fatalf("update = %+v, %v", got, err)
 	}
-	// Expiry: not found, then purged, and the slot is free again.
+	// Expiry, ttl after the end: not found, then purged (the two tasks
+	// still working stay), and the slot is free again.
 	now = now.Add(time.Minute)
 	if _, err := s.Task(tk.ID); !errors.Is(err, ErrTaskNotFound) || kernel.ErrorCode(err) != kernel.CodeNotFound {
 		t.Fatalf("expired task: %v", err)
 	}
-	if n, err := s.PurgeTasks(); err != nil || n != 3 {
-		t.Fatalf("purge = %d, %v (want the three tasks made at the start)", n, err)
+	if n, err := s.PurgeTasks(); err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v (want the one task that ended)", n, err)
 	}
 	if err := s.CreateTask(newTask("local", "owner", owner), 2); err != nil {
 		t.Fatalf("after expiry: %v", err)
@@ -130,5 +131,60 @@ func TestTaskWritesLeaveTheStampAlone(t *testing.T) {
 	}
 	if got, err := s.Task(tk.ID); err != nil || got.StatusMessage != "step 2" {
 		t.Errorf("Task = %+v, %v", got, err)
+	}
+}
+
+// A task's ttl counts from its end: a working task is never purged, counts
+// against maxTasks however long it runs, and its result is kept ttl after
+// it reached its final state.
+func TestTaskTTLCountsFromTheEnd(t *testing.T) {
+	s := testStore(t)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := start
+	setClock(t, &now)
+	owner, release, err := s.BecomeTaskOwner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	tk := newTask("local", "owner", owner) // ttl one minute
+	if err := s.CreateTask(tk, 1); err != nil {
+		t.Fatal(err)
+	}
+	now = start.Add(10 * time.Minute) // still running, long past createdAt+ttl
+	if got, err := s.Task(tk.ID); err != nil || got.State != TaskWorking {
+		t.Fatalf("a working task past its ttl: %+v, %v", got, err)
+	}
+	if ts, err := s.Tasks("local"); err != nil || len(ts) != 1 {
+		t.Fatalf("Tasks = %v, %v", ts, err)
+	}
+	if n, err := s.PurgeTasks(); err != nil || n != 0 {
+		t.Fatalf("purge of a working task = %d, %v", n, err)
+	}
+	if err := s.CreateTask(newTask("local", "owner", owner), 1); !errors.Is(err, ErrTaskLimit) {
+		t.Fatalf("a second task while the first runs, maxTasks 1: %v", err)
+	}
+	if _, err := s.UpdateTask(tk.ID, func(r *Task) bool { r.StatusMessage = "step 9"; return true }); err != nil {
+		t.Fatalf("a status write past the ttl: %v", err)
+	}
+	ended := start.Add(20 * time.Minute)
+	now = ended
+	got, err := s.UpdateTask(tk.ID, func(r *Task) bool {
+		r.State, r.Outcome = TaskCompleted, "succeeded"
+		return true
+	})
+	if err != nil || !got.EndedAt.Equal(ended) || !got.ExpiresAt().Equal(ended.Add(time.Minute)) {
+		t.Fatalf("completed = %+v (expires %v), %v", got, got.ExpiresAt(), err)
+	}
+	now = ended.Add(time.Minute - time.Millisecond)
+	if got, err := s.Task(tk.ID); err != nil || got.Outcome != "succeeded" {
+		t.Fatalf("the result just before ttl after the end: %+v, %v", got, err)
+	}
+	now = ended.Add(time.Minute)
+	if _, err := s.Task(tk.ID); !errors.Is(err, ErrTaskNotFound) {
+		t.Fatalf("ttl after the end: %v", err)
+	}
+	if n, err := s.PurgeTasks(); err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v", n, err)
 	}
 }

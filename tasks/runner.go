@@ -194,7 +194,7 @@ func (r *Runner) finish(id string, ru *run, res *kernel.Result, cause error) {
 		_, err = r.st.UpdateTask(id, record)
 	}
 	if err == nil || errors.Is(err, store.ErrTaskNotFound) {
-		return // recorded, or purged: nobody can ask for it
+		return // recorded, or removed: nobody can ask for it
 	}
 	r.logf("task %s: its outcome %s was not recorded: %v", id, res.Outcome, err)
 	// Without its result (a store may refuse a large record): failed, so
@@ -282,7 +282,7 @@ func (r *Runner) poll() {
 			}
 			if err != nil {
 				if errors.Is(err, store.ErrTaskNotFound) {
-					ru.cancel(errCancel) // purged or removed: nobody can fetch its result
+					ru.cancel(errCancel) // removed (a working task is never purged): nobody can fetch its result
 				}
 				continue
 			}
