@@ -352,6 +352,9 @@ func unknownCommand(root *cli.Command, args []string) error {
 			return nil
 		}
 		next := cur.Command(w)
+		if next == nil && cur != root && cur.ArgsUsage != "" {
+			return nil // the group's own action takes the word (revisions REV)
+		}
 		if next == nil {
 			where, hint := "", "run 'rukh --help' for the built-in verbs and 'rukh list' for installed commands; only published commands run"
 			if cur != root {
