@@ -52,6 +52,7 @@ type app struct {
 	// --output json): guessed from the arguments before parsing, settled
 	// by the verb once its flags are parsed.
 	jsonErrors bool
+	untrusted  untrustedCache // serve's view of the untrusted releases
 }
 
 // exitError carries an exit code chosen by a verb (an extension's outcome,
