@@ -102,8 +102,8 @@ func (a *app) status() (*statusReport, error) {
 	if b != nil {
 		rep.Active, rep.PublishedAt = rev.ID, rev.CreatedAt
 		rep.Tools = map[string]int{}
-		for _, p := range b.Endpoints {
-			rep.Tools[p.Endpoint] = len(p.Tools)
+		for i := range b.Endpoints {
+			rep.Tools[b.Endpoints[i].Endpoint] = len(policy.ServedToolNames(b, &b.Endpoints[i]))
 		}
 		for _, br := range b.Releases {
 			live[br.Name] = br.Version
