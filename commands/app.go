@@ -331,7 +331,7 @@ func onUsageError(_ context.Context, c *cli.Command, err error, _ bool) error {
 		for _, f := range c.Flags {
 			names = append(names, f.Names()...)
 		}
-		if s := didYouMean(strings.TrimLeft(name, "-"), "--", names); s != "" {
+		if s := kernel.DidYouMean(strings.TrimLeft(name, "-"), "--", names); s != "" {
 			hint = s + "\n" + hint
 		}
 	}
@@ -421,7 +421,7 @@ func unknownCommand(root *cli.Command, args []string) error {
 					names = append(names, sub.Names()...)
 				}
 			}
-			if s := didYouMean(w, "", names); s != "" {
+			if s := kernel.DidYouMean(w, "", names); s != "" {
 				hint = s + "\n" + hint
 			}
 			return kernel.Errorf(kernel.CodeUsage, "unknown command %q%s", w, where).WithHint(hint)
