@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -50,6 +52,7 @@ type app struct {
 	// --output json): guessed from the arguments before parsing, settled
 	// by the verb once its flags are parsed.
 	jsonErrors bool
+	untrusted  untrustedCache // serve's view of the untrusted releases
 }
 
 // exitError carries an exit code chosen by a verb (an extension's outcome,
@@ -328,11 +331,59 @@ func onUsageError(_ context.Context, c *cli.Command, err error, _ bool) error {
 		for _, f := range c.Flags {
 			names = append(names, f.Names()...)
 		}
-		if s := didYouMean(strings.TrimLeft(name, "-"), "--", names); s != "" {
+		if s := kernel.DidYouMean(strings.TrimLeft(name, "-"), "--", names); s != "" {
 			hint = s + "\n" + hint
 		}
 	}
+	if m := flagValueMessage(c, msg); m != "" {
+		msg = m
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = flagName(strings.TrimLeft(name, "-")) + " needs a value"
+	}
 	return kernel.Errorf(kernel.CodeUsage, "%s", msg).WithHint(hint)
+}
+
+// flagValueMessage rewrites urfave/cli's `invalid value "15" for flag -ttl:
+// time: missing unit …` as people type the flag and say what it takes.
+func flagValueMessage(c *cli.Command, msg string) string {
+	rest, ok := strings.CutPrefix(msg, "invalid value ")
+	if !ok {
+		return ""
+	}
+	val, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return ""
+	}
+	name, cause, ok := strings.Cut(strings.TrimPrefix(rest[len(val):], " for flag -"), ": ")
+	if !ok || strings.ContainsAny(name, " \t") {
+		return ""
+	}
+	var takes string
+	switch lookupFlag(c, name).(type) {
+	case *cli.DurationFlag:
+		takes = "a duration with a unit, such as 30s, 15m or 2h"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+		takes = "a whole number"
+	case *cli.BoolFlag:
+		takes = "true or false"
+	case *cli.FloatFlag:
+		takes = "a number"
+	default:
+		return fmt.Sprintf("invalid value %s for %s: %s", val, flagName(name), cause)
+	}
+	return fmt.Sprintf("%s takes %s, got %s", flagName(name), takes, val)
+}
+
+func lookupFlag(c *cli.Command, name string) cli.Flag {
+	for _, cmd := range c.Lineage() { // the command, then the ones above it
+		for _, f := range cmd.Flags {
+			if slices.Contains(f.Names(), name) {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 func jsonFlag() cli.Flag {
@@ -352,6 +403,9 @@ func unknownCommand(root *cli.Command, args []string) error {
 			return nil
 		}
 		next := cur.Command(w)
+		if next == nil && cur != root && cur.ArgsUsage != "" {
+			return nil // the group's own action takes the word (revisions REV)
+		}
 		if next == nil {
 			where, hint := "", "run 'rukh --help' for the built-in verbs and 'rukh list' for installed commands; only published commands run"
 			if cur != root {
@@ -367,7 +421,7 @@ func unknownCommand(root *cli.Command, args []string) error {
 					names = append(names, sub.Names()...)
 				}
 			}
-			if s := didYouMean(w, "", names); s != "" {
+			if s := kernel.DidYouMean(w, "", names); s != "" {
 				hint = s + "\n" + hint
 			}
 			return kernel.Errorf(kernel.CodeUsage, "unknown command %q%s", w, where).WithHint(hint)

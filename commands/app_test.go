@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/urfave/cli/v3"
 )
 
 func TestExitCode(t *testing.T) {
@@ -93,5 +94,46 @@ func TestMainUnknownCommandAndVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "rukh version ") {
 		t.Fatalf("stdout = %q", out.String())
+	}
+}
+
+// TestHelpOnEveryCommand asks every verb and subcommand for its help: each
+// answers with its usage and exit 0.
+func TestHelpOnEveryCommand(t *testing.T) {
+	t.Setenv("RUKH_HOME", t.TempDir())
+	var paths [][]string
+	var walk func(prefix []string, cs []*cli.Command)
+	walk = func(prefix []string, cs []*cli.Command) {
+		for _, c := range cs {
+			p := append(append([]string{}, prefix...), c.Name)
+			paths = append(paths, p)
+			walk(p, c.Commands)
+		}
+	}
+	walk(nil, (&app{}).ownerVerbs())
+	// rukh --help, and a subcommand users type whatever the tree holds
+	paths = append(paths, nil, []string{"revisions", "prune"})
+	if len(paths) < 30 {
+		t.Fatalf("walked only %d commands", len(paths))
+	}
+	for _, p := range paths {
+		for _, help := range []string{"--help", "-h"} {
+			args := append(append([]string{"rukh"}, p...), help)
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+			name := strings.Join(append([]string{"rukh"}, p...), " ")
+			if code != 0 || errb.Len() > 0 {
+				t.Errorf("%s: exit %d, stderr %q", strings.Join(args, " "), code, errb.String())
+				continue
+			}
+			if !strings.Contains(out.String(), "USAGE:") || !strings.Contains(out.String(), name) {
+				t.Errorf("%s: no help for %q in %q", strings.Join(args, " "), name, out.String())
+			}
+		}
+	}
+	// "rukh help VERB SUB" is the same help
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"rukh", "help", "revisions", "prune"}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "rukh revisions prune") {
+		t.Errorf("rukh help revisions prune: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }

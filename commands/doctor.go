@@ -153,5 +153,14 @@ func (a *app) doctor() *doctorReport {
 	} else if b != nil {
 		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
 	}
+	if untrusted, err := a.untrustedActive(); err != nil {
+		add("trust of the active releases", err)
+	} else {
+		for _, r := range untrusted {
+			add(fmt.Sprintf("release %s@%s", r.Name, r.Version), kernel.Errorf(kernel.CodeDenied,
+				"the active revision binds it, but its signer %s (%s) is no longer trusted: its calls are refused", r.Signer, r.KeyID).
+				WithHint(untrustedHint(r.Name)))
+		}
+	}
 	return rep
 }

@@ -23,6 +23,7 @@ func (a *app) mcpConfigCmd() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Value: "claude", Usage: "claude, cursor or vscode"},
 			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the endpoint to serve"},
+			&cli.StringFlag{Name: "name", Usage: "the `KEY` the server is registered under (default rukh-ENDPOINT); hosts name its tools mcp__KEY__TOOL, at most 64 characters"},
 			&cli.BoolFlag{Name: "http", Usage: "an entry for serve-http (a URL and an Authorization header) instead of serve-mcp"},
 			&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8787", Usage: "with --http: where serve-http listens (scheme://host:port)"},
 			&cli.StringFlag{Name: "token-env", Value: "RUKH_TOKEN", Usage: "with --http: the environment variable the client reads the agent's token from"},
@@ -37,12 +38,19 @@ func (a *app) mcpConfigCmd() *cli.Command {
 				exe = abs
 			}
 			ep := c.String("endpoint")
+			key := policy.DefaultServerKey(ep)
+			if c.IsSet("name") {
+				key = c.String("name")
+				if err := policy.CheckServerKey(key); err != nil {
+					return usageErr("--name: %v", err)
+				}
+			}
 			launch, err := a.launch(ep)
 			if err != nil {
 				return err
 			}
 			if c.Bool("http") {
-				return a.mcpConfigHTTP(c, launch, ep)
+				return a.mcpConfigHTTP(c, launch, ep, key)
 			}
 			// The home this was run with, absolute: a host that passes no
 			// RUKH_HOME (or starts in another directory) still reaches it.
@@ -54,13 +62,13 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			a.warnEndpoint(b, ep)
+			a.warnEndpoint(b, ep, key)
 			server := map[string]any{
 				"command": exe,
 				"args":    []string{"serve-mcp", "--endpoint", ep},
 				"env":     map[string]string{"RUKH_HOME": home},
 			}
-			name := "rukh-" + ep
+			name := key
 			switch c.String("client") {
 			case "claude", "cursor":
 				return printJSON(a.stdout, map[string]any{"mcpServers": map[string]any{name: server}})
@@ -78,7 +86,7 @@ func (a *app) mcpConfigCmd() *cli.Command {
 // and, unless it takes anonymous callers, an Authorization header that
 // names the agent's token by an environment variable (or, for VS Code, a
 // prompted secret input): the token itself is never written to a config.
-func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) error {
+func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep, name string) error {
 	if launch == nil {
 		return &kernel.Error{Code: kernel.CodeNotFound, Message: "nothing is published: an HTTP entry needs the endpoint's namespace",
 			Hint: "publish first ('rukh publish')"}
@@ -87,6 +95,9 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) er
 		return &kernel.Error{Code: kernel.CodeInvalid,
 			Message: fmt.Sprintf("endpoint %q is not served over HTTP: its transports are %s", ep, strings.Join(launch.Transports, ", ")),
 			Hint:    `add "http" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or drop --http for a stdio entry`}
+	}
+	if b, _, err := a.activeBinding(); err == nil {
+		a.warnEndpoint(b, ep, name)
 	}
 	base := strings.TrimRight(c.String("url"), "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
@@ -97,7 +108,6 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) er
 		return usageErr("--token-env must be an environment variable name, got %q", env)
 	}
 	server := map[string]any{"url": base + mcphttp.PathPrefix + launch.Namespace + "/" + ep}
-	name := "rukh-" + ep
 	auth := launch.HTTPAuth != policy.HTTPAuthNone
 	client := c.String("client")
 	switch client {
@@ -132,19 +142,44 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep string) er
 var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // warnEndpoint tells the person on stderr what agents would get wrong from
-// the endpoint's published tools: names hosts reject, or no tools at all.
-func (a *app) warnEndpoint(b *policy.Binding, endpoint string) {
+// the endpoint's published tools: names hosts reject (as they show them
+// under server key: mcp__KEY__TOOL), or no tools at all.
+func (a *app) warnEndpoint(b *policy.Binding, endpoint, key string) {
 	if b == nil {
 		return
+	}
+	var p *policy.Projection
+	for i := range b.Endpoints {
+		if b.Endpoints[i].Endpoint == endpoint {
+			p = &b.Endpoints[i]
+		}
+	}
+	if p == nil {
+		return
+	}
+	served := policy.ServedToolNames(b, p)
+	dflt, _ := policy.HostNamesWarning(endpoint, p.ToolNames, policy.DefaultServerKey(endpoint), served)
+	warn := func(w policy.Warning) {
+		fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w.Message)
+		if w.Fix != "" {
+			fmt.Fprintf(a.stderr, "rukh: hint: %s\n", w.Fix)
+		}
 	}
 	for _, r := range policy.Endpoints(b, false) {
 		if r.Endpoint != endpoint {
 			continue
 		}
 		for _, w := range r.Warnings {
-			fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w.Message)
-			if w.Fix != "" {
-				fmt.Fprintf(a.stderr, "rukh: hint: %s\n", w.Fix)
+			if w == dflt && key != policy.DefaultServerKey(endpoint) {
+				continue // said below for the key chosen
+			}
+			warn(w)
+		}
+	}
+	if key != policy.DefaultServerKey(endpoint) {
+		if _, long := policy.LongNamesWarning(*p); !long {
+			if w, ok := policy.HostNamesWarning(endpoint, p.ToolNames, key, served); ok {
+				warn(w)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
@@ -17,12 +18,20 @@ import (
 // starts: it holds the revision it was resolved against and the release
 // copy (so neither uninstall nor revision pruning, in any process, removes
 // them until the call ends), then checks the copy against the fingerprint
-// taken at install (so a copy changed since then never runs). Cost per
-// call: two hold files (open, flock, two stats each) and one fingerprint
-// check (one small read, an lstat per entry of the copy).
+// taken at install (so a copy changed since then never runs). A release
+// whose signing key is no longer trusted never runs either. Cost per
+// call: one lookup in the set of untrusted releases (read with the route
+// on the CLI, kept by store stamp in servers), two hold files (open, flock,
+// two stats each) and one fingerprint check (one small read, an lstat per
+// entry of the copy).
 
-// pinCall pins one call of br resolved against revision (an id, "r7").
-func (a *app) pinCall(revision string, br *policy.BoundRelease) (unpin func(), err error) {
+// pinCall pins one call of br resolved against revision (an id, "r7");
+// untrusted is the store's set of untrusted releases (UntrustedReleases).
+func (a *app) pinCall(revision string, br *policy.BoundRelease, untrusted map[string]bool) (unpin func(), err error) {
+	if untrusted[store.ReleaseRef(br.Digest, br.Development)] {
+		return nil, kernel.Errorf(kernel.CodeDenied, "%s@%s is signed by a key that is no longer trusted, so it does not run", br.Name, br.Version).
+			WithHint(untrustedHint(br.Name))
+	}
 	var holds []func()
 	unpin = func() {
 		for _, release := range holds {
@@ -76,6 +85,43 @@ func problemDetail(err error) string {
 	return err.Error()
 }
 
+func untrustedHint(name string) string {
+	return "publish without it: rukh deactivate " + name + ", then rukh publish (or trust its publisher's key again with 'rukh trust add')"
+}
+
+// untrustedReleases is the store's set of untrusted releases, read again
+// only when the store changed since the last read: a server's calls pay a
+// stamp read, not a store open.
+func (a *app) untrustedReleases() (map[string]bool, error) {
+	c := &a.untrusted
+	st, stamped := a.store.Stamp()
+	c.mu.Lock()
+	if c.ok && stamped && a.store.Unchanged(c.stamp, st) {
+		set := c.set
+		c.mu.Unlock()
+		return set, nil
+	}
+	c.mu.Unlock()
+	set, err := a.store.UntrustedReleases()
+	if err != nil {
+		return nil, err
+	}
+	if stamped {
+		c.mu.Lock()
+		c.stamp, c.set, c.ok = st, set, true
+		c.mu.Unlock()
+	}
+	return set, nil
+}
+
+// untrustedCache is what untrustedReleases last read.
+type untrustedCache struct {
+	mu    sync.Mutex
+	ok    bool
+	stamp store.Stamp
+	set   map[string]bool
+}
+
 func repairHint(dev bool) string {
 	return yesno(dev, "run 'rukh dev PATH' on the package again to replace it",
 		"install the original package again ('rukh install PATH') to repair it")
@@ -90,7 +136,7 @@ func (a *app) pinCLI(t cliTarget, bc *policy.BoundCommand, output string) (dir s
 	}
 	name, version, _ := strings.Cut(bc.Release, "@")
 	br := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
-	if unpin, err = a.pinCall(t.revision, br); err != nil {
+	if unpin, err = a.pinCall(t.revision, br, t.untrusted); err != nil {
 		if output == "json" {
 			_ = printJSON(a.stdout, kernel.Result{InvocationID: kernel.NewInvocationID(), Outcome: kernel.ExecutionFailed, Reason: err.Error()})
 		}
@@ -116,7 +162,11 @@ func (p *pinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ker
 		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
 	}
 	br := pin.Release
-	unpin, err := p.a.pinCall(store.RevisionID(pin.Revision), br)
+	untrusted, err := p.a.untrustedReleases()
+	var unpin func()
+	if err == nil {
+		unpin, err = p.a.pinCall(store.RevisionID(pin.Revision), br, untrusted)
+	}
 	if err != nil {
 		p.logf("invocation %s refused: %v", inv.ID, err)
 		reason := "internal error"
@@ -124,6 +174,9 @@ func (p *pinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ker
 		case kernel.CodeInternal:
 		case kernel.CodeUnavailable:
 			reason = "the store is unavailable, so the call did not run; retry"
+		case kernel.CodeDenied:
+			reason = fmt.Sprintf("%s@%s is signed by a key the owner no longer trusts, so it does not run; the owner can %s",
+				br.Name, br.Version, untrustedHint(br.Name))
 		default:
 			reason = fmt.Sprintf("the installed copy of %s@%s was changed or damaged, so it does not run; the owner can %s",
 				br.Name, br.Version, repairHint(br.Development))

@@ -222,8 +222,9 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 	if from != nil {
 		rep.RollbackOf = from.ID
 	}
-	for _, p := range built.Endpoints {
-		rep.Tools[p.Endpoint] = len(p.Tools)
+	for i := range built.Endpoints {
+		p := &built.Endpoints[i]
+		rep.Tools[p.Endpoint] = len(policy.ServedToolNames(built, p))
 	}
 	if from != nil && !dryRun {
 		// The draft follows a rollback: otherwise the next publish, for any

@@ -27,22 +27,24 @@ func (a *app) revisionsCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "revisions",
 		Usage:     "list published revisions, newest first, show what one binds, or prune old ones",
-		ArgsUsage: "[REV | prune --keep N]",
-		Flags: []cli.Flag{jsonFlag(),
-			&cli.IntFlag{Name: "keep", Usage: "with prune: how many of the newest revisions to keep (the active one is always kept)"}},
-		Action: func(ctx context.Context, c *cli.Command) error {
-			if c.Args().First() == "prune" {
-				if c.Args().Len() > 1 {
+		ArgsUsage: "[REV]",
+		Flags:     []cli.Flag{jsonFlag()},
+		Commands: []*cli.Command{{
+			Name:  "prune",
+			Usage: "remove all but the newest N revisions (the active one and any a running call holds are kept) and what only they used",
+			Flags: []cli.Flag{jsonFlag(),
+				&cli.IntFlag{Name: "keep", Usage: "how many of the newest revisions to keep (the active one is always kept)"}},
+			Action: func(ctx context.Context, c *cli.Command) error {
+				if c.Args().Len() > 0 {
 					return usageErr("revisions prune takes no arguments besides --keep N")
 				}
 				if !c.IsSet("keep") {
 					return usageErr("revisions prune needs --keep N (how many of the newest revisions to keep)")
 				}
 				return a.pruneRevisions(int(c.Int("keep")), c.Bool("json"))
-			}
-			if c.IsSet("keep") {
-				return usageErr("--keep is for 'rukh revisions prune'")
-			}
+			},
+		}},
+		Action: func(ctx context.Context, c *cli.Command) error {
 			switch c.Args().Len() {
 			case 0:
 			case 1:

@@ -40,6 +40,12 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string, verbs func(
 	}
 	_, err = a.viewActive(func(ix *store.Index) error {
 		t := cliTarget{revision: ix.Revision(), limits: cliLimits(ix)}
+		if len(words) > 0 {
+			var err error
+			if t.untrusted, err = ix.UntrustedReleases(); err != nil {
+				return err
+			}
+		}
 		if len(words) == 0 {
 			return ix.Children(nil, func(r store.Route) error {
 				root.Commands = append(root.Commands, &cli.Command{Name: r.Words[0], Usage: r.Line, Category: "published commands"})
@@ -104,6 +110,9 @@ type cliTarget struct {
 	revision string // the active revision's id, which the call holds
 	limits   kernel.Limits
 	dir      string // the release copy
+	// untrusted: the releases whose key is no longer trusted, read with
+	// the route
+	untrusted map[string]bool
 }
 
 // routeCommand builds the urfave command for a command route or an alias.

@@ -25,6 +25,9 @@ type statusReport struct {
 	// Damaged lists the releases of the active revision whose installed
 	// copy was changed since it was installed: none of their calls run.
 	Damaged []statusDamaged `json:"damaged,omitempty"`
+	// Untrusted lists the releases of the active revision whose signing
+	// key is no longer trusted: none of their calls run.
+	Untrusted []statusDamaged `json:"untrusted,omitempty"`
 }
 
 type statusDamaged struct {
@@ -67,6 +70,9 @@ func (a *app) statusCmd() *cli.Command {
 				for _, d := range rep.Damaged {
 					fmt.Fprintf(a.stdout, "  %s: damaged, its calls are refused: %s\n    hint: %s\n", d.Release, printable(d.Problem), printable(d.Hint))
 				}
+				for _, d := range rep.Untrusted {
+					fmt.Fprintf(a.stdout, "  %s: %s, its calls are refused\n    hint: %s\n", d.Release, printable(d.Problem), printable(d.Hint))
+				}
 			}
 			if len(rep.Pending) == 0 {
 				fmt.Fprintln(a.stdout, "draft: no changes to publish")
@@ -96,8 +102,8 @@ func (a *app) status() (*statusReport, error) {
 	if b != nil {
 		rep.Active, rep.PublishedAt = rev.ID, rev.CreatedAt
 		rep.Tools = map[string]int{}
-		for _, p := range b.Endpoints {
-			rep.Tools[p.Endpoint] = len(p.Tools)
+		for i := range b.Endpoints {
+			rep.Tools[b.Endpoints[i].Endpoint] = len(policy.ServedToolNames(b, &b.Endpoints[i]))
 		}
 		for _, br := range b.Releases {
 			live[br.Name] = br.Version
@@ -110,6 +116,14 @@ func (a *app) status() (*statusReport, error) {
 			}
 		}
 		liveProfile = b.Profile
+		untrusted, err := a.untrustedActive()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range untrusted {
+			rep.Untrusted = append(rep.Untrusted, statusDamaged{Release: r.Name + "@" + r.Version,
+				Problem: fmt.Sprintf("signed by key %s (%s), no longer trusted", r.Signer, r.KeyID), Hint: untrustedHint(r.Name)})
+		}
 	}
 	d, err := a.store.Draft()
 	if err != nil {

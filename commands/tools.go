@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
 )
@@ -42,10 +43,16 @@ func (a *app) toolsCmd() *cli.Command {
 					devNames = append(devNames, t.Name)
 				}
 			}
+			// tools/list serves the job family after the tools
+			jobNames := policy.JobToolNames(b, p)
+			a.warnEndpoint(b, p.Endpoint, policy.DefaultServerKey(p.Endpoint))
 			if c.Bool("json") {
-				wires := make([]jsontext.Value, len(p.Tools))
-				for i, t := range p.Tools {
-					wires[i] = t.Wire
+				wires := make([]jsontext.Value, 0, len(p.Tools)+len(jobNames))
+				for _, t := range p.Tools {
+					wires = append(wires, t.Wire)
+				}
+				for i, n := range jobNames {
+					wires = append(wires, mcpcore.JobToolWire(policy.JobToolIDs[i], n))
 				}
 				levels := make(map[string]string, len(p.Tools)) // tool name → security level
 				for _, t := range p.Tools {
@@ -61,10 +68,12 @@ func (a *app) toolsCmd() *cli.Command {
 				if len(devNames) > 0 {
 					out["development"] = devNames // tools from development releases (NAME@dev)
 				}
+				if len(jobNames) > 0 {
+					out["jobTools"] = jobNames // the job family: status, result and cancel of a task
+				}
 				return printJSON(a.stdout, out)
 			}
-			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools))
-			a.warnEndpoint(b, p.Endpoint)
+			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobNames))
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			tp := b.TasksOf(p.Endpoint)
 			for _, t := range p.Tools {
@@ -74,6 +83,13 @@ func (a *app) toolsCmd() *cli.Command {
 				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
 				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
 					yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
+			}
+			for i, n := range jobNames {
+				var w struct {
+					Title string `json:"title"`
+				}
+				_ = json.Unmarshal(mcpcore.JobToolWire(policy.JobToolIDs[i], n), &w, json.RejectUnknownMembers(false))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, policy.JobToolIDs[i], "(job family)", w.Title, "-")
 			}
 			return tw.Flush()
 		},

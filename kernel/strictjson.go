@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -110,9 +111,36 @@ func JSONError(err error) *Error {
 			}
 		}
 		msg := semanticMessage(me)
-		return &Error{Code: CodeInvalid, Path: string(me.JSONPointer), Message: msg}
+		e := &Error{Code: CodeInvalid, Path: string(me.JSONPointer), Message: msg}
+		if errors.Is(me.Err, json.ErrUnknownName) {
+			e.Hint = DidYouMean(me.JSONPointer.LastToken(), "", memberNames(me.GoType))
+		}
+		return e
 	}
 	return &Error{Code: CodeInvalid, Message: strings.TrimPrefix(err.Error(), "jsontext: "), Err: nil}
+}
+
+// memberNames lists the JSON member names of struct type t (or of what
+// it points to): what an unknown member may have been meant as.
+func memberNames(t reflect.Type) []string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+			continue
+		case name == "":
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 func semanticMessage(me *json.SemanticError) string {

@@ -31,9 +31,9 @@ const codeMissingCapability = -32021
 // Job family command ids: in the built-in namespace, so no extension
 // command can have them; their tool names follow the endpoint's mode.
 const (
-	jobStatus = "rukh.task-status"
-	jobResult = "rukh.task-result"
-	jobCancel = "rukh.task-cancel"
+	jobStatus = policy.JobToolStatus
+	jobResult = policy.JobToolResult
+	jobCancel = policy.JobToolCancel
 )
 
 // OutcomeStarted is the job family's outcome of a call that became a task.
@@ -320,12 +320,23 @@ func (s *Session) jobTools() []jobTool {
 	s.bmu.Unlock()
 	out := make([]jobTool, 0, 3)
 	for _, j := range jobToolDefs {
-		out = append(out, jobTool{id: j.id, name: policy.ToolName(b.ToolNames, b.Namespace, "", j.id), body: j.body})
+		out = append(out, jobTool{id: j.id, name: policy.JobToolName(b.ToolNames, b.Namespace, j.id), body: j.body})
 	}
 	return out
 }
 
 type jobTool struct{ id, name, body string }
+
+// JobToolWire is the tools/list entry of job tool id (policy.JobToolIDs)
+// named name, as served.
+func JobToolWire(id, name string) []byte {
+	for _, j := range jobToolDefs {
+		if j.id == id {
+			return policy.AppendToolWire(nil, name, []byte(j.body))
+		}
+	}
+	return nil
+}
 
 const taskIDInput = `"inputSchema":{"type":"object","properties":{"taskId":{"type":"string","description":"the taskId a started call returned"}},"required":["taskId"],"additionalProperties":false}`
 

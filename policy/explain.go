@@ -132,16 +132,19 @@ func Endpoints(b *Binding, noProfile bool) []EndpointReport {
 	}
 	out := make([]EndpointReport, 0, len(b.Endpoints))
 	for _, p := range b.Endpoints {
+		served := ServedToolNames(b, &p) // the job family too: what agents are served
 		r := EndpointReport{Endpoint: p.Endpoint, Namespace: p.Namespace, ToolNames: effectiveMode(p.ToolNames),
-			Tools: len(p.Tools)}
+			Tools: len(served)}
 		r.ToolNamesStated = stated[p.Endpoint] != ""
-		for _, t := range p.Tools {
-			r.LongestName = max(r.LongestName, len(t.Name))
-			if len(t.Name) > MaxHostToolName {
+		for _, n := range served {
+			r.LongestName = max(r.LongestName, len(n))
+			if len(n) > MaxHostToolName {
 				r.LongNames++
 			}
 		}
 		if w, ok := LongNamesWarning(p); ok {
+			r.Warnings = append(r.Warnings, w)
+		} else if w, ok := HostNamesWarning(p.Endpoint, p.ToolNames, DefaultServerKey(p.Endpoint), served); ok {
 			r.Warnings = append(r.Warnings, w)
 		}
 		if len(p.Tools) == 0 {

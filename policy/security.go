@@ -138,7 +138,7 @@ func securityWarnings(epName string, ep Endpoint, tools []Tool) []string {
 	var out []string
 	for _, id := range sortedKeys(ep.Security.Commands) {
 		if !published[id] {
-			out = append(out, fmt.Sprintf("endpoint %q: security.commands names %q, which the endpoint does not publish", epName, id))
+			out = append(out, fmt.Sprintf("endpoint %q: security.commands names %q, which the endpoint does not publish", epName, id)+meantCommand(id, published))
 		}
 	}
 	return out

@@ -193,7 +193,7 @@ func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
 	out := shortTTLWarning(epName, ep.Tasks)
 	for _, id := range sortedCopy(ep.Tasks.Commands) {
 		if !published[id] {
-			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id))
+			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id)+meantCommand(id, published))
 		}
 	}
 	return out

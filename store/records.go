@@ -415,7 +415,10 @@ func (s *Store) PutKey(k Key) error {
 		if err != nil || identical {
 			return err
 		}
-		return b.Put([]byte(k.Name), encode(keyRec(k)))
+		if err := b.Put([]byte(k.Name), encode(keyRec(k))); err != nil {
+			return err
+		}
+		return s.refreshUntrusted(tx)
 	})
 }
 
@@ -435,15 +438,108 @@ func (s *Store) Keys() ([]Key, error) {
 	return out, err
 }
 
-// DeleteKey stops trusting the named key. Releases it signed stay installed.
+// DeleteKey stops trusting the named key. Releases it signed stay
+// installed, listed as untrusted (UntrustedReleases): none of them runs.
 func (s *Store) DeleteKey(name string) error {
 	return s.update(func(tx txn) error {
 		b := tx.Bucket(bucketKeys)
 		if b.Get([]byte(name)) == nil {
 			return kernel.Errorf(kernel.CodeNotFound, "no trusted key is named %q", name)
 		}
-		return b.Delete([]byte(name))
+		if err := b.Delete([]byte(name)); err != nil {
+			return err
+		}
+		return s.refreshUntrusted(tx)
 	})
+}
+
+// Key returns the trusted key named name.
+func (s *Store) Key(name string) (Key, bool, error) {
+	var k Key
+	found := false
+	_, err := s.view(func(tx txn) error {
+		raw := tx.Bucket(bucketKeys).Get([]byte(name))
+		if raw == nil {
+			return nil
+		}
+		var rec keyRec
+		if err := s.decode("key "+name, raw, &rec); err != nil {
+			return err
+		}
+		k, found = Key(rec), true
+		return nil
+	})
+	return k, found, err
+}
+
+// refreshUntrusted lists, in tx, the refs of the installed releases signed
+// by a key that is no longer trusted. It runs with every trust change
+// only; installs need a trusted key, so they never add one.
+func (s *Store) refreshUntrusted(tx txn) error {
+	trusted := map[string]bool{}
+	if err := tx.Bucket(bucketKeys).ForEach(func(name, v []byte) error {
+		var rec keyRec
+		if err := s.decode("key "+string(name), v, &rec); err != nil {
+			return err
+		}
+		trusted[rec.KeyID] = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	var refs []string
+	if err := tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+		var rec releaseRec
+		if err := s.decodeRelease("release "+string(k), v, &rec); err != nil {
+			return err
+		}
+		if rec.Signer != "" && !trusted[rec.KeyID] {
+			refs = append(refs, fromReleaseRec(rec).Ref())
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
+	if len(refs) == 0 {
+		return meta.Delete(keyUntrusted)
+	}
+	slices.Sort(refs)
+	return meta.Put(keyUntrusted, encode(refs))
+}
+
+// UntrustedReleases returns the refs (Release.Ref) of the installed
+// releases signed by a key no longer trusted: one read of one record.
+func (s *Store) UntrustedReleases() (map[string]bool, error) {
+	var out map[string]bool
+	_, err := s.view(func(tx txn) error {
+		var err error
+		out, err = s.untrusted(tx)
+		return err
+	})
+	return out, err
+}
+
+// UntrustedReleases is Store.UntrustedReleases in the index's read.
+func (ix *Index) UntrustedReleases() (map[string]bool, error) {
+	ix.s.reads.n.Add(1)
+	return ix.s.untrusted(ix.tx)
+}
+
+func (s *Store) untrusted(tx txn) (map[string]bool, error) {
+	raw := tx.Bucket(bucketMeta).Get(keyUntrusted)
+	if raw == nil {
+		return nil, nil
+	}
+	var refs []string
+	if err := s.decode("the untrusted releases", raw, &refs); err != nil {
+		return nil, err
+	}
+	m := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		m[r] = true
+	}
+	return m, nil
 }
 
 func (s *Store) loadDraft(tx txn) (Draft, error) {

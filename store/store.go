@@ -57,6 +57,10 @@ var (
 	keyActive = []byte("active")
 	keySecret = []byte("secret")
 	keyDraft  = []byte("draft")
+	// keyUntrusted lists the installed releases whose signing key is no
+	// longer trusted, kept with every trust change so a call checks its
+	// release with one read.
+	keyUntrusted = []byte("untrusted")
 )
 
 // Store is a handle on a Rukh home. It holds no open file between calls, so

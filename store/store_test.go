@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,6 +390,54 @@ func TestKeys(t *testing.T) {
 	// Freed name and key may be trusted again, under another name.
 	if err := s.PutKey(store.Key{Name: "acme-new", Public: acme.Public, KeyID: acme.KeyID}); err != nil {
 		t.Errorf("re-trusting a removed key: %v", err)
+	}
+}
+
+// TestUntrustedReleases: every trust change lists the installed releases
+// whose key is no longer trusted; unsigned releases are never listed.
+func TestUntrustedReleases(t *testing.T) {
+	s := mustStore(t)
+	acme := store.Key{Name: "acme", Public: "rukh-ed25519-pub:AAAA", KeyID: "id-a"}
+	beta := store.Key{Name: "beta", Public: "rukh-ed25519-pub:BBBB", KeyID: "id-b"}
+	for _, k := range []store.Key{acme, beta} {
+		if err := s.PutKey(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signed := func(r store.Release, k store.Key) store.Release { r.Signer, r.KeyID = k.Name, k.KeyID; return r }
+	a1, b1, u1 := signed(rel("a", "1.0.0"), acme), signed(rel("b", "1.0.0"), beta), rel("u", "1.0.0")
+	u1.AllowUnsigned = true
+	mustPut(t, s, a1, b1, u1)
+	untrusted := func() []string {
+		t.Helper()
+		m, err := s.UntrustedReleases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want []string
+	}{
+		{"all trusted", func() error { return nil }, nil},
+		{"remove acme", func() error { return s.DeleteKey("acme") }, []string{a1.Ref()}},
+		{"remove beta", func() error { return s.DeleteKey("beta") }, []string{a1.Ref(), b1.Ref()}},
+		{"acme again, under another name", func() error {
+			return s.PutKey(store.Key{Name: "acme-new", Public: acme.Public, KeyID: acme.KeyID})
+		}, []string{b1.Ref()}},
+		{"another key named beta", func() error {
+			return s.PutKey(store.Key{Name: "beta", Public: "rukh-ed25519-pub:CCCC", KeyID: "id-c"})
+		}, []string{b1.Ref()}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := untrusted(); !slices.Equal(got, st.want) {
+			t.Errorf("%s: untrusted = %v, want %v", st.name, got, st.want)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package commands
+package kernel
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// didYouMean returns a hint for a mistyped word: the names within two
+// DidYouMean returns a hint for a mistyped word: the names within two
 // edits of it (a swap of neighbours counts as one), or that it begins,
 // closest first, each with prefix ("--" for flags); "" when none is close.
-func didYouMean(typed, prefix string, names []string) string {
+func DidYouMean(typed, prefix string, names []string) string {
 	best, dist := []string(nil), 3
 	seen := map[string]bool{}
 	for _, n := range names {

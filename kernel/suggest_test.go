@@ -1,4 +1,4 @@
-package commands
+package kernel
 
 import "testing"
 
@@ -17,11 +17,11 @@ func TestDidYouMean(t *testing.T) {
 		{"list", ""}, // an exact name is not a typo
 	}
 	for _, tt := range tests {
-		if got := didYouMean(tt.typed, "", verbs); got != tt.want {
-			t.Errorf("didYouMean(%q) = %q, want %q", tt.typed, got, tt.want)
+		if got := DidYouMean(tt.typed, "", verbs); got != tt.want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", tt.typed, got, tt.want)
 		}
 	}
-	if got := didYouMean("alow-unsigned", "--", []string{"allow-unsigned", "json"}); got != `did you mean "--allow-unsigned"?` {
+	if got := DidYouMean("alow-unsigned", "--", []string{"allow-unsigned", "json"}); got != `did you mean "--allow-unsigned"?` {
 		t.Errorf("flag: %q", got)
 	}
 }
