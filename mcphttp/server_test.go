@@ -105,10 +105,16 @@ func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
 
 func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result)) string {
 	t.Helper()
+	return newTestServerCfg(t, c, inv, diag, nil)
+}
+
+// newTestServerCfg is newTestServerWith whose Config adjust may change.
+func newTestServerCfg(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config)) string {
+	t.Helper()
 	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
 		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}
 	cat := catalog{launch: l}
-	h := New(Config{
+	cfg := Config{
 		Endpoints: []Endpoint{{Namespace: "ns", HTTPAuth: l.HTTPAuth, Core: mcpcore.Config{
 			Endpoint: "e", Launch: l, ServerName: "rukh", ServerVersion: "test",
 			Active:      func() (uint64, error) { return 1, nil },
@@ -118,7 +124,11 @@ func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*ke
 		}}},
 		Loopback:    true,
 		Credentials: c,
-	})
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	h := New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv.URL + PathPrefix + "ns/e"
