@@ -192,3 +192,54 @@ func TestOddPaths(t *testing.T) {
 		t.Errorf("%d call(s) ran, want 1 (the one with a query)", n)
 	}
 }
+
+// TestCallerGoneBeforeStart: a call whose client closed its connection
+// while the call waited to be started (here: for the store to spend its
+// one-time token) starts nothing.
+func TestCallerGoneBeforeStart(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}},
+	}, consuming: make(chan chan struct{})}
+	inv := &countingInvoker{}
+	reqs := make(chan *http.Request, 1)
+	served := make(chan struct{})
+	u := newTestServerWrapped(t, c, inv, nil, nil, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reqs <- r
+			h.ServeHTTP(w, r)
+			close(served)
+		})
+	})
+	pu, _ := url.Parse(u)
+	conn, err := net.Dial("tcp", pu.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := strings.ReplaceAll(modernCall, `"std"`, `"strict"`)
+	req := strings.ReplaceAll(head(pu.Host, "/mcp/v1/ns/e", "Authorization: Bearer otk", fmt.Sprintf("Content-Length: %d", len(call))), "Mcp-Name: std", "Mcp-Name: strict")
+	if _, err := io.WriteString(conn, req+"\r\n"+call); err != nil {
+		t.Fatal(err)
+	}
+	r := <-reqs
+	var proceed chan struct{}
+	select {
+	case proceed = <-c.consuming:
+	case <-time.After(budget):
+		t.Fatal("the call never came to spend its token")
+	}
+	conn.Close()
+	select {
+	case <-r.Context().Done():
+	case <-time.After(budget):
+		t.Fatal("the server did not notice the client left")
+	}
+	close(proceed)
+	select {
+	case <-served:
+	case <-time.After(budget):
+		t.Fatal("the request was never done with")
+	}
+	if n := inv.n.Load(); n != 0 {
+		t.Errorf("%d call(s) started after their client left", n)
+	}
+}

@@ -55,6 +55,9 @@ type creds struct {
 	// down makes every lookup fail as a store that cannot be reached does;
 	// downConsume only consumption.
 	down, downConsume atomic.Bool
+	// consuming, when set, is told of each consumption and the
+	// consumption waits for its answer (a store that is slow to write).
+	consuming chan chan struct{}
 }
 
 var errStoreDown = &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is unavailable"}
@@ -75,6 +78,11 @@ func (c *creds) Authenticate(token string) (kernel.Credential, error) {
 func (c *creds) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
 	if c.down.Load() || c.downConsume.Load() {
 		return kernel.Credential{}, errStoreDown
+	}
+	if c.consuming != nil {
+		proceed := make(chan struct{})
+		c.consuming <- proceed
+		<-proceed
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -111,6 +119,12 @@ func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*ke
 // newTestServerCfg is newTestServerWith whose Config adjust may change.
 func newTestServerCfg(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config)) string {
 	t.Helper()
+	return newTestServerWrapped(t, c, inv, diag, adjust, nil)
+}
+
+// newTestServerWrapped serves the handler through wrap, when not nil.
+func newTestServerWrapped(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config), wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
 		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}
 	cat := catalog{launch: l}
@@ -129,7 +143,11 @@ func newTestServerCfg(t *testing.T, c *creds, inv kernel.Invoker, diag func(*ker
 		adjust(&cfg)
 	}
 	h := New(cfg)
-	srv := httptest.NewServer(h)
+	var handler http.Handler = h
+	if wrap != nil {
+		handler = wrap(h)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv.URL + PathPrefix + "ns/e"
 }
