@@ -62,3 +62,10 @@ func WatchReadsForTest() int64 { return watchReads.Load() }
 
 // StampTxid is the committed transaction id a stamp carries.
 func StampTxid(s Stamp) uint64 { return s.txid }
+
+// SetClockForTest makes now the store's clock until restore is called.
+func SetClockForTest(now func() time.Time) (restore func()) {
+	old := clock
+	clock = now
+	return func() { clock = old }
+}
