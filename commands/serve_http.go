@@ -87,7 +87,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				Credentials:  newLoggedCredentials(a.store, log.Logf),
 				Refused: func(endpoint, tool, command string, cred *kernel.Credential, err error) {
 					rec := store.AuditRecord{Time: time.Now(), Transport: kernel.TransportHTTP, Endpoint: endpoint,
-						Tool: tool, Command: command, Outcome: auditRefused}
+						Tool: tool, Command: command, Outcome: auditRefused, Reason: refusalReason(err)}
 					if cred != nil {
 						c := cred.Caller(kernel.TransportHTTP, "")
 						rec.Agent, rec.Credential = c.Agent, c.Credential
@@ -296,6 +296,21 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWrite
 // auditRefused is the audit outcome of a call its credential did not
 // authorise: nothing ran.
 const auditRefused = "refused"
+
+// refusalReason is a refusal as its audit record says it.
+func refusalReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, store.ErrTokenSpent):
+		return "the one-time token was already spent (a replay)"
+	}
+	var ke *kernel.Error
+	if errors.Is(err, policy.ErrInsufficientScope) && errors.As(err, &ke) {
+		return "insufficient scope: " + ke.Message
+	}
+	return err.Error()
+}
 
 // loggedCredentials is the store's credentials, telling the owner why a
 // token was refused (naming it by its kind and the first 8 hex digits of

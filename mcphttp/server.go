@@ -66,7 +66,10 @@ type Config struct {
 	// nil: only anonymous endpoints are reachable.
 	Credentials Credentials
 	// Refused, when set, is told of every tools/call its credential did
-	// not authorise (nothing ran): the tool name, the command, who asked.
+	// not authorise (nothing ran): the tool name, the command, who asked;
+	// and of every request whose credential Credentials refused but
+	// identified (a spent one-time token), with the tool its headers name
+	// and no command.
 	Refused func(endpoint, tool, command string, cred *kernel.Credential, err error)
 	// Rate and Burst bound each agent's requests (0: unlimited).
 	Rate  rate.Limit
@@ -454,10 +457,35 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 	}
 	if err != nil {
 		h.observe(name, "auth")
+		if cred.Agent != "" && cred.Endpoint == name && h.cfg.Refused != nil {
+			// A credential the store knows and refuses (a spent one-time
+			// token replayed): the attempt is recorded against its agent,
+			// with the tool its headers name; the body is never read.
+			h.cfg.Refused(name, headerTool(r), "", &cred, err)
+		}
 		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
 		return nil, false
 	}
 	return &cred, true
+}
+
+// headerTool is the tool a modern tools/call's Mcp-Name header names, ""
+// for anything else or anything that cannot be a tool name.
+func headerTool(r *http.Request) string {
+	if m, _ := header(r, "Mcp-Method"); m != "tools/call" {
+		return ""
+	}
+	v, _ := header(r, "Mcp-Name")
+	name, ok := decodeHeaderValue(v)
+	if !ok || len(name) > 128 {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c > '~' {
+			return ""
+		}
+	}
+	return name
 }
 
 var errOtherEndpoint = errors.New("a token for another endpoint")
