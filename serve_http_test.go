@@ -41,6 +41,28 @@ func TestServeHTTPOptions(t *testing.T) {
 		}
 	})
 
+	// A taken address is the owner's to fix (another --listen), not a
+	// store to wait for: exit 1, never the "retry" code 4.
+	t.Run("address in use", func(t *testing.T) {
+		taken, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer taken.Close()
+		addr := taken.Addr().String()
+		for _, args := range [][]string{{"--listen", addr}, {"--listen", "127.0.0.1:0", "--metrics-listen", addr}} {
+			_, errOut, code := runRukh(t, bin, home, append([]string{"serve-http"}, args...)...)
+			if code != 1 || !strings.Contains(errOut, "rukh: error: cannot listen on "+addr+": the address is already in use\n") ||
+				!strings.Contains(errOut, "rukh: hint: another process listens there: choose another address with --") {
+				t.Errorf("%v: exit %d: %s", args, code, errOut)
+			}
+		}
+		_, errOut, code := runRukh(t, bin, home, "serve-http", "--listen", "127.0.0.1")
+		if code != 2 || !strings.Contains(errOut, "rukh: error: cannot listen on 127.0.0.1: ") {
+			t.Errorf("an address without a port: exit %d: %s", code, errOut)
+		}
+	})
+
 	t.Run("plain HTTP off loopback with --insecure-http", func(t *testing.T) {
 		base, stderr := startHTTPServer(t, bin, home, "--listen", "0.0.0.0:0", "--insecure-http")
 		_, port, err := net.SplitHostPort(strings.TrimPrefix(base, "http://"))

@@ -52,10 +52,10 @@ func (a *app) auditCmd() *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tTRANSPORT\tAGENT\tCREDENTIAL\tENDPOINT\tTOOL\tCOMMAND\tOUTCOME\tDURATION")
+			fmt.Fprintln(tw, "TIME\tTRANSPORT\tAGENT\tCREDENTIAL\tENDPOINT\tTOOL\tCOMMAND\tOUTCOME\tDURATION\tREASON")
 			for _, r := range recs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dms\n", r.Time.UTC().Format(time.RFC3339Nano), r.Transport,
-					dash(r.Agent), dash(r.Credential), r.Endpoint, dash(r.Tool), r.Command, r.Outcome, r.DurationMs)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Time.UTC().Format(time.RFC3339Nano), r.Transport,
+					dash(r.Agent), dash(r.Credential), r.Endpoint, dash(r.Tool), dash(r.Command), r.Outcome, r.DurationMs, dash(r.Reason))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -3,11 +3,13 @@ package commands
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -47,8 +49,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			a.store.SnapshotReads() // many small reads: pread, no file lock or mapping
 			ln, err := net.Listen("tcp", c.String("listen"))
 			if err != nil {
-				return &kernel.Error{Code: kernel.CodeUnavailable, Message: fmt.Sprintf("cannot listen on %s: %v", c.String("listen"), err),
-					Hint: "pick another address with --listen (port 0 picks a free one)"}
+				return listenErr("listen", c.String("listen"), err)
 			}
 			defer ln.Close()
 			loopback := isLoopback(ln.Addr())
@@ -86,7 +87,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				Credentials:  newLoggedCredentials(a.store, log.Logf),
 				Refused: func(endpoint, tool, command string, cred *kernel.Credential, err error) {
 					rec := store.AuditRecord{Time: time.Now(), Transport: kernel.TransportHTTP, Endpoint: endpoint,
-						Tool: tool, Command: command, Outcome: auditRefused}
+						Tool: tool, Command: command, Outcome: auditRefused, Reason: refusalReason(err)}
 					if cred != nil {
 						c := cred.Caller(kernel.TransportHTTP, "")
 						rec.Agent, rec.Credential = c.Agent, c.Credential
@@ -118,7 +119,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			if addr := c.String("metrics-listen"); addr != "" {
 				mln, err := net.Listen("tcp", addr)
 				if err != nil {
-					return &kernel.Error{Code: kernel.CodeUnavailable, Message: fmt.Sprintf("cannot listen on %s for metrics: %v", addr, err)}
+					return listenErr("metrics-listen", addr, err)
 				}
 				msrv := &http.Server{Handler: m.handler(h), ReadHeaderTimeout: 5 * time.Second}
 				go msrv.Serve(mln)
@@ -186,6 +187,31 @@ func drainBound(eps []mcphttp.Endpoint) time.Duration {
 		}
 	}
 	return d + 2*time.Second
+}
+
+// listenErr says why the address of --flag could not be listened on. Each
+// reason is the owner's to fix, not a store to wait for: a taken or
+// forbidden address is refused (exit 1), a malformed one a usage error.
+func listenErr(flag, addr string, err error) error {
+	e := &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("cannot listen on %s", addr),
+		Hint: fmt.Sprintf("choose another address with --%s (host:port; port 0 picks a free one)", flag)}
+	var oe *net.OpError
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		e.Code, e.Message = kernel.CodeConflict, e.Message+": the address is already in use"
+		e.Hint = fmt.Sprintf("another process listens there: choose another address with --%s (port 0 picks a free one)", flag)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		e.Code, e.Message = kernel.CodeDenied, e.Message+": permission denied"
+		e.Hint = fmt.Sprintf("ports below 1024 need privileges: choose another address with --%s", flag)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		e.Message += ": the address is not one of this host's"
+	case errors.As(err, &oe) && oe.Op == "listen" && oe.Source == nil && oe.Addr == nil:
+		// Not an address at all (no port, an unknown host name).
+		e.Code, e.Message = kernel.CodeUsage, e.Message+": "+oe.Err.Error()
+	default:
+		e.Message += ": " + err.Error()
+	}
+	return e
 }
 
 func isLoopback(addr net.Addr) bool {
@@ -270,6 +296,21 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWrite
 // auditRefused is the audit outcome of a call its credential did not
 // authorise: nothing ran.
 const auditRefused = "refused"
+
+// refusalReason is a refusal as its audit record says it.
+func refusalReason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, store.ErrTokenSpent):
+		return "the one-time token was already spent (a replay)"
+	}
+	var ke *kernel.Error
+	if errors.Is(err, policy.ErrInsufficientScope) && errors.As(err, &ke) {
+		return "insufficient scope: " + ke.Message
+	}
+	return err.Error()
+}
 
 // loggedCredentials is the store's credentials, telling the owner why a
 // token was refused (naming it by its kind and the first 8 hex digits of

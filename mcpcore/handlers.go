@@ -243,18 +243,33 @@ func (s *Session) callTool(req *Request, e era) {
 	s.held++
 	s.wg.Add(1)
 	s.mu.Unlock()
+	unadmit := func() {
+		c.cancel()
+		s.mu.Lock()
+		delete(s.calls, key)
+		s.running--
+		s.held--
+		s.mu.Unlock()
+		s.wg.Done()
+	}
+	// A caller that left while its call waited (for the store, to spend
+	// its token) gets nothing started: no child, no token spent for it.
+	if callerGone(req) {
+		unadmit()
+		s.logf("a call of %s was not started: its caller went away first", cmd.ID)
+		return
+	}
 	if commit != nil {
 		// The credential is spent only by a call about to run (a one-time
 		// token): after every check and the admission, before the start.
 		if err := commit(); err != nil {
-			c.cancel()
-			s.mu.Lock()
-			delete(s.calls, key)
-			s.running--
-			s.held--
-			s.mu.Unlock()
-			s.wg.Done()
+			unadmit()
 			s.refuse(req, err)
+			return
+		}
+		if callerGone(req) {
+			unadmit()
+			s.logf("a call of %s was not started: its caller went away while its one-time token was spent", cmd.ID)
 			return
 		}
 	}
@@ -283,6 +298,13 @@ func (s *Session) callTool(req *Request, e era) {
 		return
 	}
 	go s.runCall(ctx, key, req, e, c, inv, ps, false)
+}
+
+// callerGone reports whether the request's caller is gone (a closed HTTP
+// request, a cancelled one): its answer would go nowhere.
+func callerGone(req *Request) bool {
+	ctx := req.rep.Context()
+	return ctx != nil && ctx.Err() != nil
 }
 
 // refuse answers a call its credential does not authorise: nothing runs,

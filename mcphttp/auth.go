@@ -12,7 +12,9 @@ import (
 // Credentials checks bearer tokens (SPEC §10); store.Store implements it.
 type Credentials interface {
 	// Authenticate returns what a presented token grants, without
-	// consuming it; any error is a 401.
+	// consuming it; any error is a 401. With a refusal, a credential
+	// that names an agent is the one the token was (a spent one-time
+	// token): the refusal is then recorded against it.
 	Authenticate(token string) (kernel.Credential, error)
 	// ConsumeOnce deletes a one-time token as the call it authorises is
 	// about to run; of concurrent consumers exactly one succeeds.

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +28,10 @@ import (
 
 // writeTimeout bounds one blocked write to a client (SPEC §6: 2 s).
 const writeTimeout = 2 * time.Second
+
+// BodyTimeout is how long a request's body may take to arrive once its
+// headers have: the transport's bound on finishing a message.
+const BodyTimeout = 2 * time.Second
 
 // keepAliveEvery spaces the comments that keep an idle listen stream open.
 const keepAliveEvery = 15 * time.Second
@@ -59,7 +66,10 @@ type Config struct {
 	// nil: only anonymous endpoints are reachable.
 	Credentials Credentials
 	// Refused, when set, is told of every tools/call its credential did
-	// not authorise (nothing ran): the tool name, the command, who asked.
+	// not authorise (nothing ran): the tool name, the command, who asked;
+	// and of every request whose credential Credentials refused but
+	// identified (a spent one-time token), with the tool its headers name
+	// and no command.
 	Refused func(endpoint, tool, command string, cred *kernel.Credential, err error)
 	// Rate and Burst bound each agent's requests (0: unlimited).
 	Rate  rate.Limit
@@ -68,6 +78,8 @@ type Config struct {
 	// Observe, when set, is told of every request refused before anything
 	// ran (reason: "auth", "scope", "rate", "origin", "host", …).
 	Observe func(endpoint, reason string)
+	// BodyTimeout bounds reading a request's body (0: BodyTimeout).
+	BodyTimeout time.Duration
 }
 
 // Handler serves every configured endpoint on one http.Handler.
@@ -108,6 +120,9 @@ type agentSession struct {
 func New(cfg Config) *Handler {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = BodyTimeout
 	}
 	h := &Handler{cfg: cfg, eps: map[string]*endpoint{}, mux: http.NewServeMux()}
 	h.ctx, h.stop = context.WithCancel(context.Background())
@@ -187,19 +202,65 @@ func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 // ServeHTTP checks Host and Origin on every request (DNS rebinding), then
-// routes it.
+// routes it. Nothing is redirected: a path that is not in its one clean,
+// unescaped form is not found.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// Until its body is read, a request holds its connection at most
+		// BodyTimeout, whoever sent it; one answered without reading it
+		// (a refusal) closes the connection at once rather than wait for
+		// the rest, however slowly it comes.
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout))
+		if r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+		}
+		b := &body{ReadCloser: r.Body}
+		r.Body = b
+		defer func() {
+			if !b.eof {
+				rc.SetReadDeadline(time.Now())
+			}
+		}()
+	}
 	if !h.hostAllowed(r.Host) {
 		h.observe("", "host")
 		plain(w, http.StatusForbidden, "forbidden: Host "+strconv.Quote(r.Host)+" is not served here (serve-http --allow-host)")
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
-		h.observe("", "origin")
-		plain(w, http.StatusForbidden, "forbidden: Origin "+strconv.Quote(o)+" is not allowed (serve-http --allow-origin)")
+	if origins := r.Header.Values("Origin"); len(origins) > 0 {
+		// A browser sends one Origin; several are refused outright, so no
+		// value goes unchecked whichever one a proxy or a framework reads.
+		if len(origins) > 1 {
+			h.observe("", "origin")
+			plain(w, http.StatusForbidden, "forbidden: more than one Origin header")
+			return
+		}
+		if o := origins[0]; !h.originAllowed(o, r.Host) {
+			h.observe("", "origin")
+			plain(w, http.StatusForbidden, "forbidden: Origin "+strconv.Quote(o)+" is not allowed (serve-http --allow-origin)")
+			return
+		}
+	}
+	if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p || r.URL.RawPath != "" {
+		http.NotFound(w, r)
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// body is a request body that tells whether it was read to its end.
+type body struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
 }
 
 func (h *Handler) observe(endpoint, reason string) {
@@ -279,8 +340,18 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
 		return
 	}
+	for _, ce := range r.Header.Values("Content-Encoding") {
+		if !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+			plain(w, http.StatusUnsupportedMediaType, "unsupported media type: the body must not be encoded (no Content-Encoding)")
+			return
+		}
+	}
 	if !acceptable(r.Header.Values("Accept")) {
 		plain(w, http.StatusNotAcceptable, "not acceptable: Accept must list application/json and text/event-stream")
+		return
+	}
+	if r.ContentLength > mcpcore.MaxMessageBytes {
+		plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpcore.MaxMessageBytes))
@@ -290,7 +361,20 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
 			return
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			plain(w, http.StatusRequestTimeout, "request timeout: the body did not arrive in time")
+		}
 		return // the client went away
+	}
+	if r.ContentLength != 0 {
+		// Read whole: the connection may serve the next request, and
+		// stays open as long as the call takes.
+		w.Header().Del("Connection")
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, nil, mcpcore.NewError(mcpcore.CodeParseError, "parse error: the request body is empty")))
+		return
 	}
 	req, id, rerr := mcpcore.Decode(body)
 	if rerr != nil {
@@ -373,10 +457,35 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 	}
 	if err != nil {
 		h.observe(name, "auth")
+		if cred.Agent != "" && cred.Endpoint == name && h.cfg.Refused != nil {
+			// A credential the store knows and refuses (a spent one-time
+			// token replayed): the attempt is recorded against its agent,
+			// with the tool its headers name; the body is never read.
+			h.cfg.Refused(name, headerTool(r), "", &cred, err)
+		}
 		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
 		return nil, false
 	}
 	return &cred, true
+}
+
+// headerTool is the tool a modern tools/call's Mcp-Name header names, ""
+// for anything else or anything that cannot be a tool name.
+func headerTool(r *http.Request) string {
+	if m, _ := header(r, "Mcp-Method"); m != "tools/call" {
+		return ""
+	}
+	v, _ := header(r, "Mcp-Name")
+	name, ok := decodeHeaderValue(v)
+	if !ok || len(name) > 128 {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c > '~' {
+			return ""
+		}
+	}
+	return name
 }
 
 var errOtherEndpoint = errors.New("a token for another endpoint")

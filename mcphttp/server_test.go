@@ -55,6 +55,9 @@ type creds struct {
 	// down makes every lookup fail as a store that cannot be reached does;
 	// downConsume only consumption.
 	down, downConsume atomic.Bool
+	// consuming, when set, is told of each consumption and the
+	// consumption waits for its answer (a store that is slow to write).
+	consuming chan chan struct{}
 }
 
 var errStoreDown = &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is unavailable"}
@@ -75,6 +78,11 @@ func (c *creds) Authenticate(token string) (kernel.Credential, error) {
 func (c *creds) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
 	if c.down.Load() || c.downConsume.Load() {
 		return kernel.Credential{}, errStoreDown
+	}
+	if c.consuming != nil {
+		proceed := make(chan struct{})
+		c.consuming <- proceed
+		<-proceed
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,10 +113,22 @@ func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
 
 func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result)) string {
 	t.Helper()
+	return newTestServerCfg(t, c, inv, diag, nil)
+}
+
+// newTestServerCfg is newTestServerWith whose Config adjust may change.
+func newTestServerCfg(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config)) string {
+	t.Helper()
+	return newTestServerWrapped(t, c, inv, diag, adjust, nil)
+}
+
+// newTestServerWrapped serves the handler through wrap, when not nil.
+func newTestServerWrapped(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config), wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
 		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}
 	cat := catalog{launch: l}
-	h := New(Config{
+	cfg := Config{
 		Endpoints: []Endpoint{{Namespace: "ns", HTTPAuth: l.HTTPAuth, Core: mcpcore.Config{
 			Endpoint: "e", Launch: l, ServerName: "rukh", ServerVersion: "test",
 			Active:      func() (uint64, error) { return 1, nil },
@@ -118,8 +138,16 @@ func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*ke
 		}}},
 		Loopback:    true,
 		Credentials: c,
-	})
-	srv := httptest.NewServer(h)
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	h := New(cfg)
+	var handler http.Handler = h
+	if wrap != nil {
+		handler = wrap(h)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv.URL + PathPrefix + "ns/e"
 }

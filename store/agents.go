@@ -69,6 +69,9 @@ type credRec struct {
 	CreatedAt time.Time `json:"createdAt"`
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 	RevokedAt time.Time `json:"revokedAt,omitzero"`
+	// SpentAt marks a one-time token a call used: the record is then a
+	// tombstone, kept until the token's expiry.
+	SpentAt time.Time `json:"spentAt,omitzero"`
 }
 
 func (r *credRec) credential(h kernel.TokenHash) kernel.Credential {
@@ -81,6 +84,8 @@ func (r *credRec) expired(t time.Time) bool { return !r.ExpiresAt.IsZero() && !t
 // ended reports when the credential stopped being usable (zero: it still is).
 func (r *credRec) ended(t time.Time) time.Time {
 	switch {
+	case !r.SpentAt.IsZero():
+		return r.SpentAt
 	case !r.RevokedAt.IsZero():
 		return r.RevokedAt
 	case r.expired(t):
@@ -102,11 +107,15 @@ type MintedToken struct {
 type CredentialStore interface {
 	// Authenticate checks a presented bearer token and returns what it
 	// grants, without consuming it. Errors wrap ErrTokenMalformed,
-	// ErrTokenUnknown, ErrTokenExpired or ErrTokenRevoked.
+	// ErrTokenUnknown, ErrTokenExpired, ErrTokenRevoked or ErrTokenSpent;
+	// with ErrTokenSpent, the credential the token was comes too.
 	Authenticate(token string) (kernel.Credential, error)
-	// ConsumeOnce atomically deletes a one-time token once a call it
+	// ConsumeOnce atomically spends a one-time token once a call it
 	// authorises is about to run; of concurrent consumers exactly one
-	// gets the credential, the others ErrTokenUnknown.
+	// gets the credential, the others ErrTokenSpent. A spent token's
+	// record stays, without any secret, until the token's expiry:
+	// Authenticate then refuses it with ErrTokenSpent and the credential
+	// it was, so that a replay can be recorded against its agent.
 	ConsumeOnce(hash kernel.TokenHash, command string) (kernel.Credential, error)
 }
 
@@ -213,6 +222,17 @@ func revokeWhere(b bucket, t time.Time, match func(*credRec) bool) (int, error) 
 	return len(todo), nil
 }
 
+// gone reports whether the record is kept no longer: a spent one-time
+// token once it would have expired, any other credential endedRetention
+// after it ended.
+func (r *credRec) gone(t time.Time) bool {
+	if !r.SpentAt.IsZero() && !r.ExpiresAt.IsZero() {
+		return r.expired(t)
+	}
+	e := r.ended(t)
+	return !e.IsZero() && t.Sub(e) >= endedRetention
+}
+
 // purge deletes credentials that ended more than endedRetention ago (and
 // unreadable records); it keeps growth bounded without a background job.
 func purge(b bucket, t time.Time) (int, error) {
@@ -223,7 +243,7 @@ func purge(b bucket, t time.Time) (int, error) {
 			dead = append(dead, slices.Clone(k))
 			return nil
 		}
-		if e := r.ended(t); !e.IsZero() && t.Sub(e) >= endedRetention {
+		if r.gone(t) {
 			dead = append(dead, slices.Clone(k))
 		}
 		return nil
@@ -426,11 +446,14 @@ func (s *Store) Authenticate(token string) (kernel.Credential, error) {
 		if err != nil {
 			return err
 		}
-		if err := r.usable(clock()); err != nil {
-			return err
-		}
 		if r.Kind != kind {
 			return denied(ErrTokenUnknown) // a record can only match its own prefix; be safe
+		}
+		if err := r.usable(clock()); err != nil {
+			if errors.Is(err, ErrTokenSpent) {
+				cred = r.credential(h) // whose replay it is
+			}
+			return err
 		}
 		cred = r.credential(h)
 		return nil
@@ -442,8 +465,8 @@ func (s *Store) Authenticate(token string) (kernel.Credential, error) {
 }
 
 // ConsumeOnce implements CredentialStore: in one write transaction it
-// checks the one-time token with hash h and deletes it. A token bound to
-// another command is left as it is (ErrTokenWrongCommand).
+// checks the one-time token with hash h and marks it spent. A token bound
+// to another command is left as it is (ErrTokenWrongCommand).
 func (s *Store) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credential, error) {
 	var cred kernel.Credential
 	err := s.update(func(tx txn) error {
@@ -465,13 +488,15 @@ func (s *Store) ConsumeOnce(h kernel.TokenHash, command string) (kernel.Credenti
 			return denied(ErrTokenWrongCommand)
 		}
 		cred = r.credential(h)
-		return creds.Delete(h[:])
+		r.SpentAt = clock().UTC()
+		return putJSON(creds, h[:], r)
 	})
 	return cred, err
 }
 
 // PurgeCredentials deletes credentials that expired or were revoked more
-// than a week ago; `rukh doctor` runs it. It returns how many went.
+// than a week ago, and spent one-time tokens past their expiry; `rukh
+// doctor` runs it. It returns how many went.
 func (s *Store) PurgeCredentials() (int, error) {
 	exists, err := s.Exists()
 	if err != nil || !exists {
@@ -510,6 +535,8 @@ func lookup(b bucket, h kernel.TokenHash) (*credRec, error) {
 
 func (r *credRec) usable(t time.Time) error {
 	switch {
+	case !r.SpentAt.IsZero():
+		return denied(ErrTokenSpent)
 	case !r.RevokedAt.IsZero():
 		return denied(ErrTokenRevoked)
 	case r.expired(t):
@@ -525,7 +552,7 @@ func HashPrefix(h kernel.TokenHash) string { return hex.EncodeToString(h[:4]) }
 // server answers with 401 (ErrTokenWrongCommand is not: the token is
 // good, its scope too small, which policy.Authorize refuses first).
 func IsTokenError(err error) bool {
-	for _, e := range []error{ErrTokenMalformed, ErrTokenUnknown, ErrTokenExpired, ErrTokenRevoked} {
+	for _, e := range []error{ErrTokenMalformed, ErrTokenUnknown, ErrTokenExpired, ErrTokenRevoked, ErrTokenSpent} {
 		if errors.Is(err, e) {
 			return true
 		}

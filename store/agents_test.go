@@ -246,7 +246,7 @@ func TestConsumeOnceRace(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	wins, unknown := 0, 0
+	wins, spent := 0, 0
 	var other []error
 	start := make(chan struct{})
 	for range 50 {
@@ -260,8 +260,8 @@ func TestConsumeOnceRace(t *testing.T) {
 			switch {
 			case err == nil && got.Agent == "bot":
 				wins++
-			case errors.Is(err, ErrTokenUnknown):
-				unknown++
+			case errors.Is(err, ErrTokenSpent):
+				spent++
 			default:
 				other = append(other, err)
 			}
@@ -269,10 +269,10 @@ func TestConsumeOnceRace(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if wins != 1 || unknown != 49 || len(other) > 0 {
-		t.Errorf("wins %d, not found %d, other %v", wins, unknown, other)
+	if wins != 1 || spent != 49 || len(other) > 0 {
+		t.Errorf("wins %d, spent %d, other %v", wins, spent, other)
 	}
-	if _, err := s.Authenticate(once.Token); !errors.Is(err, ErrTokenUnknown) {
+	if _, err := s.Authenticate(once.Token); !errors.Is(err, ErrTokenSpent) {
 		t.Errorf("consumed token still authenticates: %v", err)
 	}
 }

@@ -31,7 +31,10 @@ type AuditRecord struct {
 	Command      string    `json:"command"`
 	InvocationID string    `json:"invocationId,omitempty"`
 	Outcome      string    `json:"outcome"`
-	DurationMs   int64     `json:"durationMs"`
+	// Reason says why a call was refused (a spent one-time token, a
+	// credential below the command's level).
+	Reason     string `json:"reason,omitempty"`
+	DurationMs int64  `json:"durationMs"`
 }
 
 // AppendAudit adds records in one transaction and drops what retention no

@@ -79,3 +79,10 @@ func MetaForTest(path string) (pageSize int64, pages, root uint64, err error) {
 	m, err := pickMeta(f, fi.Size())
 	return int64(m.pageSize), m.hwm, m.root, err
 }
+
+// SetClockForTest makes now the store's clock until restore is called.
+func SetClockForTest(now func() time.Time) (restore func()) {
+	old := clock
+	clock = now
+	return func() { clock = old }
+}

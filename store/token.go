@@ -31,6 +31,10 @@ var (
 	ErrTokenUnknown   = errors.New("unknown token")
 	ErrTokenExpired   = errors.New("token expired")
 	ErrTokenRevoked   = errors.New("token revoked")
+	// ErrTokenSpent: a one-time token a call already used. Its record
+	// stays (a tombstone) until it would have expired, so that a replay
+	// is told apart from a token never seen.
+	ErrTokenSpent = errors.New("one-time token already spent")
 	// ErrTokenWrongCommand: a one-time token bound to another command; it
 	// stays unconsumed.
 	ErrTokenWrongCommand = errors.New("one-time token bound to another command")
