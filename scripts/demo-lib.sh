@@ -37,11 +37,13 @@ pretty() {
 	fi
 }
 
-# jget PATH: the values at PATH in the JSON document on stdin, one a line:
-# strings as they are, anything else as compact JSON; nothing if PATH is
-# not there. PATH is member names and array indexes joined by dots, where
-# * stands for every element (or member value); "" is the whole document.
-# Input that is not JSON fails, with the reader's message.
+# jget PATH [MEMBER...]: the values at PATH in the JSON document on stdin,
+# one a line: strings as they are, anything else as compact JSON; nothing
+# if PATH is not there. PATH is member names and array indexes joined by
+# dots, where * stands for every element (or member value); "" is the
+# whole document. With MEMBERs, each line holds those members of the value,
+# tab-separated (empty where missing or null). Input that is not JSON
+# fails, with the reader's message.
 jget() {
 	if [ "$json_reader" = python3 ]; then
 		python3 -c '
@@ -61,9 +63,15 @@ for k in [k for k in sys.argv[1].split(".") if k]:
         elif isinstance(v, list) and k.isdigit() and int(k) < len(v):
             nxt.append(v[int(k)])
     vals = nxt
+def text(v):
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"))
 for v in vals:
-    print(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":")))
-' "$1"
+    if len(sys.argv) > 2:
+        o = v if isinstance(v, dict) else {}
+        print("\t".join("" if o.get(m) is None else text(o[m]) for m in sys.argv[2:]))
+    else:
+        print(text(v))
+' "$@"
 	else
 		jq -r --arg p "$1" '
 def at(ks): if (ks | length) == 0 then . else ks[0] as $k
@@ -72,6 +80,10 @@ def at(ks): if (ks | length) == 0 then . else ks[0] as $k
      elif type == "array" and ($k | test("^[0-9]+$")) then ($k | tonumber) as $i | (if $i < length then .[$i] else empty end)
      else empty end)
   | at(ks[1:]) end;
-at($p | split(".") | map(select(. != ""))) | if type == "string" then . else tojson end'
+def text: if type == "string" then . else tojson end;
+at($p | split(".") | map(select(. != "")))
+  | if ($ARGS.positional | length) == 0 then text
+    else . as $v | [$ARGS.positional[] as $m | ($v | if type == "object" then .[$m] else null end)
+      | if . == null then "" else text end] | join("\t") end' --args "${@:2}"
 	fi
 }
