@@ -121,7 +121,8 @@ mcp() {
 	fi
 	printf '%s-> %s%s %s %s\n' "$bold" "$method" "$plain" "${tool:+$tool $args}" "($url)"
 	status=$(curl -sS -o "$name.json" -w '%{http_code}' -X POST "$url" "${hdr[@]}" \
-		--data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$method\",\"params\":{$params}}")
+		--data "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$method\",\"params\":{$params}}") ||
+		die "$method on $url: no HTTP answer"
 	printf '%s<- HTTP %s%s\n' "$bold" "$status" "$plain"
 	if [ "$method" = tools/list ] && [ "$status" = 200 ]; then
 		echo "tools: $(tools "$name" | tr '\n' ' ')"
