@@ -6,16 +6,35 @@
 #
 # Everything happens in a temporary directory that is removed on exit; the
 # repository is left as it was (the example is built into a copy of its
-# package directory). Needs Go; python3 or jq pretty-prints MCP responses.
+# package directory). Needs Go, and python3 or jq to read rukh's JSON.
+#
+# Every step is checked: a command that fails, or an answer that is not the
+# one shown here (including the calls rukh is expected to refuse), stops the
+# demo with "demo: FAILED: <reason>" and exit status 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-demo.XXXXXX")
-# releases are installed read-only: make them writable so rm can remove them
-trap 'chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-
 # shellcheck source=scripts/demo-lib.sh
 . scripts/demo-lib.sh
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-demo.XXXXXX")
+mcp_pid=
+cleanup() {
+	[ -z "$mcp_pid" ] || kill "$mcp_pid" 2>/dev/null || true
+	# releases are installed read-only: make them writable so rm can remove them
+	chmod -R u+w "$tmp" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# fails STATUS COMMAND...: show COMMAND and check it exits with STATUS.
+fails() {
+	local want=$1 got=0
+	shift
+	show "$@" || got=$?
+	echo "(exit status $got)"
+	[ "$got" = "$want" ] || die "'$*' exited with status $got, want $want"
+}
 
 step "build rukh (static) and the notes example (the first build downloads Go modules: ~1-2 min)"
 # Built before HOME changes below, so Go keeps using its own caches.
@@ -30,6 +49,7 @@ CGO_ENABLED=0 go build -trimpath -o "$tmp/notes-pkg/bin/notes" ./examples/notes
 # A fresh rukh home, and a fresh HOME for the notes file: the demo never
 # touches the user's own rukh home or notes.
 export RUKH_HOME="$tmp/rukh-home"
+unset RUKH_STORE RUKH_STORE_CA RUKH_STORE_CERT RUKH_STORE_KEY RUKH_TOKEN # the bbolt store in that home
 export HOME="$tmp/home"
 export LANG=C.UTF-8
 export PATH="$tmp/bin:$PATH"
@@ -85,10 +105,8 @@ show rukh notes list
 show rukh notes list --tag home --output json
 show rukh notes show 1
 show rukh notes delete 3
-echo "\$ rukh notes show 3"
-rukh notes show 3 && exit 1 || echo "(exit status $?)"
-echo "\$ rukh notes add --title x --priority 9"
-rukh notes add --title x --priority 9 && exit 1 || echo "(exit status $?)"
+fails 1 rukh notes show 3                    # the command failed: exit 1
+fails 2 rukh notes add --title x --priority 9 # rejected before it runs: exit 2
 show rukh notes --help
 
 step "what agents can call, and why"
@@ -97,44 +115,95 @@ show rukh tools
 show rukh mcp-config --client claude
 
 step "an agent: a scripted MCP exchange with 'rukh serve-mcp' (protocol 2026-07-28)"
-# Tool names are fingerprinted per namespace and revision: look them up in
-# the published projection, as a client would from tools/list.
-tool() { rukh tools --json | grep -o "\"$1__[0-9a-f]*\"" | tr -d '"'; }
-list_tool=$(tool notes_list)
-add_tool=$(tool notes_add)
-show_tool=$(tool notes_show)
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-cat >mcp-in.jsonl <<EOF
-{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{$meta}}
-{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{$meta}}
-{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"$add_tool","arguments":{"title":"added by an agent","tags":["agent"],"priority":4},$meta}}
-{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"$list_tool","arguments":{"limit":5},$meta}}
-{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"$show_tool","arguments":{"id":42},$meta}}
-{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"$add_tool","arguments":{"title":"too urgent","priority":9},$meta}}
-EOF
 # Like a real client, wait for each answer before the next request, and close
 # stdin only at the end: rukh stops running invocations when its client goes
-# away, so piping the whole file in would cancel the calls.
+# away, so piping the whole exchange in would cancel the calls.
 # (Plain FIFOs rather than coproc, so that macOS's bash 3.2 runs this too.)
 mkfifo mcp-in mcp-out
 rukh serve-mcp <mcp-in >mcp-out 2>mcp-stderr.log &
 mcp_pid=$!
 exec 3>mcp-in 4<mcp-out
-while IFS= read -r request; do
+rpc_id=0
+# rpc METHOD [PARAMS]: send one request, show it and its answer, keep the
+# answer in $response; an answer that is not this request's result (a
+# JSON-RPC error, another id, no answer) fails the demo.
+rpc() {
+	rpc_id=$((rpc_id + 1))
+	local request="{\"jsonrpc\":\"2.0\",\"id\":$rpc_id,\"method\":\"$1\",\"params\":{${2:+$2,}$meta}}"
 	printf '\n%s-> client%s\n%s\n' "$bold" "$plain" "$request"
 	printf '%s\n' "$request" >&3
-	IFS= read -r -t 20 response <&4 || {
-		echo "no answer from serve-mcp" >&2
+	# generous: a hung server, not a slow host, is what this catches
+	if ! IFS= read -r -t 60 response <&4; then
 		cat mcp-stderr.log >&2
-		exit 1
-	}
+		die "no answer from serve-mcp to $1 (request $rpc_id)"
+	fi
 	printf '%s<- server%s\n' "$bold" "$plain"
-	printf '%s\n' "$response" | pretty
-done <mcp-in.jsonl
+	printf '%s\n' "$response" | pretty || die "serve-mcp answered $1 with something that is not JSON: $response"
+	local err
+	err=$(jget error <<<"$response")
+	[ -z "$err" ] || die "$1 (request $rpc_id) answered a JSON-RPC error: $err"
+	[ "$(jget id <<<"$response")" = "$rpc_id" ] || die "$1 (request $rpc_id) was answered with another id: $response"
+	[ -n "$(jget result <<<"$response")" ] || die "$1 (request $rpc_id) was answered without a result"
+}
+# call TOOL ARGS OUTCOME: call a tool and check the invocation's outcome is
+# OUTCOME (the demo shows some calls that rukh refuses or that fail on
+# purpose), and that isError says the same.
+call() {
+	rpc tools/call "\"name\":\"$1\",\"arguments\":$2"
+	local outcome is_error want_error=true
+	outcome=$(jget result.structuredContent.outcome <<<"$response")
+	is_error=$(jget result.isError <<<"$response")
+	[ "$3" = succeeded ] && want_error=false
+	[ "$outcome" = "$3" ] || die "tools/call $1 $2: outcome '${outcome:-none}', want '$3'"
+	[ "${is_error:-false}" = "$want_error" ] || die "tools/call $1 $2: isError ${is_error:-absent}, want $want_error"
+}
+# the one structured result of the last call, at PATH
+data() { jget "result.structuredContent.commandResult.data${1:+.$1}" <<<"$response"; }
+reason() { jget result.structuredContent.reason <<<"$response"; }
+
+rpc server/discover
+jget result.supportedVersions.* <<<"$response" | grep -x 2026-07-28 >/dev/null ||
+	die "server/discover does not offer protocol 2026-07-28"
+rpc tools/list
+# Tool names are fingerprinted per namespace and revision: take them from
+# tools/list, as a client does, and check they are what 'rukh tools' showed.
+listed=$(jget result.tools.*.name <<<"$response" | sort)
+[ "$listed" = "$(rukh tools --json | jget tools.*.name | sort)" ] ||
+	die "tools/list and 'rukh tools --json' name different tools: $listed"
+tool() {
+	local n
+	for n in $listed; do
+		case $n in "$1"__*)
+			printf '%s\n' "$n"
+			return 0
+			;;
+		esac
+	done
+	die "tools/list has no tool for $1, only: ${listed//$'\n'/ }"
+}
+add_tool=$(tool notes_add)
+list_tool=$(tool notes_list)
+show_tool=$(tool notes_show)
+
+call "$add_tool" '{"title":"added by an agent","tags":["agent"],"priority":4}' succeeded
+agent_note=$(data id)
+[[ $agent_note =~ ^[0-9]+$ ]] || die "notes.add gave no note id: $response"
+call "$list_tool" '{"limit":5}' succeeded
+data notes.*.title | grep -x "added by an agent" >/dev/null || die "notes.list does not show the note the agent added"
+call "$show_tool" '{"id":42}' command_failed # no such note: the command says so
+[ "$(reason)" = "no note with id 42" ] || die "notes.show 42 failed for another reason: $(reason)"
+call "$add_tool" '{"title":"too urgent","priority":9}' rejected # rukh checks input before running anything
+[[ $(reason) == *priority* ]] || die "notes.add with priority 9 was rejected for another reason: $(reason)"
 exec 3>&- # end of input: serve-mcp exits
-wait "$mcp_pid"
+wait "$mcp_pid" || die "serve-mcp exited with status $?: $(cat mcp-stderr.log)"
+mcp_pid=
 exec 4<&-
 
 step "the note the agent added is there for the person too"
-show rukh notes list --tag agent
+echo '$ rukh notes list --tag agent'
+notes=$(rukh notes list --tag agent)
+printf '%s\n' "$notes"
+[ "$(jget notes.*.id <<<"$notes")" = "$agent_note" ] || die "the note the agent added (id $agent_note) is not listed"
+[ "$(jget notes.0.title <<<"$notes")" = "added by an agent" ] || die "the note the agent added has another title"
 step "done: everything above ran in $tmp, which is removed now"

@@ -163,8 +163,10 @@ func lastUsed(tx txn, agents []Agent, index map[string]int) {
 }
 
 // AuditWriter appends audit records off the caller's path: Add never
-// blocks (a call's latency never waits on the store), and the records of
-// up to auditFlushEvery are written in one transaction.
+// blocks (a call's latency never waits on the store). A record that comes
+// after a quiet spell is written at once, so `rukh audit` shows a call
+// moments after it returns; when busy, the records of up to
+// auditFlushEvery share one transaction.
 type AuditWriter struct {
 	s       *Store
 	ch      chan AuditRecord
@@ -222,24 +224,44 @@ func (w *AuditWriter) run() {
 	defer close(w.done)
 	const maxBatch = 1024
 	batch := make([]AuditRecord, 0, maxBatch)
+	var wrote time.Time // when the last transaction ended
 	for r := range w.ch {
 		batch = append(batch[:0], r)
-		timer := time.NewTimer(auditFlushEvery)
-	collect:
-		for len(batch) < maxBatch {
+		// Within auditFlushEvery of the last write, wait out the rest of it
+		// collecting; otherwise take only what is queued already.
+		var timer *time.Timer
+		var due <-chan time.Time
+		if wait := auditFlushEvery - time.Since(wrote); wait > 0 {
+			timer = time.NewTimer(wait)
+			due = timer.C
+		}
+		for more := true; more && len(batch) < maxBatch; {
+			if due == nil {
+				select {
+				case r, ok := <-w.ch:
+					if more = ok; ok {
+						batch = append(batch, r)
+					}
+				default:
+					more = false
+				}
+				continue
+			}
 			select {
 			case r, ok := <-w.ch:
-				if !ok {
-					break collect
+				if more = ok; ok {
+					batch = append(batch, r)
 				}
-				batch = append(batch, r)
-			case <-timer.C:
-				break collect
+			case <-due:
+				more = false
 			}
 		}
-		timer.Stop()
+		if timer != nil {
+			timer.Stop()
+		}
 		if err := w.s.AppendAudit(batch...); err != nil {
 			w.logf("audit: %d record(s) were lost: %v", len(batch), err)
 		}
+		wrote = time.Now()
 	}
 }

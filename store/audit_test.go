@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -94,4 +95,48 @@ func TestAuditWriter(t *testing.T) {
 	if err != nil || total != 300 || got[299].Command != "c299" {
 		t.Fatalf("%d records, %v", total, err)
 	}
+}
+
+// TestAuditWriterPrompt: a record that comes after a quiet spell is
+// written at once, so `rukh audit` run as a call returns shows it; records
+// that follow closely wait for the rest of the spacing and share one
+// transaction; Close writes what is still waiting.
+func TestAuditWriterPrompt(t *testing.T) {
+	s := testStore(t)
+	if err := s.AppendAudit(AuditRecord{Endpoint: "e", Command: "c.setup", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err) // the bucket exists before the bubble starts
+	}
+	count := func() int {
+		t.Helper()
+		_, total, err := s.Audit(AuditQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total - 1
+	}
+	synctest.Test(t, func(t *testing.T) {
+		w := s.NewAuditWriter(t.Logf)
+		defer w.Close()
+		add := func(name string) { w.Add(AuditRecord{Endpoint: "e", Command: name, Outcome: "succeeded"}) }
+		steps := []struct {
+			name  string
+			do    func()
+			after time.Duration // fake time passed before counting
+			want  int
+		}{
+			{"the first record is written at once", func() { add("c.1") }, 0, 1},
+			{"records right after it wait", func() { add("c.2"); add("c.3") }, 0, 1},
+			{"and are written at the end of the spacing", func() {}, auditFlushEvery, 3},
+			{"after a quiet spell, at once again", func() { time.Sleep(auditFlushEvery); add("c.4") }, 0, 4},
+			{"still waiting at Close: written", func() { add("c.5"); w.Close() }, 0, 5},
+		}
+		for _, st := range steps {
+			st.do()
+			time.Sleep(st.after)
+			synctest.Wait()
+			if got := count(); got != st.want {
+				t.Fatalf("%s: %d record(s) written, want %d", st.name, got, st.want)
+			}
+		}
+	})
 }
