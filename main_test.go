@@ -74,6 +74,9 @@ func (c cleanAfter) Run() int {
 	if localEtcdBuild.dir != "" {
 		os.RemoveAll(localEtcdBuild.dir)
 	}
+	if rukhBuilds.dir != "" {
+		os.RemoveAll(rukhBuilds.dir)
+	}
 	return code
 }
 
