@@ -286,6 +286,9 @@ func (s *authServer) ranWith(command, caller string) bool {
 }
 
 func TestHTTPAuthLevels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for short-lived tokens to expire")
+	}
 	s := newAuthServer(t)
 	static := s.mint("agent", "add", "bot", "--endpoint", "remote")
 	short := s.mint("agent", "token", "bot", "--ttl", "15m")
@@ -455,6 +458,9 @@ func (s *authServer) metrics() string {
 // TestHTTPOneTimeRace: 50 concurrent calls with one one-time token; one
 // runs, the others are refused with 401.
 func TestHTTPOneTimeRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: races 50 requests on a one-time token")
+	}
 	s := newAuthServer(t)
 	s.mint("agent", "add", "bot", "--endpoint", "remote")
 	token := s.mint("agent", "token", "bot", "--once")

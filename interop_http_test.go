@@ -115,6 +115,9 @@ func startServeHTTP(t *testing.T, bin string, env []string, dir string, args ...
 }
 
 func TestInteropHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Go MCP client libraries over HTTP")
+	}
 	bin := buildRukh(t)
 	home := newHTTPHome(t, bin, "testdata/interop/pkg", "interop.fake")
 	want := expectedTools(t, bin, home)

@@ -388,6 +388,9 @@ var stopPaths = []stopPath{
 // and then wait together, so a busy host delays them but cannot make the
 // deadline cases' deadline come before their processes ran.
 func TestNoProcessOutlivesItsInvocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 75 invocations, each stopped one way")
+	}
 	bin := buildRukh(t)
 	home := newProcsHome(t, bin, procsNoDeadline)
 	deadlineHome := newProcsHome(t, bin, procsDeadlineMs)
@@ -561,6 +564,9 @@ func runStopCase(bin, home, dir string, p stopPath, shape string, gate startGate
 // the cleanup of what it left never touches another running invocation's
 // processes, even ones that left its group or session.
 func TestConcurrentInvocationsKeepTheirProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits on a hanging invocation beside others")
+	}
 	bin := buildRukh(t)
 	home := newProcsHome(t, bin, procsNoDeadline)
 	hangDir, exitDir := t.TempDir(), t.TempDir()

@@ -367,6 +367,9 @@ func listTasks(t *testing.T, bin, home, endpoint string) ([]listedTask, error) {
 // A client without the extension never gets a task; on an endpoint without
 // the job family it gets a direct call; ttl expiry purges.
 func TestTasksPlainEndpointAndExpiry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for a task's ttl to expire")
+	}
 	bin := buildRukh(t)
 	home := newTasksHome(t, bin)
 	w := startTaskWire(t, bin, home, "plain")
@@ -432,6 +435,9 @@ func TestTasksServerEnd(t *testing.T) {
 // The job family, driven by a go-sdk client that knows nothing of tasks
 // and waits at most a second per request, while the task takes three.
 func TestTasksJobFamilyShortClientTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits for tasks that outlast the client's timeout")
+	}
 	bin := buildRukh(t)
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {

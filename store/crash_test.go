@@ -197,6 +197,9 @@ func holdUntilStdinCloses(home string) {
 // and reopens the store each time: it must pass Check, and its active
 // revision must be complete and never older than one seen before.
 func TestCrashWhilePublishing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills 80 publishing processes")
+	}
 	const homes, killsPerHome = 8, 10
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	start := time.Now()
