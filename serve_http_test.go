@@ -259,13 +259,19 @@ func TestServeHTTPDrain(t *testing.T) {
 		answered <- post(t, url, map[string]string{"Mcp-Method": "tools/call", "MCP-Protocol-Version": "2026-07-28", "Mcp-Name": tool},
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{},`+httpMeta+`}}`)
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is running: it takes a second
+	// The call is running once its child said so; it answers when let.
+	work := filepath.Dir(home)
+	for deadline := time.Now().Add(time.Minute); !fileExists(filepath.Join(work, "call-started")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call's child did not start")
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// While the call finishes, the listener stays open and refuses new
 	// work with 503 (a fresh connection: nothing reused from before).
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "stopping:"); {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), "stopping:"); {
 		if time.Now().After(deadline) {
 			t.Fatal("serve-http did not log the drain")
 		}
@@ -292,6 +298,9 @@ func TestServeHTTPDrain(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz during the drain: %d, want 503", res.StatusCode)
+	}
+	if err := os.WriteFile(filepath.Join(work, "call-release"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	select {
 	case b := <-answered:
