@@ -326,7 +326,7 @@ func TestTasksExtension(t *testing.T) {
 			!strings.Contains(string(r["structuredContent"]), "maxTasks") {
 			t.Fatalf("over maxTasks: %v %v", r, e)
 		}
-		if d := time.Since(began); d > 2*time.Second {
+		if d := time.Since(began); d > 20*time.Second {
 			t.Errorf("the refusal took %v", d)
 		}
 	})
