@@ -411,7 +411,7 @@ func exercise(t *testing.T, c client, want map[string]wantTool) {
 			if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "cancel") {
 				t.Errorf("cancelled call returned %v, want a cancellation error", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(20 * time.Second): // under the 30 s deadline a cancel not honoured would wait for
 			t.Fatal("the cancelled call did not return")
 		}
 		waitProcs(t, hangMarker, 0)
@@ -834,7 +834,7 @@ func (s *rawSession) next() map[string]stdjson.RawMessage {
 			s.t.Fatalf("not a JSON-RPC 2.0 line (%v): %q", err, truncate(string(line), 300))
 		}
 		return m
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		s.t.Fatal("no answer from serve-mcp")
 	}
 	return nil

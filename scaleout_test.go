@@ -541,7 +541,7 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		} else if strings.Contains(err.Error(), "answered") {
 			t.Errorf("the call of a killed replica answered: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the client of the killed replica still waits")
 	}
 	waitGone(t, pid)
@@ -670,8 +670,8 @@ func TestScaleOutListChanged(t *testing.T) {
 		select {
 		case <-ch:
 			t.Logf("replica %d: list_changed %v after the publish began", i, time.Since(published).Round(time.Millisecond))
-		case <-time.After(10 * time.Second):
-			t.Fatalf("replica %d: no tools/list_changed within 10 s of the publish", i)
+		case <-time.After(time.Minute):
+			t.Fatalf("replica %d: no tools/list_changed within a minute of the publish", i)
 		}
 		if res, err := sessions[i].ListTools(ctx, nil); err != nil || len(res.Tools) != 0 {
 			t.Errorf("replica %d after the package left: %v, %v; want no tools", i, res, err)

@@ -51,7 +51,7 @@ func TestServeSurvivesClosedStderr(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(time.Minute):
 		cmd.Process.Kill()
 		t.Fatal("serve-mcp did not exit after end of input")
 	}

@@ -152,7 +152,7 @@ func (w *taskWire) request(method, params, caps string) (result, rpcErr map[stri
 				stdjson.Unmarshal(m["error"], &e)
 			}
 			return r, e
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			w.t.Fatalf("no answer to %s", line)
 		}
 	}
