@@ -21,6 +21,9 @@ import (
 )
 
 func TestInteropListChanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Go MCP client libraries told of publishes")
+	}
 	bin := buildRukh(t)
 	for _, v := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run("go-sdk/"+v, func(t *testing.T) {
@@ -96,8 +99,8 @@ func listChanged(t *testing.T, bin, home, version string, tr mcp.Transport, stde
 	select {
 	case <-changed:
 		t.Logf("list_changed %v after publishing began", time.Since(published).Round(time.Millisecond))
-	case <-time.After(10 * time.Second):
-		t.Fatal("no tools/list_changed within 10 s of a publish by another process")
+	case <-time.After(time.Minute):
+		t.Fatal("no tools/list_changed within a minute of a publish by another process")
 	}
 	note := lastLine(wire.String(), `"method":"notifications/tools/list_changed"`)
 	if tagged := strings.Contains(note, `"io.modelcontextprotocol/subscriptionId"`); tagged != modern {

@@ -24,6 +24,9 @@ import (
 )
 
 func TestInteropProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Go MCP client libraries following progress")
+	}
 	bin := buildRukh(t)
 	home := newInteropHome(t, bin, "testdata/interop/pkg", "interop.fake")
 	tool := toolByID(t, expectedTools(t, bin, home), "interop.progress")

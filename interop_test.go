@@ -55,6 +55,9 @@ const (
 var toolNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,16}__[0-9a-f]{24}$`)
 
 func TestInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Go MCP client libraries against every era")
+	}
 	bin := buildRukh(t)
 	home := newInteropHome(t, bin, "testdata/interop/pkg", "interop.fake")
 	want := expectedTools(t, bin, home)
@@ -86,16 +89,31 @@ func buildRukh(t *testing.T) string {
 }
 
 // buildRukhTags builds rukh with build tags ("etcd" for the shared store):
-// the tests of the default binary run the default binary.
+// the tests of the default binary run the default binary. Each is built
+// once per test process (a link costs seconds on a busy host); cleanAfter
+// removes them.
 func buildRukhTags(t *testing.T, tags string) string {
 	t.Helper()
+	b := &rukhBuilds
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bin, ok := b.bins[tags]; ok {
+		return bin
+	}
+	if b.dir == "" {
+		dir, err := os.MkdirTemp("", "rukh-test-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.dir, b.bins = dir, map[string]string{}
+	}
 	gobin := "go"
 	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
 		if p := filepath.Join(strings.TrimSpace(string(out)), "bin", "go"); fileExists(p) {
 			gobin = p
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "rukh")
+	bin := filepath.Join(b.dir, "rukh-"+strings.ReplaceAll(tags, ",", "-"), "rukh")
 	args := []string{"build", "-trimpath", "-o", bin}
 	if tags != "" {
 		args = append(args, "-tags", tags)
@@ -105,7 +123,15 @@ func buildRukhTags(t *testing.T, tags string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	b.bins[tags] = bin
 	return bin
+}
+
+// rukhBuilds are the binaries buildRukhTags built, by tags.
+var rukhBuilds struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string
 }
 
 // rukhEnv is the environment of every rukh process: this process's (its PATH
@@ -385,7 +411,7 @@ func exercise(t *testing.T, c client, want map[string]wantTool) {
 			if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "cancel") {
 				t.Errorf("cancelled call returned %v, want a cancellation error", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(20 * time.Second): // under the 30 s deadline a cancel not honoured would wait for
 			t.Fatal("the cancelled call did not return")
 		}
 		waitProcs(t, hangMarker, 0)
@@ -808,7 +834,7 @@ func (s *rawSession) next() map[string]stdjson.RawMessage {
 			s.t.Fatalf("not a JSON-RPC 2.0 line (%v): %q", err, truncate(string(line), 300))
 		}
 		return m
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		s.t.Fatal("no answer from serve-mcp")
 	}
 	return nil

@@ -120,7 +120,7 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		if id == "" {
 			continue
 		}
-		timeout := time.After(20 * time.Second)
+		timeout := time.After(time.Minute)
 	wait:
 		for {
 			select {

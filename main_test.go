@@ -74,6 +74,9 @@ func (c cleanAfter) Run() int {
 	if localEtcdBuild.dir != "" {
 		os.RemoveAll(localEtcdBuild.dir)
 	}
+	if rukhBuilds.dir != "" {
+		os.RemoveAll(rukhBuilds.dir)
+	}
 	return code
 }
 
@@ -344,12 +347,12 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile NAME")
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
 			return
 		}
 	}
-	ts.Fatalf("%s did not appear within 10s", args[0])
+	ts.Fatalf("%s did not appear within a minute", args[0])
 }
 
 // copyhome copies a fixture home from store/testdata (a home written by an

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,7 +96,7 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 		startFake(nil, nil, "procs-child", in.Dir, "stubborn")
 		startFake(nil, nil, "procs-child", in.Dir, "stubborn")
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(readMarkers(in.Dir)) < procCount(shape); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); len(readMarkers(in.Dir)) < procCount(shape); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			return 9
 		}
@@ -222,8 +223,18 @@ func waitFor(d time.Duration, cond func() bool) bool {
 
 const procsNamespace = "procs"
 
-// newProcsHome installs and publishes the procs fixture with a 4 s deadline.
-func newProcsHome(t *testing.T, bin string) string {
+// Invocation deadlines of the procs fixture: the deadline cases' is short,
+// yet long enough for a busy host to start every process before it (a
+// case starts its processes through a startGate); the others' is never
+// reached, as what ends those invocations is the test.
+const (
+	procsDeadlineMs = 10_000
+	procsNoDeadline = 600_000
+)
+
+// newProcsHome installs and publishes the procs fixture with the deadline
+// timeoutMs.
+func newProcsHome(t *testing.T, bin string, timeoutMs int) string {
 	t.Helper()
 	dir := t.TempDir()
 	var cmds []string
@@ -242,7 +253,7 @@ func newProcsHome(t *testing.T, bin string) string {
 	must(t, os.WriteFile(filepath.Join(pkg, "bin", "ext"), []byte("#!/bin/sh\nexec rukh-fake-ext \"$@\"\n"), 0o755))
 	profile := filepath.Join(dir, "profile.json")
 	must(t, os.WriteFile(profile, []byte(`{"endpoints":{"local":{"namespace":"procs","template":"t","publish":{"packages":["procs.fake"]}}},
-	 "templates":{"t":{"timeoutMs":4000}}}`), 0o644))
+	 "templates":{"t":{"timeoutMs":`+strconv.Itoa(timeoutMs)+`}}}`), 0o644))
 	home := filepath.Join(dir, "home")
 	mustRukh(t, bin, home, "install", "--allow-unsigned", pkg)
 	mustRukh(t, bin, home, "activate", "procs.fake")
@@ -373,10 +384,17 @@ var stopPaths = []stopPath{
 }
 
 // TestNoProcessOutlivesItsInvocation runs every stop path against every
-// child shape, all at once (each case mostly waits).
+// child shape. Cases start their processes a few at a time (a startGate)
+// and then wait together, so a busy host delays them but cannot make the
+// deadline cases' deadline come before their processes ran.
 func TestNoProcessOutlivesItsInvocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 75 invocations, each stopped one way")
+	}
 	bin := buildRukh(t)
-	home := newProcsHome(t, bin)
+	home := newProcsHome(t, bin, procsNoDeadline)
+	deadlineHome := newProcsHome(t, bin, procsDeadlineMs)
+	gate := make(startGate, 2*runtime.GOMAXPROCS(0))
 	type result struct {
 		name string
 		err  error
@@ -388,8 +406,12 @@ func TestNoProcessOutlivesItsInvocation(t *testing.T) {
 			r := &result{name: p.name + "/" + shape.name}
 			results = append(results, r)
 			dir := t.TempDir()
+			h := home
+			if p.deadline() {
+				h = deadlineHome
+			}
 			wg.Go(func() {
-				r.err = runStopCase(bin, home, dir, p, shape.name)
+				r.err = runStopCase(bin, h, dir, p, shape.name, gate)
 				for _, m := range readMarkers(dir) { // never leak into other tests
 					if m.alive() {
 						syscall.Kill(m.pid, syscall.SIGKILL)
@@ -408,7 +430,33 @@ func TestNoProcessOutlivesItsInvocation(t *testing.T) {
 	}
 }
 
-func runStopCase(bin, home, dir string, p stopPath, shape string) error {
+// startGate bounds how many cases start their processes at once: starting
+// is what takes the CPU, the rest of a case mostly waits.
+type startGate chan struct{}
+
+// enter waits for a place; leave gives it back, once, however often called.
+func (g startGate) enter() (leave func()) {
+	g <- struct{}{}
+	var once sync.Once
+	return func() { once.Do(func() { <-g }) }
+}
+
+// deadline: the invocation ends by its deadline alone.
+func (p stopPath) deadline() bool {
+	return p.mode == "hang" && p.signal == 0 && !p.cancel && !p.eof
+}
+
+// Generous bounds for what a case waits for: a healthy run never comes
+// near them, and a failure is a process that lives for an hour.
+const (
+	procsStartWait = time.Minute
+	procsStopWait  = time.Minute
+	procsGoneWait  = 30 * time.Second
+)
+
+func runStopCase(bin, home, dir string, p stopPath, shape string, gate startGate) error {
+	leave := gate.enter()
+	defer leave()
 	want := procCount(shape)
 	started := func() bool { return len(readMarkers(dir)) == want }
 	stderr, err := os.Create(filepath.Join(dir, ".stderr"))
@@ -427,14 +475,17 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 		if err := cmd.Start(); err != nil {
 			return err
 		}
-		if p.signal != 0 {
-			if !waitFor(10*time.Second, started) {
+		if p.mode == "hang" {
+			if !waitFor(procsStartWait, started) {
 				cmd.Process.Kill()
-				return fmt.Errorf("only %d of %d processes started", len(readMarkers(dir)), want)
+				return fmt.Errorf("only %d of %d processes started\n%s", len(readMarkers(dir)), want, logs())
 			}
-			cmd.Process.Signal(p.signal)
+			leave()
+			if p.signal != 0 {
+				cmd.Process.Signal(p.signal)
+			}
 		}
-		if ws, err = waitExit(cmd, 20*time.Second); err != nil {
+		if ws, err = waitExit(cmd, procsStopWait); err != nil {
 			return err
 		}
 		if got := ws.ExitStatus(); p.exit >= 0 && got != p.exit || p.exit < 0 && !ws.Signaled() {
@@ -449,10 +500,16 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 		if err := s.call("c1", "procs."+shape, map[string]string{"dir": dir, "mode": p.mode}); err != nil {
 			return err
 		}
-		if p.mode != "hang" || !p.cancel && !p.eof && p.signal == 0 {
+		if p.deadline() {
+			if !waitFor(procsStartWait, started) {
+				return fmt.Errorf("only %d of %d processes started\n%s", len(readMarkers(dir)), want, logs())
+			}
+			leave()
+		}
+		if p.mode != "hang" || p.deadline() {
 			// the answer comes after the invocation ended: nothing may be left
 			// while the server keeps running
-			if _, err := s.answer("c1", 20*time.Second); err != nil {
+			if _, err := s.answer("c1", procsStopWait); err != nil {
 				return fmt.Errorf("%v\n%s", err, logs())
 			}
 			if len(readMarkers(dir)) != want {
@@ -462,13 +519,14 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 				return fmt.Errorf("still running after the answer: %v", alive)
 			}
 		} else {
-			if !waitFor(10*time.Second, started) {
+			if !waitFor(procsStartWait, started) {
 				return fmt.Errorf("only %d of %d processes started\n%s", len(readMarkers(dir)), want, logs())
 			}
+			leave()
 			switch {
 			case p.cancel:
 				fmt.Fprintln(s.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"test"}}`)
-				if !waitFor(10*time.Second, func() bool { return len(survivors(readMarkers(dir), "")) == 0 }) {
+				if !waitFor(procsStopWait, func() bool { return len(survivors(readMarkers(dir), "")) == 0 }) {
 					return fmt.Errorf("still running after the cancel: %v", survivors(readMarkers(dir), ""))
 				}
 			case p.eof:
@@ -477,7 +535,7 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 			}
 		}
 		s.in.Close()
-		if ws, err = waitExit(s.cmd, 20*time.Second); err != nil {
+		if ws, err = waitExit(s.cmd, procsStopWait); err != nil {
 			return err
 		}
 		if p.exit >= 0 && ws.Signaled() {
@@ -494,8 +552,9 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 		role = "leader"
 	}
 	// rukh reaps everything before it exits; the leader's parent-death
-	// signal after kill -9 is asynchronous.
-	if !waitFor(3*time.Second, func() bool { return len(survivors(readMarkers(dir), role)) == 0 }) {
+	// signal after kill -9 is asynchronous, and a killed process takes the
+	// CPU to die.
+	if !waitFor(procsGoneWait, func() bool { return len(survivors(readMarkers(dir), role)) == 0 }) {
 		return fmt.Errorf("still running after rukh exited: %v", survivors(readMarkers(dir), role))
 	}
 	return nil
@@ -505,21 +564,24 @@ func runStopCase(bin, home, dir string, p stopPath, shape string) error {
 // the cleanup of what it left never touches another running invocation's
 // processes, even ones that left its group or session.
 func TestConcurrentInvocationsKeepTheirProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits on a hanging invocation beside others")
+	}
 	bin := buildRukh(t)
-	home := newProcsHome(t, bin)
+	home := newProcsHome(t, bin, procsNoDeadline)
 	hangDir, exitDir := t.TempDir(), t.TempDir()
 	s, err := startProcsServer(bin, home, nil, nil, nil)
 	must(t, err)
 	defer s.cmd.Process.Kill()
 	must(t, s.call("h", "procs.setsid", map[string]string{"dir": hangDir, "mode": "hang"}))
-	if !waitFor(10*time.Second, func() bool { return len(readMarkers(hangDir)) == 2 }) {
+	if !waitFor(procsStartWait, func() bool { return len(readMarkers(hangDir)) == 2 }) {
 		t.Fatal("the hanging call did not start")
 	}
 	for i, shape := range []string{"double", "group", "setsid"} {
 		d := filepath.Join(exitDir, shape)
 		must(t, os.Mkdir(d, 0o755))
 		must(t, s.call(fmt.Sprint("e", i), "procs."+shape, map[string]string{"dir": d, "mode": "exit"}))
-		if _, err := s.answer(fmt.Sprint("e", i), 20*time.Second); err != nil {
+		if _, err := s.answer(fmt.Sprint("e", i), procsStopWait); err != nil {
 			t.Fatal(err)
 		}
 		if alive := survivors(readMarkers(d), ""); len(alive) > 0 {
@@ -530,11 +592,11 @@ func TestConcurrentInvocationsKeepTheirProcesses(t *testing.T) {
 		t.Errorf("the running call's processes were killed: alive %v of 2", alive)
 	}
 	fmt.Fprintln(s.in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h","reason":"test"}}`)
-	if !waitFor(10*time.Second, func() bool { return len(survivors(readMarkers(hangDir), "")) == 0 }) {
+	if !waitFor(procsStopWait, func() bool { return len(survivors(readMarkers(hangDir), "")) == 0 }) {
 		t.Errorf("still running after the cancel: %v", survivors(readMarkers(hangDir), ""))
 	}
 	s.in.Close()
-	waitExit(s.cmd, 20*time.Second)
+	waitExit(s.cmd, procsStopWait)
 }
 
 // TestInheritedFDsNeverReachPrograms: a descriptor rukh inherited without
@@ -542,7 +604,7 @@ func TestConcurrentInvocationsKeepTheirProcesses(t *testing.T) {
 // CLI or under MCP.
 func TestInheritedFDsNeverReachPrograms(t *testing.T) {
 	bin := buildRukh(t)
-	home := newProcsHome(t, bin)
+	home := newProcsHome(t, bin, procsNoDeadline)
 	secret := filepath.Join(t.TempDir(), "inherited")
 	must(t, os.WriteFile(secret, []byte("x"), 0o644))
 	f, err := os.Open(secret)
@@ -564,13 +626,13 @@ func TestInheritedFDsNeverReachPrograms(t *testing.T) {
 	must(t, err)
 	defer s.cmd.Process.Kill()
 	must(t, s.call("f", "procs.fds", map[string]string{"dir": "."}))
-	line, err := s.answer("f", 20*time.Second)
+	line, err := s.answer("f", procsStopWait)
 	must(t, err)
 	if !strings.Contains(line, "0=") || strings.Contains(line, secret) {
 		t.Errorf("MCP program's descriptors: %s; want none pointing at %s", line, secret)
 	}
 	s.in.Close()
-	waitExit(s.cmd, 20*time.Second)
+	waitExit(s.cmd, procsStopWait)
 }
 
 // TestMCPProgramsHaveNoTerminal runs rukh with a pseudo-terminal as its
@@ -578,7 +640,7 @@ func TestInheritedFDsNeverReachPrograms(t *testing.T) {
 // MCP program cannot (it has no controlling terminal at all).
 func TestMCPProgramsHaveNoTerminal(t *testing.T) {
 	bin := buildRukh(t)
-	home := newProcsHome(t, bin)
+	home := newProcsHome(t, bin, procsNoDeadline)
 	ptmx, pts := openPTY(t)
 	go io.Copy(io.Discard, ptmx) // keep the terminal's buffer from filling
 	// rukh leads a new session whose controlling terminal is the pty (its stderr).
@@ -599,13 +661,13 @@ func TestMCPProgramsHaveNoTerminal(t *testing.T) {
 	must(t, err)
 	defer s.cmd.Process.Kill()
 	must(t, s.call("t", "procs.tty", map[string]string{"dir": "."}))
-	line, err := s.answer("t", 20*time.Second)
+	line, err := s.answer("t", procsStopWait)
 	must(t, err)
 	if !strings.Contains(line, "devtty=open /dev/tty: no such device or address tty_nr=0") {
 		t.Errorf("MCP program: %s; want /dev/tty unavailable and tty_nr 0", line)
 	}
 	s.in.Close()
-	waitExit(s.cmd, 20*time.Second)
+	waitExit(s.cmd, procsStopWait)
 }
 
 // openPTY opens a pseudo-terminal pair with nothing but the kernel's

@@ -49,10 +49,13 @@ func writeScalePackage(t *testing.T, dir string, v int) string {
 	}
 	manifest := fmt.Sprintf(`{"apiVersion":"rukh.extension/2","name":"scale.fake","version":"1.0.%d","publisher":"scale",
  "description":"Scale-out fixture","commands":[%s,%s]}`, v, cmd("scale.ver", "ver"), cmd("scale.strict", "strict"))
+	// One process a call, the shell alone: thousands of calls run.
 	script := fmt.Sprintf(`#!/bin/sh
 IFS= read -r line <&3 || exit 2
-id=$(printf '%%s\n' "$line" | sed -n 's/^.*"invocationId":"\([^"]*\)".*$/\1/p')
-mkdir -p calls && : >"calls/$id.$1"
+id=${line#*'"invocationId":"'}
+id=${id%%%%'"'*}
+[ -d calls ] || mkdir -p calls
+: >"calls/$id.$1"
 printf '{"type":"report","invocationId":"%%s","outcome":"succeeded","commandResult":{"kind":"text","text":"release 1.0.%d"}}\n' "$id" >&3
 `, v)
 	if err := os.WriteFile(filepath.Join(pkg, "rukh-extension.json"), []byte(manifest), 0o644); err != nil {
@@ -253,7 +256,13 @@ func TestScaleOutReplicas(t *testing.T) {
 		}
 	}()
 
-	const clients, perClient = 16, 320
+	// The clients call until both bounds are met: a busy host makes the
+	// test slower, not weaker, and a quiet one does not call more than it
+	// needs.
+	const clients, minCalls, minPublishes, maxCalls = 16, 2000, 10, 20000
+	enough := func(calls int64) bool {
+		return calls >= maxCalls || calls >= minCalls && published.Load()-scaleVersions >= minPublishes
+	}
 	var calls, misrouted, failed atomic.Int64
 	var firstBad sync.Once
 	var wg sync.WaitGroup
@@ -262,7 +271,7 @@ func TestScaleOutReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			client := &http.Client{Timeout: 30 * time.Second}
-			for j := range perClient {
+			for j := 0; !enough(calls.Load()); j++ {
 				url := c.replicas[(i+j)%len(c.replicas)]
 				before := published.Load() // every publish up to before-1 was done
 				status, v, body, err := scaleCall(client, url, token, "scale_ver")
@@ -299,10 +308,10 @@ func TestScaleOutReplicas(t *testing.T) {
 	n := published.Load() - scaleVersions
 	t.Logf("%d calls across %d replicas, %d publishes meanwhile: %d misrouted, %d failed",
 		calls.Load(), len(c.replicas), n, misrouted.Load(), failed.Load())
-	if calls.Load() < 5000 || misrouted.Load() != 0 || failed.Load() != 0 {
-		t.Errorf("%d calls, %d misrouted, %d failed: want ≥ 5000, 0, 0", calls.Load(), misrouted.Load(), failed.Load())
+	if calls.Load() < minCalls || misrouted.Load() != 0 || failed.Load() != 0 {
+		t.Errorf("%d calls, %d misrouted, %d failed: want ≥ %d, 0, 0", calls.Load(), misrouted.Load(), failed.Load(), minCalls)
 	}
-	if n < 10 {
+	if n < minPublishes {
 		t.Errorf("only %d publishes happened during the calls", n)
 	}
 
@@ -532,7 +541,7 @@ func TestScaleOutReplicaKilled(t *testing.T) {
 		} else if strings.Contains(err.Error(), "answered") {
 			t.Errorf("the call of a killed replica answered: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the client of the killed replica still waits")
 	}
 	waitGone(t, pid)
@@ -657,8 +666,8 @@ func TestScaleOutListChanged(t *testing.T) {
 		select {
 		case <-ch:
 			t.Logf("replica %d: list_changed %v after the publish began", i, time.Since(published).Round(time.Millisecond))
-		case <-time.After(10 * time.Second):
-			t.Fatalf("replica %d: no tools/list_changed within 10 s of the publish", i)
+		case <-time.After(time.Minute):
+			t.Fatalf("replica %d: no tools/list_changed within a minute of the publish", i)
 		}
 		if res, err := sessions[i].ListTools(ctx, nil); err != nil || len(res.Tools) != 0 {
 			t.Errorf("replica %d after the package left: %v, %v; want no tools", i, res, err)

@@ -262,7 +262,7 @@ func TestServeHTTPDrain(t *testing.T) {
 	select {
 	case base := <-found:
 		url = base + "/mcp/v1/" + interopNamespace + "/local"
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("serve-http did not start")
 	}
 	var listed struct {
@@ -281,13 +281,19 @@ func TestServeHTTPDrain(t *testing.T) {
 		answered <- post(t, url, map[string]string{"Mcp-Method": "tools/call", "MCP-Protocol-Version": "2026-07-28", "Mcp-Name": tool},
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{},`+httpMeta+`}}`)
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is running: it takes a second
+	// The call is running once its child said so; it answers when let.
+	work := filepath.Dir(home)
+	for deadline := time.Now().Add(time.Minute); !fileExists(filepath.Join(work, "call-started")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call's child did not start")
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// While the call finishes, the listener stays open and refuses new
 	// work with 503 (a fresh connection: nothing reused from before).
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "stopping:"); {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), "stopping:"); {
 		if time.Now().After(deadline) {
 			t.Fatal("serve-http did not log the drain")
 		}
@@ -315,12 +321,15 @@ func TestServeHTTPDrain(t *testing.T) {
 	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz during the drain: %d, want 503", res.StatusCode)
 	}
+	if err := os.WriteFile(filepath.Join(work, "call-release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case b := <-answered:
 		if !strings.Contains(string(b), `"outcome":"succeeded"`) || !strings.Contains(string(b), "slow done") {
 			t.Errorf("the call in flight was not answered after SIGTERM: %s", b)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no answer to the call in flight")
 	}
 	select {
@@ -328,7 +337,7 @@ func TestServeHTTPDrain(t *testing.T) {
 		if err != nil {
 			t.Errorf("serve-http exited with %v after draining", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("serve-http did not exit after draining")
 	}
 	if !strings.Contains(stderr.String(), "stopping: 1 call(s) in flight finish first") {

@@ -66,6 +66,9 @@ func publishCatalog(t testing.TB, a *app, packages, perPackage int) {
 // resolution read as many store records as at 80 (the list: its page and
 // the next, read ahead): never the whole revision.
 func TestRequestsReadConstantRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: publishes a catalogue of 20,000 commands")
+	}
 	type counts struct{ cli, help, list, call int64 }
 	measure := func(packages int) counts {
 		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}

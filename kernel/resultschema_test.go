@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,19 +129,54 @@ func TestResultCheckLimits(t *testing.T) {
 }
 
 // TestResultCheckTimeBound: a check that outlives the bound is an error
-// (never a success found late). The bound is shrunk so that checking 2,048
-// elements, well within the real 100 ms, cannot fit.
+// (never a success found late), and one that ends on the bound is not. The
+// clock is the test's, so the verdict does not depend on the host's speed.
 func TestResultCheckTimeBound(t *testing.T) {
 	s, err := CompileResultSchema(jsontext.Value(`{"type":"array","maxItems":4000,"items":{"type":"integer","minimum":0}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := jsontext.Value("[" + strings.TrimSuffix(strings.Repeat("1,", 2048), ",") + "]")
-	defer func(d time.Duration) { resultCheckTime = d }(resultCheckTime)
-	resultCheckTime = time.Nanosecond
-	checkErr(t, s.Check(ok, 0), CodeInvalid, "", "result check took longer than 1ns")
-	resultCheckTime = time.Minute // any machine, the race detector included
-	if err := s.Check(ok, 0); err != nil {
-		t.Fatalf("within a generous bound: %v", err)
+	defer func(d time.Duration, c func() time.Time) { resultCheckTime, resultClock = d, c }(resultCheckTime, resultClock)
+	resultCheckTime = ResultCheckTime
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	// A small result is timed at its start and end only; a long one on the
+	// way too.
+	for _, size := range []struct {
+		items, readings int
+	}{{3, 2}, {2048, 3}} {
+		data := jsontext.Value("[" + strings.TrimSuffix(strings.Repeat("1,", size.items), ",") + "]")
+		readings := 0 // of a whole check, counted by the first case
+		for _, tt := range []struct {
+			name    string
+			elapsed func(reading int) time.Duration // the time at the n-th clock reading
+			late    bool
+		}{
+			{"instant", func(int) time.Duration { return 0 }, false},
+			{"ends on the bound", func(n int) time.Duration { return min(time.Duration(n), 1) * ResultCheckTime }, false},
+			{"just over", func(n int) time.Duration { return min(time.Duration(n), 1) * (ResultCheckTime + 1) }, true},
+			{"over at the last reading", func(n int) time.Duration {
+				if n == readings-1 {
+					return ResultCheckTime + 1
+				}
+				return 0
+			}, true},
+		} {
+			t.Run(fmt.Sprintf("%d items/%s", size.items, tt.name), func(t *testing.T) {
+				n := 0
+				resultClock = func() time.Time { n++; return start.Add(tt.elapsed(n - 1)) }
+				err := s.Check(data, 0)
+				if readings == 0 {
+					readings = n
+					if n < size.readings {
+						t.Fatalf("the clock was read %d times, want at least %d", n, size.readings)
+					}
+				}
+				if tt.late {
+					checkErr(t, err, CodeInvalid, "", "result check took longer than 100ms")
+				} else if err != nil {
+					t.Fatalf("within the bound: %v", err)
+				}
+			})
+		}
 	}
 }

@@ -156,13 +156,13 @@ func TestCancelReachesHandler(t *testing.T) {
 	diag := kernel.NewDiagnostics(4096)
 	inv.Stderr = diag
 	r := kernel.NewRunner()
-	r.TermGrace = 5 * time.Second
+	r.TermGrace = 5 * time.Minute
 	start := time.Now()
 	res := r.Invoke(context.Background(), inv)
 	if res.Outcome != kernel.Cancelled || res.Reason != "deadline exceeded" {
 		t.Errorf("got %s %q, want cancelled: deadline exceeded", res.Outcome, res.Reason)
 	}
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > time.Minute {
 		t.Errorf("took %v: the handler did not see the cancel message", took)
 	}
 	if got, want := diag.String(), "cause: cancelled by rukh: deadline exceeded\n"; got != want {

@@ -3,38 +3,108 @@
 # Go test (unit, store crash, testscript against the real binary, Go MCP
 # clients), the race detector over the concurrent packages, and the npm MCP
 # clients against the real binary (scripts/interop.sh).
-set -euo pipefail
+#
+# Every step runs even when an earlier one failed. A step silent for 30 s
+# prints a progress line. The end is a summary naming each failed step, then
+# the line "N passed, M failed" (steps), which CI reads; the exit status is
+# non-zero when any step failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$unformatted" ]; then
-  echo "gofmt would change:"; echo "$unformatted"; exit 1
-fi
+passed=0
+failed=0
+failures=()
+current=""
+ticker=""
 
-echo "== go vet"
-go vet ./...
-go vet -tags etcd ./...
+stop_ticker() {
+  if [ -n "$ticker" ]; then
+    { kill "$ticker" && wait "$ticker"; } 2>/dev/null
+    ticker=""
+  fi
+}
 
-echo "== staticcheck"
+summary() {
+  echo
+  if [ "$failed" -gt 0 ]; then
+    echo "failed steps:"
+    for f in "${failures[@]}"; do echo "  $f"; done
+  fi
+  echo "$passed passed, $failed failed"
+}
+
+# Interrupted: the running step counts as failed, and the summary still
+# comes.
+interrupted() {
+  stop_ticker
+  trap - INT TERM
+  if [ -n "$current" ]; then
+    failed=$((failed + 1))
+    failures+=("$current (interrupted)")
+  fi
+  summary
+  exit 130
+}
+trap stop_ticker EXIT
+trap interrupted INT TERM
+
+# step NAME COMMAND...: runs COMMAND, its output streaming as it comes, with
+# a line every 30 s while it runs, and counts it passed or failed.
+step() {
+  local name=$1 start rc
+  shift
+  current=$name
+  start=$(date +%s)
+  echo "== $name"
+  # The ticker's sleep gets no stdout: left behind by kill, it must not
+  # hold a pipe the suite's output goes to.
+  (while sleep 30 </dev/null >/dev/null 2>&1; do
+    echo "… still running $name ($(($(date +%s) - start))s)"
+  done) &
+  ticker=$!
+  "$@"
+  rc=$?
+  stop_ticker
+  current=""
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "== $name: ok ($(($(date +%s) - start))s)"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    echo "== $name: FAILED (exit $rc, $(($(date +%s) - start))s)"
+  fi
+}
+
+check_gofmt() {
+  local unformatted
+  unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')) || return 1
+  if [ -n "$unformatted" ]; then
+    echo "gofmt would change:"
+    echo "$unformatted"
+    return 1
+  fi
+}
+
+step "gofmt" check_gofmt
+step "go vet" go vet ./...
+step "go vet -tags etcd" go vet -tags etcd ./...
 # Pinned; go run builds it once into the build cache (the module proxy must
 # be reachable the first time).
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags etcd ./...
-
-echo "== go.mod is tidy"
-go mod tidy -diff
-
-echo "== static build"
+step "staticcheck" go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags etcd ./...
+step "go.mod is tidy" go mod tidy -diff
 mkdir -p bin
-CGO_ENABLED=0 go build -trimpath -o bin/rukh .
-
-echo "== go test"
-go test -count=1 -tags etcd ./...
-
-echo "== go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)"
-go test -race -count=1 ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/
-
+step "static build" env CGO_ENABLED=0 go build -trimpath -o bin/rukh .
+# The root package (the real binary, its servers and clients) takes minutes
+# on a busy host; the timeout is for a hang, not for a slow machine.
+step "go test" go test -count=1 -timeout 30m -tags etcd ./...
+step "go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)" \
+  go test -race -count=1 -timeout 30m ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/
 if [ -x scripts/interop.sh ]; then
-  echo "== interop (npm MCP clients)"
-  scripts/interop.sh
+  step "interop (npm MCP clients)" scripts/interop.sh
+else
+  echo "== interop (npm MCP clients): skipped, scripts/interop.sh is not executable"
 fi
+
+summary
+[ "$failed" -eq 0 ]

@@ -46,13 +46,13 @@ func TestWatchActiveSeesPublishes(t *testing.T) {
 	s := mustStore(t)
 	mustPut(t, s, rel("a", "1.0.0"))
 	got := watcher(t, s)
-	if n, ok := next(t, got, 5*time.Second); !ok || n != 0 {
+	if n, ok := next(t, got, 30*time.Second); !ok || n != 0 {
 		t.Fatalf("first report = %d, %v; want 0 (nothing published)", n, ok)
 	}
 	for want := uint64(1); want <= 3; want++ {
 		publish(t, s, "b", "h1:a@1.0.0")
 		// Well under the poll interval: the file notification woke it.
-		n, ok := next(t, got, 5*time.Second)
+		n, ok := next(t, got, 30*time.Second)
 		if !ok || n != want {
 			t.Fatalf("after publish %d: report = %d, %v", want, n, ok)
 		}
@@ -90,7 +90,7 @@ func TestWatchActiveMissingHome(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "later")
 	s := store.New(home)
 	got := watcher(t, s)
-	if n, ok := next(t, got, 5*time.Second); !ok || n != 0 {
+	if n, ok := next(t, got, 30*time.Second); !ok || n != 0 {
 		t.Fatalf("first report = %d, %v; want 0", n, ok)
 	}
 	time.Sleep(store.PollInterval + 100*time.Millisecond)
@@ -99,11 +99,11 @@ func TestWatchActiveMissingHome(t *testing.T) {
 	}
 	mustPut(t, s, rel("a", "1.0.0"))
 	publish(t, s, "b", "h1:a@1.0.0")
-	if n, ok := next(t, got, 5*time.Second); !ok || n != 1 {
+	if n, ok := next(t, got, 30*time.Second); !ok || n != 1 {
 		t.Fatalf("after the first publish: report = %d, %v; want 1", n, ok)
 	}
 	publish(t, s, "b", "h1:a@1.0.0")
-	if n, ok := next(t, got, 5*time.Second); !ok || n != 2 {
+	if n, ok := next(t, got, 30*time.Second); !ok || n != 2 {
 		t.Fatalf("after the second publish: report = %d, %v; want 2", n, ok)
 	}
 }

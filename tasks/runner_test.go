@@ -104,8 +104,10 @@ func TestTaskCancelFromAnotherProcessAndLimit(t *testing.T) {
 	if got.State != store.TaskCancelled || got.Reason != ReasonCancelled {
 		t.Fatalf("cancelled record = %+v", got)
 	}
-	if d := time.Since(began); d > 4*PollInterval {
-		t.Errorf("the cancel took %v, over four poll intervals", d)
+	// A runner that does not poll never cancels; a busy host delays a
+	// poll, so the bound is generous.
+	if d := time.Since(began); d > 40*PollInterval {
+		t.Errorf("the cancel took %v, over forty poll intervals", d)
 	}
 }
 

@@ -177,7 +177,7 @@ func TestStoreLockHonoursCancel(t *testing.T) {
 	if _, _, err := s.List(ctx, "", 0); !errors.Is(err, cause) { // readers wait for writers too
 		t.Fatalf("List while locked = %v, want the cancel cause", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 30*time.Second { // the lock is never released: only the cancel ends the wait
 		t.Fatalf("waited %v after cancel", d)
 	}
 }
