@@ -33,6 +33,13 @@ const writeTimeout = 2 * time.Second
 // headers have: the transport's bound on finishing a message.
 const BodyTimeout = 2 * time.Second
 
+// refusalLinger and refusalDrain bound what is read of a refused
+// request's body after its answer was sent.
+const (
+	refusalLinger = time.Second
+	refusalDrain  = 4 << 20
+)
+
 // keepAliveEvery spaces the comments that keep an idle listen stream open.
 const keepAliveEvery = 15 * time.Second
 
@@ -207,9 +214,12 @@ func (h *Handler) ready(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		// Until its body is read, a request holds its connection at most
-		// BodyTimeout, whoever sent it; one answered without reading it
-		// (a refusal) closes the connection at once rather than wait for
-		// the rest, however slowly it comes.
+		// BodyTimeout, whoever sent it. One answered without reading it
+		// (a refusal) is answered at once, then what of the body comes
+		// within refusalLinger is read and dropped before the connection
+		// closes: a client still writing its body would otherwise get a
+		// reset that loses the answer, and one that withholds it waits
+		// for nothing.
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout))
 		if r.ProtoMajor == 1 {
@@ -218,9 +228,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b := &body{ReadCloser: r.Body}
 		r.Body = b
 		defer func() {
-			if !b.eof {
-				rc.SetReadDeadline(time.Now())
+			if b.eof {
+				return
 			}
+			rc.Flush()
+			rc.SetReadDeadline(time.Now().Add(min(refusalLinger, h.cfg.BodyTimeout)))
+			io.CopyN(io.Discard, b, refusalDrain)
+			rc.SetReadDeadline(time.Now())
 		}()
 	}
 	if !h.hostAllowed(r.Host) {
