@@ -394,7 +394,7 @@ func writeEntry(file string, e *clientEntry, now time.Time) (*configChange, erro
 	}
 	out, action, err := mergeEntry(old, e)
 	if err != nil {
-		return nil, refuse(err.Error(), configHint(old, e), nil)
+		return nil, refuse(err.Error(), configHint(old), nil)
 	}
 	ch.Action = action
 	if action == "unchanged" {
@@ -419,8 +419,8 @@ func writeEntry(file string, e *clientEntry, now time.Time) (*configChange, erro
 }
 
 // configHint says how to go on when a config file cannot be merged.
-func configHint(old []byte, e *clientEntry) string {
-	by := fmt.Sprintf("add the entry by hand: 'rukh mcp-config --client %s' prints it", e.client)
+func configHint(old []byte) string {
+	by := "add the entry by hand: the same command without --write prints it"
 	if hasJSONComments(old) {
 		return "the file has comments, which rukh will not rewrite away; " + by + ", or remove the comments and run again"
 	}
@@ -522,10 +522,13 @@ func mergeEntry(old []byte, e *clientEntry) (out []byte, action string, err erro
 	}
 	if len(bytes.TrimSpace(old)) > 0 {
 		if top, err = readObject(old); err != nil {
-			if hasJSONComments(old) {
+			switch {
+			case errors.Is(err, errNotObject):
+				return nil, "", err
+			case hasJSONComments(old):
 				return nil, "", fmt.Errorf("not plain JSON: it has comments")
 			}
-			return nil, "", fmt.Errorf("not valid JSON: %v", err)
+			return nil, "", fmt.Errorf("not valid JSON: %s", strings.TrimPrefix(err.Error(), "jsontext: "))
 		}
 	}
 	entry, err := json.Marshal(e.server, json.Deterministic(true), jsontext.EscapeForHTML(false))
@@ -650,6 +653,8 @@ func sameJSON(a, b []byte) bool {
 	return bytes.Equal(x, y)
 }
 
+var errNotObject = errors.New("not a JSON object")
+
 // readObject reads a JSON object's members in order, each value as written.
 // Duplicate names and invalid UTF-8 are refused, as a client would.
 func readObject(b []byte) ([]jsonMember, error) {
@@ -659,7 +664,7 @@ func readObject(b []byte) ([]jsonMember, error) {
 		return nil, err
 	}
 	if tok.Kind() != '{' {
-		return nil, fmt.Errorf("the top level is not an object")
+		return nil, errNotObject
 	}
 	var ms []jsonMember
 	for dec.PeekKind() != '}' {

@@ -151,7 +151,7 @@ func TestMergeEntry(t *testing.T) {
 		{"not JSON", claude(), `{"mcpServers": {`, "", "", "not valid JSON"},
 		{"trailing comma", claude(), `{"a": 1,}`, "", "", "not valid JSON"},
 		{"comments", vscode(), "{\n  // mine\n  \"servers\": {}\n}", "", "", "it has comments"},
-		{"top level array", claude(), `[]`, "", "", "not an object"},
+		{"top level array", claude(), `[]`, "", "", "not a JSON object"},
 		{"two values", claude(), `{} {}`, "", "", "not valid JSON"},
 		{"duplicate names", claude(), `{"a":1,"a":2}`, "", "", "not valid JSON"},
 		{"servers not an object", claude(), `{"mcpServers":[]}`, "", "", `"mcpServers" is not an object of servers`},
