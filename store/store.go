@@ -142,30 +142,6 @@ func (s *Store) ReleasesDir() string { return filepath.Join(s.home, "releases") 
 // directory that either could remove.
 func (s *Store) DevReleasesDir() string { return filepath.Join(s.home, "dev-releases") }
 
-// DefaultHome resolves the home: $RUKH_HOME, else $XDG_DATA_HOME/rukh, else
-// $HOME/.local/share/rukh. A nil env reads the process environment.
-func DefaultHome(env func(string) string) (string, error) {
-	if env == nil {
-		env = os.Getenv
-	}
-	if h := env("RUKH_HOME"); h != "" {
-		abs, err := filepath.Abs(h)
-		if err != nil {
-			return "", &kernel.Error{Code: kernel.CodeInvalid, Message: "cannot resolve RUKH_HOME", Path: h, Err: err}
-		}
-		return abs, nil
-	}
-	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be ignored.
-	if x := env("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "rukh"), nil
-	}
-	if h := env("HOME"); h != "" && filepath.IsAbs(h) {
-		return filepath.Join(h, ".local", "share", "rukh"), nil
-	}
-	return "", (&kernel.Error{Code: kernel.CodeInvalid, Message: "cannot find a home for rukh: RUKH_HOME, XDG_DATA_HOME and HOME are unset"}).
-		WithHint("set RUKH_HOME to a directory rukh may use")
-}
-
 // RevisionID is the text id of revision n ("r7"), the activeProfileRevision
 // that tool fingerprints embed.
 func RevisionID(n uint64) string { return "r" + strconv.FormatUint(n, 10) }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -98,30 +99,48 @@ func publish(t testing.TB, s *store.Store, binding string, digests ...string) st
 	return rev
 }
 
-func TestDefaultHome(t *testing.T) {
+func TestHomeFor(t *testing.T) {
+	mac := "/Users/ann/Library/Application Support/rukh"
 	tests := []struct {
-		name string
-		env  map[string]string
-		want string
-		err  bool
+		name, goos string
+		env        map[string]string
+		want       string
+		err        bool
 	}{
-		{"rukh home wins", map[string]string{"RUKH_HOME": "/srv/rukh", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/srv/rukh", false},
-		{"xdg data home", map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/rukh", false},
-		{"relative xdg is ignored", map[string]string{"XDG_DATA_HOME": "rel", "HOME": "/h"}, "/h/.local/share/rukh", false},
-		{"home fallback", map[string]string{"HOME": "/h"}, "/h/.local/share/rukh", false},
-		{"nothing set", map[string]string{}, "", true},
+		{"rukh home wins", "linux", map[string]string{"RUKH_HOME": "/srv/rukh", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/srv/rukh", false},
+		{"rukh home wins on macOS", "darwin", map[string]string{"RUKH_HOME": "/srv/rukh", "XDG_DATA_HOME": "/x", "HOME": "/Users/ann"}, "/srv/rukh", false},
+		{"xdg data home", "linux", map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/rukh", false},
+		{"xdg data home on macOS", "darwin", map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/Users/ann"}, "/x/rukh", false},
+		{"relative xdg is ignored", "linux", map[string]string{"XDG_DATA_HOME": "rel", "HOME": "/h"}, "/h/.local/share/rukh", false},
+		{"relative xdg is ignored on macOS", "darwin", map[string]string{"XDG_DATA_HOME": "rel", "HOME": "/Users/ann"}, mac, false},
+		{"linux", "linux", map[string]string{"HOME": "/h"}, "/h/.local/share/rukh", false},
+		{"macOS", "darwin", map[string]string{"HOME": "/Users/ann"}, mac, false},
+		{"freebsd", "freebsd", map[string]string{"HOME": "/h"}, "/h/.local/share/rukh", false},
+		{"openbsd", "openbsd", map[string]string{"HOME": "/h"}, "/h/.local/share/rukh", false},
+		{"netbsd", "netbsd", map[string]string{"HOME": "/h"}, "/h/.local/share/rukh", false},
+		{"relative HOME", "darwin", map[string]string{"HOME": "Users/ann"}, "", true},
+		{"nothing set", "linux", map[string]string{}, "", true},
+		{"nothing set on macOS", "darwin", map[string]string{}, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := store.DefaultHome(func(k string) string { return tt.env[k] })
+			got, err := store.HomeFor(tt.goos, func(k string) string { return tt.env[k] })
 			if tt.err {
 				wantCode(t, err, kernel.CodeInvalid, "RUKH_HOME")
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("DefaultHome = %q, %v; want %q", got, err, tt.want)
+				t.Fatalf("HomeFor(%s) = %q, %v; want %q", tt.goos, got, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestDefaultHomeIsThisPlatformsRule(t *testing.T) {
+	env := func(k string) string { return map[string]string{"HOME": "/h"}[k] }
+	want, _ := store.HomeFor(runtime.GOOS, env)
+	if got, err := store.DefaultHome(env); err != nil || got != want {
+		t.Fatalf("DefaultHome = %q, %v; want %q", got, err, want)
 	}
 }
 
