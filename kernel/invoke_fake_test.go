@@ -235,8 +235,7 @@ func runFake(behaviour string) int {
 		if err != nil {
 			return 9
 		}
-		start := time.Now()
-		note := func(what string) { fmt.Fprintf(log, "%s %d\n", what, time.Since(start).Milliseconds()) }
+		note := func(what string) { fmt.Fprintf(log, "%s %d\n", what, time.Now().UnixMicro()) }
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGTERM)
 		go func() {
