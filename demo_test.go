@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,16 +38,7 @@ func runDemo(t *testing.T, script string) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatalf("%s is a bash script; bash is needed", script)
 	}
-	tmp := t.TempDir()
-	// releases are installed read-only: make them removable again
-	t.Cleanup(func() {
-		filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	})
+	tmp := removableTempDir(t)
 	home := filepath.Join(tmp, "home")
 	tmpdir := filepath.Join(tmp, "tmp")
 	goConfig := filepath.Join(tmp, "config") // Go's telemetry counters, not the demo's

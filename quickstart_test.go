@@ -35,16 +35,7 @@ func TestReadmeQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	// releases are installed read-only: make them removable again
-	t.Cleanup(func() {
-		filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	})
+	tmp := removableTempDir(t)
 	clone := filepath.Join(tmp, "clone")
 	home := filepath.Join(tmp, "home")
 	tmpdir := filepath.Join(tmp, "tmp")
@@ -122,4 +113,19 @@ func fencedBlock(t *testing.T, doc, marker string) string {
 		t.Fatalf("the sh block after %q is not closed", strings.TrimSpace(marker))
 	}
 	return body
+}
+
+// removableTempDir is t.TempDir for a test that installs releases: they are
+// read-only, so their directories are made writable again before removal.
+func removableTempDir(t *testing.T) string {
+	tmp := t.TempDir()
+	t.Cleanup(func() {
+		filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	return tmp
 }

@@ -443,19 +443,24 @@ func backupFile(path string, old []byte, now time.Time) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = f.Write(old)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := writeSynced(f, old); err != nil {
 			os.Remove(name)
 			return "", err
 		}
 		return name, nil
 	}
+}
+
+// writeSynced writes data to f, syncs and closes it.
+func writeSynced(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // replaceFile writes data to a temporary file beside path and renames it
@@ -476,14 +481,7 @@ func replaceFile(path string, old, data []byte, mode fs.FileMode) error {
 		f.Close()
 		return fail(err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeSynced(f, data); err != nil {
 		return fail(err)
 	}
 	now, err := os.ReadFile(path)
