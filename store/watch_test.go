@@ -126,7 +126,7 @@ func TestWatchKind(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	s := mustStore(t)
+	s := fileStore(t)
 	mustPut(t, s, rel("a", "1.0.0"))
 	inotifyFDs := func() int {
 		ents, err := os.ReadDir("/proc/self/fd")
