@@ -61,7 +61,7 @@ func (e *etcdStore) hold(kind, id string) (func(), error) {
 	key := e.holdPrefix(kind, id) + fmt.Sprintf("%x-%d-%d", int64(lease), os.Getpid(), time.Now().UnixNano())
 	ctx, cancel := e.ctx()
 	defer cancel()
-	if _, err := e.cli.Put(ctx, key, host+" "+strconv.Itoa(os.Getpid())+" "+cmdline(os.Getpid()), clientv3.WithLease(lease)); err != nil {
+	if _, err := e.cli.Put(ctx, key, host+" "+strconv.Itoa(os.Getpid())+" "+commandLine(os.Args), clientv3.WithLease(lease)); err != nil {
 		return nil, e.unavailable(err)
 	}
 	return func() {

@@ -86,3 +86,7 @@ func SetClockForTest(now func() time.Time) (restore func()) {
 	clock = now
 	return func() { clock = old }
 }
+
+// WatchKindForTest names how WatchActive watches the bbolt store file
+// in this build: inotify, kqueue or poll.
+const WatchKindForTest = watchKind

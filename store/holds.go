@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -217,4 +218,30 @@ func openHoldFile(path string) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), path), nil
 	}
+}
+
+// commandLine is a command line for a message: the program's base name and
+// its first few words, at most 60 bytes, control characters shown as '?'.
+func commandLine(words []string) string {
+	if len(words) == 0 {
+		return ""
+	}
+	words = append([]string{filepath.Base(words[0])}, words[1:]...)
+	if len(words) > 4 {
+		words = append(words[:4], "…")
+	}
+	s := strings.Join(words, " ")
+	if len(s) > 60 {
+		n := 57
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -5,8 +5,9 @@
 //
 // The file is opened per operation with a timeout and closed before the
 // operation returns, so no long-lived process (serve-mcp) ever holds it;
-// such a process learns of a publish from WatchActive (inotify on the home,
-// not a polling loop, where the platform has it).
+// such a process learns of a publish from WatchActive (file notifications on
+// the home, inotify on Linux and kqueue on macOS and the BSDs, not a polling
+// loop, where the platform has them).
 // Every mutation is one transaction, and bbolt's copy-on-write commit means a
 // crash at any instant leaves the previous state intact. The store knows
 // nothing of policy: manifests and revision bindings are opaque bytes.

@@ -51,14 +51,15 @@ func TestWatchActiveSeesPublishes(t *testing.T) {
 	}
 	for want := uint64(1); want <= 3; want++ {
 		publish(t, s, "b", "h1:a@1.0.0")
-		// Well under the poll interval: the file notification woke it.
+		// A file notification wakes it, or the next poll.
 		n, ok := next(t, got, 30*time.Second)
 		if !ok || n != want {
 			t.Fatalf("after publish %d: report = %d, %v", want, n, ok)
 		}
 	}
-	if runtime.GOOS == "linux" {
-		// Idle, the watch waits on inotify: no read at all, however long.
+	if store.WatchKindForTest != "poll" {
+		// Idle, the watch waits on file notifications: no read at all,
+		// however long.
 		// A publish closes the file after each of its transactions; a read
 		// woken by an earlier close may already see the new revision, and
 		// the last close then wakes one more, later on a loaded machine:
@@ -105,5 +106,54 @@ func TestWatchActiveMissingHome(t *testing.T) {
 	publish(t, s, "b", "h1:a@1.0.0")
 	if n, ok := next(t, got, 30*time.Second); !ok || n != 2 {
 		t.Fatalf("after the second publish: report = %d, %v; want 2", n, ok)
+	}
+}
+
+// portableBuild is set by the rukh_portable build, which must watch the
+// way other platforms fall back to.
+var portableBuild bool
+
+// The watch is the kind the build says, and a portable build on Linux
+// really holds no inotify descriptor.
+func TestWatchKind(t *testing.T) {
+	want := map[string]string{"linux": "inotify", "darwin": "kqueue", "freebsd": "kqueue"}[runtime.GOOS]
+	if portableBuild && runtime.GOOS == "linux" {
+		want = "poll"
+	}
+	if want != "" && store.WatchKindForTest != want {
+		t.Fatalf("watch kind = %q; want %q", store.WatchKindForTest, want)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	s := fileStore(t)
+	mustPut(t, s, rel("a", "1.0.0"))
+	inotifyFDs := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range ents {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
+				n++
+			}
+		}
+		return n
+	}
+	before := inotifyFDs()
+	got := watcher(t, s)
+	if _, ok := next(t, got, 5*time.Second); !ok {
+		t.Fatal("no first report")
+	}
+	// The first report may come before the watch is set up.
+	deadline := time.Now().Add(5 * time.Second)
+	for inotifyFDs() == before && store.WatchKindForTest == "inotify" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * store.PollInterval)
+	watching := inotifyFDs() - before
+	if (store.WatchKindForTest == "inotify") != (watching > 0) {
+		t.Fatalf("a %s watch holds %d inotify descriptors", store.WatchKindForTest, watching)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build rukh_portable
+
+package store_test
+
+func init() { portableBuild = true }
