@@ -90,3 +90,9 @@ func SetClockForTest(now func() time.Time) (restore func()) {
 // WatchKindForTest names how WatchActive watches the bbolt store file
 // in this build: inotify, kqueue or poll.
 const WatchKindForTest = watchKind
+
+// ForgetUntrustedForTest removes the list of untrusted releases, as a home
+// written before the list existed has none.
+func ForgetUntrustedForTest(s *Store) error {
+	return s.update(func(tx txn) error { return tx.Bucket(bucketMeta).Delete(keyUntrusted) })
+}

@@ -473,8 +473,8 @@ func (s *Store) Key(name string) (Key, bool, error) {
 }
 
 // refreshUntrusted lists, in tx, the refs of the installed releases signed
-// by a key that is no longer trusted. It runs with every trust change
-// only; installs need a trusted key, so they never add one.
+// by a key that is no longer trusted. It runs with every trust change and
+// every publish; installs need a trusted key, so they never add one.
 func (s *Store) refreshUntrusted(tx txn) error {
 	trusted := map[string]bool{}
 	if err := tx.Bucket(bucketKeys).ForEach(func(name, v []byte) error {

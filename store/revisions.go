@@ -162,6 +162,11 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 		if err := tx.Bucket(bucketRevisions).Put(key, encode(rec)); err != nil {
 			return err
 		}
+		// A home whose keys were removed before releases were listed as
+		// untrusted gets the list with its next publish.
+		if err := s.refreshUntrusted(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(keyActive, key)
 	})
 	if err != nil {

@@ -460,6 +460,33 @@ func TestUntrustedReleases(t *testing.T) {
 	}
 }
 
+// TestPublishListsUntrusted: a home whose key was removed before the list
+// of untrusted releases existed gets the list with its next publish.
+func TestPublishListsUntrusted(t *testing.T) {
+	s := mustStore(t)
+	acme := store.Key{Name: "acme", Public: "rukh-ed25519-pub:AAAA", KeyID: "id-a"}
+	if err := s.PutKey(acme); err != nil {
+		t.Fatal(err)
+	}
+	a1 := rel("a", "1.0.0")
+	a1.Signer, a1.KeyID = acme.Name, acme.KeyID
+	mustPut(t, s, a1)
+	if err := s.DeleteKey("acme"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ForgetUntrustedForTest(s); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, s, "b")
+	m, err := s.UntrustedReleases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m[a1.Ref()] || len(m) != 1 {
+		t.Errorf("untrusted after a publish = %v, want only %s", m, a1.Ref())
+	}
+}
+
 func TestUpdateDraft(t *testing.T) {
 	s := mustStore(t)
 	mustPut(t, s, rel("a", "1.0.0"), rel("a", "2.0.0"), rel("b", "1.0.0"))
