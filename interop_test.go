@@ -85,8 +85,9 @@ func buildRukh(t *testing.T) string {
 	return buildRukhTags(t, "")
 }
 
-// buildRukhTags builds rukh with build tags ("etcd" for the shared store):
-// the tests of the default binary run the default binary.
+// buildRukhTags builds rukh with build tags ("etcd" for the shared store),
+// and rukh_portable when the tests run with it: the tests of the default
+// binary run the default binary.
 func buildRukhTags(t *testing.T, tags string) string {
 	t.Helper()
 	gobin := "go"
@@ -97,6 +98,9 @@ func buildRukhTags(t *testing.T, tags string) string {
 	}
 	bin := filepath.Join(t.TempDir(), "rukh")
 	args := []string{"build", "-trimpath", "-o", bin}
+	if portableTag != "" { // a test run with -tags rukh_portable tests that binary
+		tags = strings.TrimPrefix(tags+","+portableTag, ",")
+	}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
