@@ -569,9 +569,6 @@ func (s *session) handle(ev channelEvent, ok, leaderExited bool) {
 		}
 	case ev.report != nil:
 		s.report = ev.report
-		if !leaderExited {
-			sample() // a leader often exits right after its report
-		}
 	case ev.progress != nil:
 		if s.inv.OnProgress != nil && !s.stopping {
 			s.inv.OnProgress(*ev.progress)

@@ -43,8 +43,8 @@ const cleanupTimeout = 5 * time.Second
 // remember their descendants before they are orphaned: soon after a start,
 // then less and less often (a snapshot reads every process).
 const (
-	sampleFirst = 100 * time.Millisecond
-	sampleMax   = time.Second
+	sampleFirst = 500 * time.Millisecond
+	sampleMax   = 2 * time.Second
 )
 
 var setupOnce sync.Once
@@ -169,7 +169,7 @@ func sample() {
 	defer procs.mu.Unlock()
 	idx := newTableIndex(all)
 	for _, t := range procs.live {
-		for pid := range attributed(idx, self, t) {
+		for pid := range attributed(idx, self, t, false) {
 			t.seen[pid] = all[pid].start
 		}
 	}
@@ -187,7 +187,7 @@ func cleanup(t *tracked) {
 }
 
 // cleanupRound kills the victims, reaps those that are rukh's children,
-// and reports whether any was left to kill.
+// and reports whether any may still be alive.
 func cleanupRound(self int, t *tracked) bool {
 	procs.startMu.Lock()
 	defer procs.startMu.Unlock()
@@ -196,13 +196,19 @@ func cleanupRound(self int, t *tracked) bool {
 	}
 	victims := victimsOf(self, t)
 	signalVerified(victims, plat.lookup, func(pid int) error { return unix.Kill(pid, unix.SIGKILL) })
+	left := false
 	for pid, pi := range victims {
 		if pi.ppid == self {
 			var ws unix.WaitStatus
 			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		}
+		// Killed just now, or a zombie its parent (init) reaps soon: look
+		// again. A zombie child of the ended leader is reaped with it.
+		if !pi.zombie || pi.ppid != self && pi.ppid != t.leader {
+			left = true
+		}
 	}
-	return len(victims) > 0
+	return left
 }
 
 // signalVerified signals each living victim only if its pid still names
@@ -293,9 +299,9 @@ func victimsOf(self int, ended *tracked) procTable {
 			}
 		}
 	} else {
-		mine = attributed(idx, self, ended)
+		mine = attributed(idx, self, ended, true)
 		for _, t := range others {
-			for pid := range attributed(idx, self, t) {
+			for pid := range attributed(idx, self, t, true) {
 				claimed[pid] = true
 			}
 		}
@@ -312,9 +318,10 @@ func victimsOf(self int, ended *tracked) procTable {
 
 // attributed is every process of the snapshot that belongs to t: its
 // leader, its group and session, what carries its RUKH_INVOCATION_ID or
-// holds a descriptor rukh gave it, what was seen below it before, and the
+// holds a descriptor rukh gave it (deep only: it reads each candidate's
+// environment and descriptors), what was seen below it before, and the
 // descendants of all these. Rukh itself never belongs to an invocation.
-func attributed(idx tableIndex, self int, t *tracked) map[int]bool {
+func attributed(idx tableIndex, self int, t *tracked, deep bool) map[int]bool {
 	set := map[int]bool{}
 	if _, ok := idx.all[t.leader]; ok {
 		idx.closure(set, t.leader)
@@ -331,7 +338,12 @@ func attributed(idx tableIndex, self int, t *tracked) map[int]bool {
 		}
 		// Environments and descriptors are read only for processes that
 		// started after the leader: no older one can have them from it.
-		if s, ok := t.not[pid]; !own && pi.start >= t.start && !pi.zombie && (!ok || s != pi.start) {
+		// An orphan's parent is init or an older reaper: a process whose
+		// parent is newer than the leader and not the invocation's is
+		// someone else's child, and is not read.
+		parent, hasParent := idx.all[pi.ppid]
+		orphan := pi.ppid <= 1 || !hasParent || parent.start < t.start
+		if s, ok := t.not[pid]; deep && !own && orphan && pi.start >= t.start && !pi.zombie && (!ok || s != pi.start) {
 			own = t.id != "" && plat.marker(pid, "RUKH_INVOCATION_ID="+t.id) || plat.holds(pid, t.files)
 			if own {
 				t.seen[pid] = pi.start

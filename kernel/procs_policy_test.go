@@ -61,7 +61,7 @@ func TestAttributed(t *testing.T) {
 		201:    {ppid: 200, pgid: 200, sid: 200, start: 31},
 	}
 	tr := &tracked{leader: leader, start: 20, seen: map[int]uint64{103: 23, 105: 5}}
-	got := attributed(newTableIndex(table), self, tr)
+	got := attributed(newTableIndex(table), self, tr, true)
 	var pids []int
 	for pid := range got {
 		pids = append(pids, pid)
