@@ -88,10 +88,10 @@ func buildRukh(t *testing.T) string {
 	return buildRukhTags(t, "")
 }
 
-// buildRukhTags builds rukh with build tags ("etcd" for the shared store):
-// the tests of the default binary run the default binary. Each is built
-// once per test process (a link costs seconds on a busy host); cleanAfter
-// removes them.
+// buildRukhTags builds rukh with build tags ("etcd" for the shared store),
+// and rukh_portable when the tests run with it: the tests of the default
+// binary run the default binary. Each is built once per test process (a
+// link costs seconds on a busy host); cleanAfter removes them.
 func buildRukhTags(t *testing.T, tags string) string {
 	t.Helper()
 	b := &rukhBuilds
@@ -115,6 +115,9 @@ func buildRukhTags(t *testing.T, tags string) string {
 	}
 	bin := filepath.Join(b.dir, "rukh-"+strings.ReplaceAll(tags, ",", "-"), "rukh")
 	args := []string{"build", "-trimpath", "-o", bin}
+	if portableTag != "" { // a test run with -tags rukh_portable tests that binary
+		tags = strings.TrimPrefix(tags+","+portableTag, ",")
+	}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}

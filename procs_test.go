@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Process hygiene through the real binary: for every way an invocation stops

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bench holds Rukh's performance helpers: rukhbench (the SPEC §9
 // driver run by scripts/bench.sh), trivial and trivialsdk (the trivial
 // extensions it calls), bindingprobe (where a revision's bytes and memory

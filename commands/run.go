@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -368,14 +367,7 @@ func managedStdin(in io.Reader) io.Reader {
 	return in
 }
 
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(v any) bool { return kernel.IsTerminal(v) }
 
 // progressPrinter shows a command's progress messages on a terminal.
 func (a *app) progressPrinter() func(kernel.Progress) {

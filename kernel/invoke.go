@@ -286,7 +286,7 @@ func (s *session) start() (reason string) {
 		}
 	}()
 
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := cloexecSocketpair()
 	if err != nil {
 		return fmt.Sprintf("cannot create the channel: %v", err)
 	}
@@ -301,8 +301,10 @@ func (s *session) start() (reason string) {
 	childConn := os.NewFile(uintptr(fds[1]), "rukh-channel-child")
 	s.parentSide.add(s.conn)
 	childSide.add(childConn)
+	childFiles := []*os.File{childConn} // what names this invocation's descriptors
 
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	attr := &syscall.SysProcAttr{}
+	plat.procAttr(attr)
 	if s.inv.Terminal {
 		attr.Setpgid = true // the caller's session: the terminal stays reachable
 	} else {
@@ -334,6 +336,7 @@ func (s *session) start() (reason string) {
 		}
 		s.parentSide.add(pr)
 		childSide.add(pw)
+		childFiles = append(childFiles, pw)
 		s.readEnds = append(s.readEnds, pr)
 		if s.copies == nil {
 			s.copies = make(chan struct{}, 2)
@@ -371,7 +374,7 @@ func (s *session) start() (reason string) {
 		stdinW = pw
 	}
 
-	s.proc, err = startTracked(s.cmd, s.id)
+	s.proc, err = startTracked(s.cmd, s.id, childFiles)
 	if err != nil {
 		return fmt.Sprintf("cannot start program: %v", err)
 	}
@@ -402,9 +405,9 @@ func (s *session) start() (reason string) {
 // a plain blocking descriptor that never enters the runtime's poller (as
 // os.Pipe's would, only for os/exec to take it out again).
 func drainPipe() (r, w *os.File, err error) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
+	p, err := cloexecPipe()
+	if err != nil {
+		return nil, nil, os.NewSyscallError("pipe", err)
 	}
 	if err := unix.SetNonblock(p[0], true); err != nil {
 		unix.Close(p[0])
@@ -501,7 +504,7 @@ func (s *session) send(b []byte) {
 // stop sequence until the leader exits (it is left a zombie).
 func (s *session) supervise(ctx context.Context) {
 	exited := make(chan error, 1)
-	go func() { exited <- waitExited(s.proc.leader) }()
+	go func() { exited <- plat.waitExited(s.proc.leader) }()
 	deadline := time.NewTimer(s.lim.Timeout)
 	defer deadline.Stop()
 	ctxDone := ctx.Done()
@@ -538,6 +541,7 @@ func (s *session) stop(reason string) <-chan time.Time {
 	}
 	s.stopping = true
 	s.stopReason = reason
+	sample() // without a subreaper: remember the leader's descendants while it lives
 	s.send(encodeCancel(reason))
 	s.killC = time.After(s.termGrace + s.killGrace)
 	return time.After(s.termGrace)
@@ -719,18 +723,3 @@ func drainTo(w io.Writer, r io.Reader) {
 }
 
 var drainBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// waitExited blocks until process pid has exited, without reaping it, so
-// its pid (and process group id) cannot be reused before the group is
-// killed. A thread blocked in waitid, not a pidfd in the runtime's poller:
-// the poller's wake-up measured 0.5-0.7 ms slower per call on a loaded
-// 2-CPU box.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}

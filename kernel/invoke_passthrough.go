@@ -44,12 +44,13 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 		// An escaped grandchild holding a copied stream must not hang Wait.
 		WaitDelay: time.Second,
 	}
+	plat.procAttr(cmd.SysProcAttr)
 	tty := -1
-	if f, ok := stdin.(*os.File); ok && isTerminal(int(f.Fd())) {
+	if f, ok := stdin.(*os.File); ok && IsTerminal(f) {
 		tty = int(f.Fd())
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = 0 // the child's stdin
@@ -59,7 +60,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	proc, err := startTracked(cmd, "")
+	proc, err := startTracked(cmd, "", nil)
 	if err != nil {
 		return -1, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("cannot start program %q", c.Execute.Program), Err: err}
 	}
@@ -69,7 +70,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 	}
 
 	exited := make(chan error, 1)
-	go func() { exited <- waitExited(pgid) }()
+	go func() { exited <- plat.waitExited(pgid) }()
 	ctxDone := ctx.Done()
 	var killC <-chan time.Time
 	for done := false; !done; {
@@ -100,11 +101,6 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
-}
-
-func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	return err == nil
 }
 
 // restoreForeground makes the caller's process group the terminal's

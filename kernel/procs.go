@@ -1,7 +1,8 @@
+//go:build unix
+
 package kernel
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,88 +14,114 @@ import (
 
 // Process hygiene: every process an invocation starts, however it forks,
 // dies and is reaped before the invocation ends (docs/extension-protocol.md
-// §6). The mechanism:
+// §6). This file is the policy, written once; the platform files below the
+// seam (platform_*.go, proc_*.go) supply the primitives:
 //
-//   - rukh is a child subreaper, so a descendant whose parent exits is
-//     re-parented to rukh instead of init: rukh's process subtree is exactly
-//     the processes its invocations started.
-//   - When an invocation ends, cleanup kills every process of that subtree
-//     that no other running invocation claims, and reaps the ones that became
-//     rukh's children. A running invocation claims its leader, the leader's
-//     process group and session, every process whose environment carries its
-//     RUKH_INVOCATION_ID, and every descendant of those.
-//   - The leader gets SIGKILL when rukh dies (parent-death signal).
-//   - Descriptors rukh inherited are marked close-on-exec once, so they never
-//     reach a program.
+//   - start a child in its own process group, with no controlling terminal
+//     unless asked, and only the channel and stdio descriptors;
+//   - a snapshot of the process table: pid, parent, group, session, start
+//     time;
+//   - signal, wait for an exit without reaping, reap;
+//   - optionally: a child subreaper (orphans come back to rukh), a
+//     parent-death signal, a process's environment, a process's open
+//     descriptors.
+//
+// With a subreaper (Linux) rukh's process subtree is exactly what its
+// invocations started: when one ends, everything below rukh that no other
+// running invocation claims is killed. Without one (macOS, FreeBSD, a
+// rukh_portable build) an orphan goes to init, so the policy attributes
+// processes to the invocation instead: its group, its session, its
+// RUKH_INVOCATION_ID, the descriptors rukh gave it, every process seen
+// below it while it ran (pid and start time, sampled), and the descendants
+// of all these.
 
 // cleanupTimeout bounds the wait for killed processes to disappear (a
 // process in uninterruptible sleep dies only when its I/O returns).
 const cleanupTimeout = 5 * time.Second
 
+// Without a subreaper the table is sampled while invocations run, to
+// remember their descendants before they are orphaned: soon after a start,
+// then less and less often (a snapshot reads every process).
+const (
+	sampleFirst = 500 * time.Millisecond
+	sampleMax   = 2 * time.Second
+)
+
 var setupOnce sync.Once
 
-// setupProcess makes rukh a subreaper and closes inherited descriptors for
-// children, once per process.
+// setupProcess makes rukh a subreaper where it can be one and closes
+// inherited descriptors for children, once per process.
 func setupProcess() {
 	setupOnce.Do(func() {
-		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		plat.setup()
 		closeInheritedFDs()
 	})
-}
-
-// closeInheritedFDs marks every descriptor above 2 close-on-exec. Go opens
-// its own files close-on-exec, so this only changes descriptors rukh
-// inherited (exec 7</etc/hostname; rukh …); os/exec still passes the
-// streams and ExtraFiles it is given, by dup2.
-func closeInheritedFDs() {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
-		return
-	}
-	ents, err := os.ReadDir("/proc/self/fd") // kernels before 5.11
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
-		}
-	}
 }
 
 // tracked is one running invocation's leader as cleanup sees it.
 type tracked struct {
 	id     string // RUKH_INVOCATION_ID; "" for passthrough programs
 	leader int    // pid, process group id and, in a new session, session id
+
+	// Without a subreaper only:
+	start uint64         // the leader's start time
+	files []string       // the descriptors rukh gave it, as the platform names them
+	seen  map[int]uint64 // processes seen below it, by pid: their start time
+	// not is what was looked at (environment, descriptors) and is not its:
+	// each process is read once per invocation.
+	not map[int]uint64
 }
 
 var procs struct {
 	// startMu is held for reading while a child starts and is registered,
 	// and for writing by cleanup: cleanup never sees a child rukh forked but
 	// has not registered yet, nor reaps one os/exec waits for.
-	startMu sync.RWMutex
-	mu      sync.Mutex
-	live    map[int]*tracked // by leader pid
+	startMu  sync.RWMutex
+	mu       sync.Mutex
+	live     map[int]*tracked // by leader pid
+	sampling bool             // a sampler runs (no subreaper)
+	pause    time.Duration    // its next pause; a start resets it
 }
 
-// startTracked starts cmd and registers it. It starts it from whichever
-// thread the caller runs on: Go ties the parent-death signal to the thread
-// that forked the child, and the runtime ends a thread only when a
+// startTracked starts cmd and registers it; files are the child's ends of
+// the channel and stream pipes. With a parent-death signal, it starts cmd
+// from whichever thread the caller runs on: Go ties the signal to the
+// thread that forked the child, and the runtime ends a thread only when a
 // goroutine locked to it returns, which nothing in rukh does
 // (TestNothingLocksAThread). Forking here, not on one thread kept for it,
 // spares every call two thread hand-offs.
-func startTracked(cmd *exec.Cmd, id string) (*tracked, error) {
+func startTracked(cmd *exec.Cmd, id string, files []*os.File) (*tracked, error) {
 	setupProcess()
+	var names []string
+	if !plat.subreaper() {
+		names = plat.fileNames(files)
+		plat.watchdog()
+	}
 	procs.startMu.RLock()
 	defer procs.startMu.RUnlock()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	t := &tracked{id: id, leader: cmd.Process.Pid}
+	t := &tracked{id: id, leader: cmd.Process.Pid, files: names}
+	if !plat.subreaper() {
+		t.seen, t.not = map[int]uint64{}, map[int]uint64{}
+		if pi, ok := plat.lookup(t.leader); ok {
+			t.start = pi.start
+		}
+		plat.guard(t.leader)
+	}
 	procs.mu.Lock()
 	if procs.live == nil {
 		procs.live = map[int]*tracked{}
 	}
 	procs.live[t.leader] = t
+	if !plat.subreaper() {
+		procs.pause = sampleFirst
+		if !procs.sampling {
+			procs.sampling = true
+			go sampler()
+		}
+	}
 	procs.mu.Unlock()
 	return t, nil
 }
@@ -104,93 +131,53 @@ func untrack(t *tracked) {
 	procs.mu.Lock()
 	delete(procs.live, t.leader)
 	procs.mu.Unlock()
-}
-
-// procInfo is what cleanup reads from /proc/PID/stat.
-type procInfo struct {
-	ppid, pgid, sid int
-	zombie          bool
-}
-
-// scanProcs reads every process's parent, group and session.
-func scanProcs() map[int]procInfo {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
+	if !plat.subreaper() {
+		plat.unguard(t.leader)
 	}
-	m := make(map[int]procInfo, len(ents))
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+}
+
+// sampler remembers, while invocations run, which processes are theirs:
+// without a subreaper a process whose parent exits is re-parented to init,
+// and its ancestry is lost unless it was seen before.
+func sampler() {
+	for {
+		procs.mu.Lock()
+		d := procs.pause
+		procs.pause = min(2*d, sampleMax)
+		procs.mu.Unlock()
+		time.Sleep(d)
+		procs.mu.Lock()
+		if len(procs.live) == 0 {
+			procs.sampling = false
+			procs.mu.Unlock()
+			return
 		}
-		if pi, ok := readStat(pid); ok {
-			m[pid] = pi
-		}
+		procs.mu.Unlock()
+		sample()
 	}
-	return m
 }
 
-// readStat parses /proc/PID/stat; the command name may hold spaces and
-// parentheses, so fields are counted after its last ')'.
-func readStat(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, false
+// sample records, for every running invocation, the processes attributed
+// to it now. A no-op with a subreaper.
+func sample() {
+	if plat.subreaper() {
+		return
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := bytes.Fields(b[i+1:]) // state ppid pgrp session …
-	if len(f) < 4 {
-		return procInfo{}, false
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	pgid, _ := strconv.Atoi(string(f[2]))
-	sid, _ := strconv.Atoi(string(f[3]))
-	return procInfo{ppid: ppid, pgid: pgid, sid: sid, zombie: string(f[0]) == "Z" || string(f[0]) == "X"}, true
-}
-
-// hasMarker reports whether pid's environment names invocation id.
-func hasMarker(pid int, id string) bool {
-	if id == "" {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	m := []byte("RUKH_INVOCATION_ID=" + id)
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		if bytes.Equal(kv, m) {
-			return true
+	all := plat.snapshot()
+	self := os.Getpid()
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	idx := newTableIndex(all)
+	for _, t := range procs.live {
+		for pid := range attributed(idx, self, t, false) {
+			t.seen[pid] = all[pid].start
 		}
 	}
-	return false
-}
-
-// subtree is every descendant of root, with its children lists.
-func subtree(all map[int]procInfo, root int) (members []int, children map[int][]int) {
-	children = map[int][]int{}
-	for pid, pi := range all {
-		children[pi.ppid] = append(children[pi.ppid], pid)
-	}
-	queue := append([]int(nil), children[root]...)
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		members = append(members, pid)
-		queue = append(queue, children[pid]...)
-	}
-	return members, children
 }
 
 // cleanup kills and reaps, after t's leader exited (it is a zombie os/exec
-// will reap), every process of rukh's subtree that no other running
-// invocation claims: t's own descendants wherever they went, and any
-// process that escaped every claim. It returns once they are gone, or
-// after cleanupTimeout.
+// will reap), every process t left behind that no other running invocation
+// claims. It returns once they are gone, or after cleanupTimeout.
 func cleanup(t *tracked) {
 	self := os.Getpid()
 	deadline := time.Now().Add(cleanupTimeout)
@@ -199,88 +186,91 @@ func cleanup(t *tracked) {
 	}
 }
 
-// cleanupRound kills the unclaimed processes, reaps those that are rukh's
-// children, and reports whether any was left to kill.
+// cleanupRound kills the victims, reaps those that are rukh's children,
+// and reports whether any may still be alive.
 func cleanupRound(self int, t *tracked) bool {
 	procs.startMu.Lock()
 	defer procs.startMu.Unlock()
-	if onlyLeaders(self, t) {
+	if plat.subreaper() && onlyLeaders(self, t) {
 		return false
 	}
-	victims := unclaimed(self, t)
-	for pid, pi := range victims {
-		if !pi.zombie {
-			unix.Kill(pid, unix.SIGKILL)
-		}
-	}
+	victims := victimsOf(self, t)
+	signalVerified(victims, plat.lookup, func(pid int) error { return unix.Kill(pid, unix.SIGKILL) })
+	left := false
 	for pid, pi := range victims {
 		if pi.ppid == self {
-			var info unix.Siginfo
-			unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG, nil)
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+		// Killed just now, or a zombie its parent (init) reaps soon: look
+		// again. A zombie child of the ended leader is reaped with it.
+		if !pi.zombie || pi.ppid != self && pi.ppid != t.leader {
+			left = true
 		}
 	}
-	return len(victims) > 0
+	return left
+}
+
+// signalVerified signals each living victim only if its pid still names
+// the same process (same start time): a process that exited since the
+// snapshot is skipped (ESRCH is fine), and a pid reused by another process
+// is never signalled.
+func signalVerified(victims procTable, lookup func(int) (procInfo, bool), signal func(int) error) {
+	for pid, pi := range victims {
+		if pi.zombie {
+			continue
+		}
+		if now, ok := lookup(pid); !ok || now.start != pi.start || now.zombie {
+			continue
+		}
+		signal(pid)
+	}
 }
 
 // onlyLeaders reports whether every child of rukh is a registered leader:
 // then nothing escaped (a leader's descendants are re-parented to rukh when
 // it exits), and the ended invocation needs no scan of every process.
-//
-// A thread's children file lists the children it forked, and Linux
-// re-parents an orphan to the first living thread of its reaper: the main
-// thread, which Go never ends. Only rukh's starts fork, and each of those
-// children is a leader, registered (under startMu) before anyone looks; so
-// every child that is not a leader, the only kind that can mean an escape,
-// is in the main thread's file, and that one file is read, not one per
-// thread.
 func onlyLeaders(self int, ended *tracked) bool {
-	var buf [512]byte
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
-	b, err := readProcFile(buf[:0], "/proc/"+strconv.Itoa(self)+"/task/"+strconv.Itoa(self)+"/children")
-	if err != nil {
-		return false // no children files in this kernel: scan
-	}
-	for _, f := range bytes.Fields(b) {
-		pid, _ := strconv.Atoi(string(f))
-		if _, ok := procs.live[pid]; !ok && pid != ended.leader {
-			return false
-		}
-	}
-	return true
+	return plat.onlyChildren(self, func(pid int) bool {
+		_, ok := procs.live[pid]
+		return ok || pid == ended.leader
+	})
 }
 
-// readProcFile reads a small /proc file into dst with plain system calls:
-// open, reads, close (os.ReadFile adds a stat and a try at the poller).
-func readProcFile(dst []byte, path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+// tableIndex is a snapshot with its children lists.
+type tableIndex struct {
+	all      procTable
+	children map[int][]int
+}
+
+func newTableIndex(all procTable) tableIndex {
+	children := make(map[int][]int, len(all))
+	for pid, pi := range all {
+		children[pi.ppid] = append(children[pi.ppid], pid)
 	}
-	defer unix.Close(fd)
-	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := unix.Read(fd, dst[len(dst):cap(dst)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return dst, nil
-		}
-		dst = dst[:len(dst)+n]
+	return tableIndex{all: all, children: children}
+}
+
+// closure adds root and every descendant of it to set.
+func (x tableIndex) closure(set map[int]bool, root int) {
+	if set[root] {
+		return
+	}
+	set[root] = true
+	for _, c := range x.children[root] {
+		x.closure(set, c)
 	}
 }
 
-// unclaimed is the part of self's subtree no running invocation but ended
-// claims. ended's own leader is left to os/exec.
-func unclaimed(self int, ended *tracked) map[int]procInfo {
-	all := scanProcs()
-	members, children := subtree(all, self)
+// victimsOf is what cleanup kills for ended: with a subreaper, the part of
+// rukh's subtree no other running invocation claims; without one, what is
+// attributed to ended and claimed by no other. ended's own leader is left
+// to os/exec.
+func victimsOf(self int, ended *tracked) procTable {
+	all := plat.snapshot()
+	idx := newTableIndex(all)
 	procs.mu.Lock()
 	var others []*tracked
 	for _, t := range procs.live {
@@ -288,38 +278,98 @@ func unclaimed(self int, ended *tracked) map[int]procInfo {
 			others = append(others, t)
 		}
 	}
-	procs.mu.Unlock()
-
-	claimed := map[int]bool{ended.leader: true}
-	var claim func(pid int)
-	claim = func(pid int) {
-		if claimed[pid] {
-			return
+	claimed := map[int]bool{self: true, ended.leader: true}
+	mine := map[int]bool{}
+	if plat.subreaper() {
+		idx.closure(mine, self)
+		for _, t := range others {
+			idx.closure(claimed, t.leader)
 		}
-		claimed[pid] = true
-		for _, c := range children[pid] {
-			claim(c)
-		}
-	}
-	for _, t := range others {
-		claim(t.leader)
-	}
-	if len(others) > 0 {
-		for _, pid := range members {
-			pi := all[pid]
-			for _, t := range others {
-				if pi.pgid == t.leader || pi.sid == t.leader || hasMarker(pid, t.id) {
-					claim(pid)
-					break
+		// A running invocation also claims what is in its group or session
+		// or carries its id, wherever it is in the subtree.
+		if len(others) > 0 {
+			for pid := range mine {
+				pi := all[pid]
+				for _, t := range others {
+					if pi.pgid == t.leader || pi.sid == t.leader || t.id != "" && plat.marker(pid, "RUKH_INVOCATION_ID="+t.id) {
+						idx.closure(claimed, pid)
+						break
+					}
 				}
 			}
 		}
+	} else {
+		mine = attributed(idx, self, ended, true)
+		for _, t := range others {
+			for pid := range attributed(idx, self, t, true) {
+				claimed[pid] = true
+			}
+		}
 	}
-	victims := map[int]procInfo{}
-	for _, pid := range members {
-		if !claimed[pid] {
+	procs.mu.Unlock()
+	victims := procTable{}
+	for pid := range mine {
+		if !claimed[pid] && pid != 1 {
 			victims[pid] = all[pid]
 		}
 	}
 	return victims
+}
+
+// attributed is every process of the snapshot that belongs to t: its
+// leader, its group and session, what carries its RUKH_INVOCATION_ID or
+// holds a descriptor rukh gave it (deep only: it reads each candidate's
+// environment and descriptors), what was seen below it before, and the
+// descendants of all these. Rukh itself never belongs to an invocation.
+func attributed(idx tableIndex, self int, t *tracked, deep bool) map[int]bool {
+	set := map[int]bool{}
+	if _, ok := idx.all[t.leader]; ok {
+		idx.closure(set, t.leader)
+	}
+	for pid, pi := range idx.all {
+		if set[pid] || pid == self || pid == 1 {
+			continue
+		}
+		own := pi.pgid == t.leader || pi.sid == t.leader
+		if !own {
+			if s, ok := t.seen[pid]; ok && s == pi.start {
+				own = true
+			}
+		}
+		// Environments and descriptors are read only for processes that
+		// started after the leader: no older one can have them from it.
+		// An orphan's parent is init or an older reaper: a process whose
+		// parent is newer than the leader and not the invocation's is
+		// someone else's child, and is not read.
+		parent, hasParent := idx.all[pi.ppid]
+		orphan := pi.ppid <= 1 || !hasParent || parent.start < t.start
+		if s, ok := t.not[pid]; deep && !own && orphan && pi.start >= t.start && !pi.zombie && (!ok || s != pi.start) {
+			own = t.id != "" && plat.marker(pid, "RUKH_INVOCATION_ID="+t.id) || plat.holds(pid, t.files)
+			if own {
+				t.seen[pid] = pi.start
+			} else if t.not != nil {
+				t.not[pid] = pi.start
+			}
+		}
+		if own {
+			idx.closure(set, pid)
+		}
+	}
+	delete(set, self)
+	return set
+}
+
+// closeInheritedFDsByList marks every listed descriptor above 2
+// close-on-exec (dir lists the open descriptors by number).
+func closeInheritedFDsByList(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return true
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command peer-mcpgo is the bench's mcp-go peer: an MCP stdio server with
 // one tool, trivial_ping, that runs the bench/trivial program named by its
 // argument the way rukh runs it (bench/peerexec).

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package peerexec is the trivial tool of the bench's peer MCP servers
 // (bench/peer-gosdk, bench/peer-mcpgo): it runs the bench/trivial program
 // exactly as rukhbench's direct exec does (socket pair on fd 3, own process

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command rukhbench measures the SPEC §9 targets against the real rukh
 // binary, side by side in one run, and prints one table: medians, p90, the
 // target, and a verdict. It is a report, not a test: it exits 0 when a

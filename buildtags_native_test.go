@@ -1,0 +1,5 @@
+//go:build !rukh_portable
+
+package main
+
+const portableTag = ""
