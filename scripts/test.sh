@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, staticcheck, the static build, every
 # Go test (unit, store crash, testscript against the real binary, Go MCP
-# clients), the race detector over the concurrent packages, and the npm MCP
-# clients against the real binary (scripts/interop.sh).
+# clients), the race detector over the concurrent packages, the generic
+# (macOS) process layer built on Linux, cross-builds for macOS and FreeBSD,
+# and the npm MCP clients against the real binary (scripts/interop.sh).
 #
 # Every step runs even when an earlier one failed. A step silent for 30 s
 # prints a progress line. The end is a summary naming each failed step, then
@@ -100,6 +101,26 @@ step "static build" env CGO_ENABLED=0 go build -trimpath -o bin/rukh .
 step "go test" go test -count=1 -timeout 30m -tags etcd ./...
 step "go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)" \
   go test -race -count=1 -timeout 30m ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/
+# The generic process layer and store watch (what macOS and FreeBSD use),
+# built on Linux: no subreaper, no parent-death signal, no inotify.
+portable() {
+  go test -count=1 -timeout 30m -tags rukh_portable ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/ ./tasks/ &&
+    go test -count=1 -timeout 30m -tags rukh_portable \
+      -run 'TestServe|TestTasks|TestSequentialCalls|TestNoProcess|TestConcurrentInvocations|TestInheritedFDs|TestMCPPrograms|TestScript' .
+}
+step "go test -tags rukh_portable (processes, store watch, serving, tasks)" portable
+# Every platform rukh runs on builds static and vets clean from here.
+cross() {
+  local t rc=0
+  for t in darwin/amd64 darwin/arm64 freebsd/amd64; do
+    echo "-- $t"
+    GOOS=${t%/*} GOARCH=${t#*/} CGO_ENABLED=0 go build -trimpath -o /dev/null . &&
+      GOOS=${t%/*} GOARCH=${t#*/} go vet ./... &&
+      GOOS=${t%/*} GOARCH=${t#*/} go vet -tags etcd ./... || rc=1
+  done
+  return $rc
+}
+step "cross-build and vet (darwin/amd64, darwin/arm64, freebsd/amd64)" cross
 if [ -x scripts/interop.sh ]; then
   step "interop (npm MCP clients)" scripts/interop.sh
 else
