@@ -272,7 +272,8 @@ func must(t *testing.T, err error) {
 }
 
 // procsTool is the compact MCP tool name of command id in revision r1
-// (SPEC §6): a slug of at most 16 characters and 24 hex digits.
+// (docs/design.md, Names and fingerprints): a slug of at most 16 characters
+// and 24 hex digits.
 func procsTool(id string) string {
 	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", procsNamespace, "r1", id})
 	canon, _ := jcs.Transform(raw)
