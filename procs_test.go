@@ -551,7 +551,7 @@ func runStopCase(bin, home, dir string, p stopPath, shape string, gate startGate
 	role := ""
 	if p.signal == syscall.SIGKILL {
 		// Nothing of rukh runs after SIGKILL: only the leader's parent-death
-		// signal remains (docs/extension-protocol.md §6).
+		// signal remains (docs/extension-protocol.md, What is killed when).
 		role = "leader"
 	}
 	// rukh reaps everything before it exits; the leader's parent-death
