@@ -4,7 +4,8 @@ package main
 // interop.progress (three child progress messages, then the report) and real
 // MCP clients — go-sdk and mcp-go, modern and legacy — must see exactly three
 // notifications/progress carrying their token, before the result, and none
-// for a call that sent no progressToken (SPEC §6, §7).
+// for a call that sent no progressToken (docs/extension-protocol.md,
+// progress).
 
 import (
 	"context"

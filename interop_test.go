@@ -51,7 +51,8 @@ const (
 	pageSize          = 32
 )
 
-// Compact tool names, the default (SPEC §6): slug of at most 16 + 24 hex.
+// Compact tool names, the default (docs/design.md, Names and
+// fingerprints): slug of at most 16 + 24 hex.
 var toolNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,16}__[0-9a-f]{24}$`)
 
 func TestInterop(t *testing.T) {
@@ -228,7 +229,8 @@ type wantTool struct {
 	annotations map[string]any
 }
 
-// expectedTools computes every compact tool name from SPEC §6 (slug + the
+// expectedTools computes every compact tool name by the naming rule of
+// docs/design.md (slug + the
 // first 24 hex digits of the SHA-256 of the RFC 8785 array), independently
 // of the server, for the revision the CLI
 // reports as active.

@@ -272,7 +272,8 @@ func must(t *testing.T, err error) {
 }
 
 // procsTool is the compact MCP tool name of command id in revision r1
-// (SPEC §6): a slug of at most 16 characters and 24 hex digits.
+// (docs/design.md, Names and fingerprints): a slug of at most 16 characters
+// and 24 hex digits.
 func procsTool(id string) string {
 	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", procsNamespace, "r1", id})
 	canon, _ := jcs.Transform(raw)
@@ -550,7 +551,7 @@ func runStopCase(bin, home, dir string, p stopPath, shape string, gate startGate
 	role := ""
 	if p.signal == syscall.SIGKILL {
 		// Nothing of rukh runs after SIGKILL: only the leader's parent-death
-		// signal remains (docs/extension-protocol.md §6).
+		// signal remains (docs/extension-protocol.md, What is killed when).
 		role = "leader"
 	}
 	// rukh reaps everything before it exits; the leader's parent-death

@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tasks (SPEC §11): the real rukh binary serves testdata/tasks/
+// End-to-end tasks (docs/tasks.md): the real rukh binary serves testdata/tasks/
 // pkg's site.build (a child that writes its pid to a marker file, then
 // reports progress every tenth of a second) as a task: through the Tasks
 // extension on the raw wire, and through the job family to a go-sdk client

@@ -1,10 +1,10 @@
 //go:build linux
 
-// Package bench holds Rukh's performance helpers: rukhbench (the SPEC §9
-// driver run by scripts/bench.sh), trivial and trivialsdk (the trivial
-// extensions it calls), bindingprobe (where a revision's bytes and memory
-// go), and these Go benchmarks, which split a tools/call into its parts. It
-// is not part of the product and nothing in the product imports it.
+// Package bench holds Rukh's performance helpers: rukhbench (the
+// docs/performance.md driver run by scripts/bench.sh), trivial and trivialsdk
+// (the trivial extensions it calls), bindingprobe (where a revision's bytes
+// and memory go), and these Go benchmarks, which split a tools/call into its
+// parts. It is not part of the product and nothing in the product imports it.
 package bench
 
 import (
@@ -103,7 +103,8 @@ func direct(tb testing.TB, prog string) {
 	}
 }
 
-// BenchmarkDirectExec is the SPEC §9 baseline in-process.
+// BenchmarkDirectExec is the direct-exec baseline of docs/performance.md,
+// in-process.
 func BenchmarkDirectExec(b *testing.B) {
 	prog := trivialBinary(b)
 	for b.Loop() {

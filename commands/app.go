@@ -118,10 +118,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 // watchSignals is signal.NotifyContext set up in the background: the first
-// Notify starts the runtime's signal threads (0.2-0.3 ms of a CLI call),
-// which then overlaps building the command tree (reads only). wait returns
-// once the signals are caught; every verb runs after it, so what a verb
-// does, and every program it starts, sees the signals as before.
+// Notify starts the runtime's signal threads (a measurable part of a CLI
+// call: docs/performance.md), which then overlaps building the command tree
+// (reads only). wait returns once the signals are caught; every verb runs
+// after it, so what a verb does, and every program it starts, sees the
+// signals as before.
 func watchSignals(parent context.Context, sigs ...os.Signal) (ctx context.Context, wait func(), stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)

@@ -105,7 +105,7 @@ func (a *app) publish(o publishOptions) error {
 
 // publishMemory is the soft bound on what a publish keeps in the Go heap:
 // garbage is collected less often than by default below it, and more often
-// near it (a candidate of 100,000 commands holds about 150 MiB live).
+// near it (what the largest candidates hold live: docs/performance.md).
 const publishMemory = 200 << 20
 
 // batchGC tunes the collector for a publish, a batch verb whose process

@@ -79,20 +79,19 @@ type pageLoad struct {
 }
 
 // One store read reads at most batchPages queued pages before it ends
-// (letting a waiting writer in). Through a mapping of the file, every 4 KiB
+// (letting a waiting writer in). Through a mapping of the file, every page
 // a read touches maps its neighbours too (the kernel's fault-around), so a
-// page and its 32 bodies keep about 4 MiB resident while the read lasts: at
-// 10,000 tools and 16 agents walking every page, one page per read peaked
-// at 31 MiB, four at 38 MiB, sixteen at 47 MiB. Memory is the bound that
-// matters here.
+// page and its bodies keep far more resident than their size while the read
+// lasts, and the peak of many agents walking grows with the pages per read
+// (docs/performance.md). Memory is the bound that matters here.
 const batchPages = 1
 
-// storeReads bounds the store opens of this process's requests at once.
-// Each open maps the store file anew, and the pages a request touches count
-// once per mapping in the resident set: sixteen agents walking a large
-// catalogue at once cost 30-80 MiB more with no bound. Opens are CPU work
-// on the caller's thread, so more at once than this buys no throughput on
-// small machines either.
+// storeReads bounds the store opens of this process's requests at once. Each
+// open maps the store file anew, and the pages a request touches count once
+// per mapping in the resident set, so with no bound many agents walking a
+// large catalogue at once multiply it (docs/performance.md). Opens are CPU
+// work on the caller's thread, so more at once than this buys no throughput
+// on small machines either.
 var storeReads = make(chan struct{}, 2)
 
 // boundedRead runs read, one of at most cap(storeReads) at once.

@@ -18,8 +18,9 @@ import (
 // listener (--metrics-listen), never on the MCP one, in the text exposition
 // format (version 0.0.4). Written here rather than with the Prometheus
 // client library: its package initialisation (a default registry with Go
-// and process collectors, protobuf descriptors) costs every rukh process,
-// the CLI and serve-mcp included, 1–2 ms at start.
+// and process collectors, protobuf descriptors) would cost every rukh
+// process, the CLI and serve-mcp included, time at start
+// (docs/performance.md).
 type httpMetrics struct {
 	calls    *metricVec
 	latency  *metricVec

@@ -39,10 +39,11 @@
 // exactly what its digest covers.
 //
 // Install also records the copy's fingerprint beside it (.fp-h1-<hex>):
-// device, inode, mode, size, ctime and mtime of every entry. VerifyCopy,
-// run before each call, compares it with lstat alone (about 20–30 µs for a
-// few files), and falls back to the full digest only when it differs or
-// is missing; see VerifyCopy for what then runs and what is refused.
+// device, inode, mode, size, ctime and mtime of every entry. VerifyCopy, run
+// before each call, compares it with lstat alone (cheap enough for every
+// call: docs/performance.md), and falls back to the full digest only when it
+// differs or is missing; see VerifyCopy for what then runs and what is
+// refused.
 //
 // extpkg imports kernel and no other rukh package. It never exits, never
 // reads os.Args and never writes os.Stdout.

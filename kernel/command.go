@@ -20,7 +20,7 @@ const (
 )
 
 // Manifest is a parsed, validated rukh-extension.json. Values returned by
-// ParseManifest have passed every rule of SPEC §2.
+// ParseManifest have passed every rule of docs/manifest.md.
 type Manifest struct {
 	APIVersion  string    `json:"apiVersion"`
 	Name        string    `json:"name"`
@@ -43,7 +43,7 @@ type Command struct {
 	Hints       *Hints     `json:"hints,omitempty"`
 }
 
-// ParamType is one of the input grammar's types (SPEC §2.1).
+// ParamType is one of the input grammar's types (docs/manifest.md).
 type ParamType string
 
 const (
@@ -113,7 +113,8 @@ const (
 )
 
 // ResultDecl declares what a successful command returns. Schema is the
-// publisher's result schema (the SPEC §2.2 subset), exact JSON text.
+// publisher's result schema (the result-schema subset of
+// docs/manifest.md), exact JSON text.
 type ResultDecl struct {
 	Kind   string         `json:"kind"`
 	Schema jsontext.Value `json:"schema,omitempty"`

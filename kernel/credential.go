@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Credential kinds (SPEC §10): what an agent presented, weakest first. They
-// are the values of Caller.Credential.
+// Credential kinds (docs/agents.md): what an agent presented, weakest first.
+// They are the values of Caller.Credential.
 const (
 	CredentialStatic     = "static"      // the agent's long-lived key
 	CredentialShortLived = "short-lived" // a token with a bounded lifetime

@@ -7,7 +7,8 @@ import (
 )
 
 // Eligibility says whether a command declared under apiVersion may be used
-// programmatically (become an MCP tool), per SPEC §2: managed mode,
+// programmatically (become an MCP tool; docs/manifest.md, What makes a
+// command a tool): managed mode,
 // foreground lifetime, machine.eligible, a declared execute.result,
 // command-result/1 required, and only features the core registers. reason
 // is a short sentence for rukh describe and publish --dry-run; it is "" when

@@ -17,7 +17,7 @@ import (
 // checked: manifests use it for defaults, enum members and bounds, and both
 // RequestFromJSON and RequestFromCLI use it for input.
 
-// Input limits of SPEC §2.1.
+// Input limits (docs/design.md, Limits).
 const (
 	MaxInputBytes  = 256 << 10 // encoded input object
 	MaxStringChars = 64 << 10  // one string value, in code points as maxLength counts
@@ -667,10 +667,10 @@ func finishRequest(c *Command, ss []paramSpec, vals []any, given []bool) (Reques
 	return req, nil
 }
 
-// Encode renders the invoke message of SPEC §5 as one line of JSON ending
-// in "\n". The bytes are deterministic: input keys sorted, integers exact,
-// decimals as strings, numbers in shortest form, strings exact. A zero
-// caller is left out.
+// Encode renders the invoke message (docs/extension-protocol.md) as one line
+// of JSON ending in "\n". The bytes are deterministic: input keys sorted,
+// integers exact, decimals as strings, numbers in shortest form, strings
+// exact. A zero caller is left out.
 func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64, caller Caller) []byte {
 	b := []byte(`{"type":"invoke","invocationId":`)
 	b, _ = jsontext.AppendQuote(b, invocationID)

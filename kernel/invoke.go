@@ -28,8 +28,8 @@ const (
 )
 
 // Runner runs managed commands as child processes speaking rukh.invoke/1
-// (SPEC §5). The zero value is usable; fields are seams for tests and
-// owners. A Runner is safe for concurrent use.
+// (docs/extension-protocol.md). The zero value is usable; fields are seams
+// for tests and owners. A Runner is safe for concurrent use.
 type Runner struct {
 	// Env is the parent environment the child's PATH, HOME and LANG are
 	// taken from; nil means os.Environ.

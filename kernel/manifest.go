@@ -15,8 +15,9 @@ import (
 // ManifestLimits bound the strict pass over a manifest before it is decoded.
 var ManifestLimits = JSONLimits{MaxBytes: 4 << 20, MaxDepth: 64, MaxMembers: 1 << 18}
 
-// Reserved words (SPEC §2, libs.md §1): the CLI library adds help/h and
-// completion at every level and a hidden shell-completion flag.
+// Reserved words: the CLI library (urfave/cli) adds help/h and completion
+// at every level and a hidden shell-completion flag, so no manifest may
+// declare them.
 var (
 	reservedWords  = []string{"help", "h", "completion"}
 	reservedFlags  = []string{"help", "h", "generate-shell-completion", "output"} // --output is the CLI's result format
@@ -43,7 +44,8 @@ const (
 )
 
 // ParseManifest reads and validates a rukh-extension.json against every rule
-// of SPEC §2, §2.1 and §2.2. data is not modified or retained beyond the
+// of docs/manifest.md: the manifest, the input grammar and the result-schema
+// subset. data is not modified or retained beyond the
 // jsontext.Value fields of the result, which are copies, so callers may
 // store data as the exact raw manifest. Execute.Mode and Execute.Lifetime
 // default to managed and foreground, Machine.Interaction to none.

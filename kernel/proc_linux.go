@@ -44,8 +44,8 @@ func procMarker(pid int, kv string) bool {
 }
 
 // waitExited is a thread blocked in waitid(WNOWAIT), not a pidfd in the
-// runtime's poller: the poller's wake-up measured 0.5-0.7 ms slower per
-// call on a loaded 2-CPU box.
+// runtime's poller: the poller's wake-up is measurably slower per call on
+// a loaded host (docs/performance.md).
 func procWaitExited(pid int) error {
 	for {
 		var info unix.Siginfo

@@ -13,9 +13,10 @@ import (
 )
 
 // Process hygiene: every process an invocation starts, however it forks,
-// dies and is reaped before the invocation ends (docs/extension-protocol.md
-// §6). This file is the policy, written once; the platform files below the
-// seam (platform_*.go, proc_*.go) supply the primitives:
+// dies and is reaped before the invocation ends (docs/extension-protocol.md,
+// Deadline and cancellation). This file is the policy, written once; the
+// platform files below the seam (platform_*.go, proc_*.go) supply the
+// primitives:
 //
 //   - start a child in its own process group, with no controlling terminal
 //     unless asked, and only the channel and stdio descriptors;

@@ -40,7 +40,8 @@ type Progress struct {
 	Total    *float64 `json:"total,omitempty"`
 }
 
-// Limits bound one invocation. Zero fields take the SPEC defaults. The
+// Limits bound one invocation. Zero fields take the template defaults
+// (docs/profile.md). The
 // caller bounds the child's streams itself (Invocation.Stdout/Stderr, e.g.
 // a Diagnostics of the template's size).
 type Limits struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Result limits of SPEC §2.2.
+// Result limits (docs/design.md, Limits).
 const (
 	MaxResultSchemaBytes = 64 << 10
 	MaxResultBytes       = 128 << 10
@@ -21,12 +21,13 @@ const (
 	ResultCheckTime      = 100 * time.Millisecond
 )
 
-// The result-schema subset of SPEC §2.2 is small and closed, so it is
-// checked here rather than by a general JSON Schema library (whose package
-// initialisation alone cost every rukh process milliseconds). A general
-// validator stays in the tests as an oracle: resultschema_oracle_test.go
-// runs both over generated schemas and results and requires one verdict,
-// and testdata/resultschema.meta.json is the subset as a meta-schema.
+// The result-schema subset (docs/design.md, Limits) is small and closed, so
+// it is checked here rather than by a general JSON Schema library (whose
+// package initialisation alone cost every rukh process milliseconds). A
+// general validator stays in the tests as an oracle:
+// resultschema_oracle_test.go runs both over generated schemas and results
+// and requires one verdict, and testdata/resultschema.meta.json is the subset
+// as a meta-schema.
 
 // rtype is one of the seven JSON Schema types, in typeNames order.
 type rtype uint8
@@ -163,13 +164,13 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// CheckResultSchema checks that raw is a result schema of the SPEC §2.2
-// subset: strict JSON within 64 KiB, depth 16 and 2,048 members, of the
-// closed subset (one type; objects with properties and additionalProperties
-// false; arrays with items and maxItems; bounds, lengths and enum where the
-// type allows them), with required names declared, enum members unique,
-// typed and inside the bounds, and every lower bound at most its upper
-// bound. Errors are CodeInvalid with Path relative to the schema root.
+// CheckResultSchema checks that raw is a result schema of the subset: strict
+// JSON within 64 KiB, depth 16 and 2,048 members, of the closed subset (one
+// type; objects with properties and additionalProperties false; arrays with
+// items and maxItems; bounds, lengths and enum where the type allows them),
+// with required names declared, enum members unique, typed and inside the
+// bounds, and every lower bound at most its upper bound. Errors are
+// CodeInvalid with Path relative to the schema root.
 func CheckResultSchema(raw jsontext.Value) error {
 	_, err := decodeResultSchema(raw)
 	return err

@@ -20,7 +20,7 @@ import (
 )
 
 // The product checks result schemas and results with its own validator for
-// the SPEC §2.2 subset (resultschema.go). A general JSON Schema 2020-12
+// the result-schema subset (resultschema.go). A general JSON Schema 2020-12
 // validator is the oracle here, and testdata/resultschema.meta.json states
 // the subset as a closed meta-schema: over many generated schemas and
 // results, valid and invalid, both must reach the same verdict.

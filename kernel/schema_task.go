@@ -3,7 +3,7 @@ package kernel
 import "github.com/go-json-experiment/json/jsontext"
 
 // OutcomeStarted is what a call that became a task answers at once to a
-// client of the explicit job family (SPEC §11), with the task's id in
+// client of the explicit job family (docs/tasks.md), with the task's id in
 // taskId. It is never an invocation's outcome: the task's result, fetched
 // later, carries one of Outcomes.
 const OutcomeStarted Outcome = "started"

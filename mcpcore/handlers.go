@@ -48,7 +48,7 @@ func (s *Session) response(id jsontext.Value, e era, r result) []byte {
 	return append(msg, "}}\n"...)
 }
 
-// List page bounds (SPEC §6).
+// List page bounds (docs/design.md, Page bounds).
 const (
 	pageTools = 32
 	pageBytes = 1 << 20
@@ -222,7 +222,7 @@ func (s *Session) callTool(req *Request, e era) {
 
 	c := &call{}
 	// admit fixed the launch binding: its template bounds every call for
-	// the life of the process (SPEC §6); later publishes change tools, not
+	// the life of the process; later publishes change tools, not
 	// limits.
 	s.bmu.Lock()
 	bound := s.binding
@@ -313,8 +313,8 @@ func (s *Session) refuse(req *Request, err error) {
 	req.rep.Respond(Message{Data: appendError(nil, req.id, newError(codeInvalidRequest, err.Error())), Code: codeInvalidRequest, Refused: err})
 }
 
-// limits returns the template's concurrency bounds; zero takes the SPEC
-// defaults, and holding is never allowed below running.
+// limits returns the template's concurrency bounds; zero takes the template
+// defaults (docs/profile.md), and holding is never allowed below running.
 func limits(t policy.Template) (maxConc, maxHeld int) {
 	maxConc, maxHeld = t.MaxConcurrent, t.MaxHeld
 	if maxConc <= 0 {

@@ -10,18 +10,18 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// The launch binding (SPEC §6). A serve-mcp process serves one endpoint
-// under the namespace, subject and template it had when the process started
-// (or, when nothing was published then, in the first revision that serves
-// it). A later revision that changes the namespace or the subject, drops
-// stdio from the endpoint's transports or removes the endpoint is refused
-// by this process until it restarts: tools/list and tools/call answer an
-// error. The revision before is not served instead: it is no longer what
-// the owner published.
+// The launch binding (docs/design.md, Visibility). A serve-mcp process serves
+// one endpoint under the namespace, subject and template it had when the
+// process started (or, when nothing was published then, in the first revision
+// that serves it). A later revision that changes the namespace or the
+// subject, drops stdio from the endpoint's transports or removes the endpoint
+// is refused by this process until it restarts: tools/list and tools/call
+// answer an error. The revision before is not served instead: it is no longer
+// what the owner published.
 
 // RevisionTimeout bounds reading the active revision for a list or a call
-// (SPEC §6: 30 s for discover or a list). server/discover reads nothing
-// from the store, so it needs no bound of its own.
+// (docs/design.md, Limits: 30 s for a list or a call). server/discover reads
+// nothing from the store, so it needs no bound of its own.
 const RevisionTimeout = 30 * time.Second
 
 // rpcFailure carries a JSON-RPC error out of a catalog callback.

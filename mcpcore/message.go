@@ -19,7 +19,7 @@ const (
 	codeUnsupportedVersion = -32022
 )
 
-// Reader limits (SPEC §6).
+// Reader limits (docs/design.md, Limits).
 const (
 	maxLineBytes     = 1 << 20 // one incoming message, without its newline
 	maxDepth         = 32

@@ -80,7 +80,7 @@ const (
 	CodeHeaderMismatch     = -32020
 )
 
-// Limits every transport applies (SPEC §6).
+// Limits every transport applies (docs/design.md, Limits).
 const (
 	MaxMessageBytes  = maxLineBytes
 	MaxResponseBytes = maxResponseBytes

@@ -322,9 +322,10 @@ func (s *Session) Shutdown() {
 	s.wg.Wait()
 }
 
-// OwnerCancel ends the session for the owner (SPEC §6: "owner cancel while
-// the reply channel lives"): open listen streams get their final response,
-// running calls are stopped (SPEC §5: cancel, SIGTERM, SIGKILL) and each is
+// OwnerCancel ends the session for the owner (the owner's cancel while the
+// reply channel lives, docs/design.md, Outcomes): open listen streams get
+// their final response, running calls are stopped (cancel, SIGTERM,
+// SIGKILL, as docs/extension-protocol.md says) and each is
 // answered cancelled with a stable reason; it waits for them.
 func (s *Session) OwnerCancel(cause error) {
 	s.mu.Lock()

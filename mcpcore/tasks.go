@@ -11,7 +11,7 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// Long-running work (SPEC §11). A call of a command the endpoint's task
+// Long-running work (docs/tasks.md). A call of a command the endpoint's task
 // policy names becomes a task: for a client that declared the Tasks
 // extension on the request, tools/call answers a CreateTaskResult and
 // tasks/get and tasks/cancel follow it; for any other client, when the

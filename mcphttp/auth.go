@@ -9,7 +9,7 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// Credentials checks bearer tokens (SPEC §10); store.Store implements it.
+// Credentials checks bearer tokens (docs/agents.md); store.Store implements it.
 type Credentials interface {
 	// Authenticate returns what a presented token grants, without
 	// consuming it; any error is a 401. With a refusal, a credential

@@ -10,7 +10,8 @@ import (
 )
 
 // maxStreamQueue bounds the messages waiting to be written on one request's
-// stream; a hint that does not fit is dropped (SPEC §6: 32 messages).
+// stream; a hint that does not fit is dropped (32 messages, as on stdio:
+// docs/design.md, Limits).
 const maxStreamQueue = 32
 
 // reply is one HTTP request's mcpcore.Reply. Every write to the response

@@ -26,7 +26,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// writeTimeout bounds one blocked write to a client (SPEC §6: 2 s).
+// writeTimeout bounds one blocked write to a client (docs/design.md,
+// Limits).
 const writeTimeout = 2 * time.Second
 
 // BodyTimeout is how long a request's body may take to arrive once its
@@ -434,9 +435,9 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer as.untrack(key, rep)
 	}
-	// A call that may report progress answers on an event stream (SPEC
-	// §10), even when no progress comes; anything else as JSON unless a
-	// notification precedes its response.
+	// A call that may report progress answers on an event stream
+	// (docs/http.md), even when no progress comes; anything else as JSON
+	// unless a notification precedes its response.
 	stream := req.Method() == "tools/call" && req.HasProgressToken()
 	as.s.HandleEra(req, rep, legacy)
 	h.write(w, r, rep, legacy, stream)

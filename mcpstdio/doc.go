@@ -95,9 +95,9 @@
 // is flushed (each write bounded as always) and Serve returns ctx.Err().
 //
 // Discover and list run on the read loop. Discover reads nothing; list (and
-// call) read the active revision, a pointer read and a copy when it is
-// cached (only the active one is kept). A cache miss waits on the store,
-// whose own lock timeout is 2 s, and the whole read is bounded at 30 s
-// (SPEC §6): past that the request gets -32603, and the load, left to
-// finish, fills the cache for the next one.
+// call) read the active revision, a pointer read and a copy when it is cached
+// (only the active one is kept). A cache miss waits on the store, whose own
+// lock timeout is 2 s, and the whole read is bounded at 30 s (docs/design.md,
+// Limits): past that the request gets -32603, and the load, left to finish,
+// fills the cache for the next one.
 package mcpstdio

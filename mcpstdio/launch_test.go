@@ -144,9 +144,9 @@ func TestCallerFromLaunchBinding(t *testing.T) {
 	}
 }
 
-// SPEC §6: 30 s for discover or a list. A revision that takes longer to
-// load gets an error at exactly 30 s (fake time); the load it started still
-// fills the cache, so the next list is answered.
+// The revision is read within 30 s (docs/design.md, Limits). A revision that
+// takes longer to load gets an error at exactly 30 s (fake time); the load it
+// started still fills the cache, so the next list is answered.
 func TestListBoundedAt30s(t *testing.T) {
 	var unblock chan struct{} // made in the bubble, so a load waiting on it is durably blocked
 	var early, onTime bool

@@ -13,7 +13,7 @@ import (
 	"github.com/rukh-dev/rukh/policy"
 )
 
-// Default transport timeouts (SPEC §6).
+// Default transport timeouts (docs/design.md, Limits).
 const (
 	DefaultReadTimeout  = 2 * time.Second
 	DefaultWriteTimeout = 2 * time.Second
@@ -36,7 +36,7 @@ var (
 	errWriteTimeout = errors.New("a write to the client blocked too long")
 )
 
-// Reader and writer limits (SPEC §6), the core's.
+// Reader and writer limits (docs/design.md, Limits), the core's.
 const (
 	maxLineBytes     = mcpcore.MaxMessageBytes
 	maxResponseBytes = mcpcore.MaxResponseBytes

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Outgoing queue bounds (SPEC §6).
+// Outgoing queue bounds (docs/design.md, Limits).
 const (
 	maxQueueMessages = 32
 	maxQueueBytes    = 4 << 20
@@ -234,8 +234,8 @@ func (q *outQueue) run() {
 			m.Finish()
 			continue
 		}
-		// One deadline for the whole message: SPEC §6 lets no progress,
-		// partial writes included, extend it.
+		// One deadline for the whole message: no progress, partial writes
+		// included, extends it (docs/design.md, Limits).
 		// finish (which frees a call's held slot) runs before the bytes go
 		// out: a client that has read a response may send its next call at
 		// once, and must find the slot free.

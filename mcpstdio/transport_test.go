@@ -168,7 +168,8 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 }
 
 // The write timeout bounds the whole message: a reader too slow to take
-// a response within it closes the transport, whatever the pace (SPEC §6).
+// a response within it closes the transport, whatever the pace
+// (docs/design.md, Limits).
 func TestWriteTimeoutCoversTheWholeMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &slowWriter{n: 4 << 10, d: 400 * time.Millisecond} // 10 KiB/s

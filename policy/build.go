@@ -60,7 +60,8 @@ func (s routeSide) String() string {
 	return fmt.Sprintf("command %s (%s)", s.command, s.release)
 }
 
-// Build validates a draft as one candidate (SPEC §3) and returns the
+// Build validates a draft as one candidate (docs/design.md, Nothing is
+// half-published) and returns the
 // Binding to store as the revision, plus warnings for a person (publish
 // entries naming nothing installed, explicitly named commands that cannot
 // be tools). The same Input always yields a byte-identical Binding. Errors
@@ -729,7 +730,7 @@ type wireExecution struct {
 	TaskSupport string `json:"taskSupport"`
 }
 
-// The kinds of tool a command becomes on an endpoint (SPEC §11).
+// The kinds of tool a command becomes on an endpoint (docs/tasks.md).
 const (
 	toolPlain    = iota
 	toolStarted  // a task command with the job family: may answer started

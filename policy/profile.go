@@ -21,7 +21,7 @@ const (
 	TransportHTTP  = "http"
 )
 
-// Tool name modes (SPEC §6). Compact is the default.
+// Tool name modes (docs/profile.md, Tool names). Compact is the default.
 const (
 	ToolNamesCompact = "compact"
 	ToolNamesFull    = "full"
@@ -37,7 +37,8 @@ const (
 )
 
 // Template defaults and maxima. resultBytes can never exceed the core's own
-// 128 KiB commandResult limit (SPEC §2.2); templates only make limits smaller.
+// 128 KiB commandResult limit (docs/design.md, Limits); templates only make
+// limits smaller.
 const (
 	DefaultTimeoutMs        = 30000
 	DefaultMaxConcurrent    = 4
@@ -61,7 +62,8 @@ const (
 	maxTemplates      = 256
 )
 
-// Profile is the owner's policy (SPEC §4): endpoints and task templates.
+// Profile is the owner's policy (docs/profile.md): endpoints and task
+// templates.
 type Profile struct {
 	Endpoints map[string]Endpoint     `json:"endpoints"`
 	Templates map[string]TemplateSpec `json:"templates"`
@@ -125,7 +127,8 @@ func DefaultProfile() *Profile {
 	}
 }
 
-// DefaultTemplateSpec returns the SPEC default limits.
+// DefaultTemplateSpec returns the default limits of a template
+// (docs/profile.md, Templates and their limits).
 func DefaultTemplateSpec() TemplateSpec {
 	return TemplateSpec{
 		TimeoutMs:        DefaultTimeoutMs,
@@ -430,7 +433,7 @@ func (e Endpoint) withDefaults() Endpoint {
 }
 
 // template resolves a template name; "default" always exists, with the
-// SPEC defaults unless the profile overrides it.
+// default limits unless the profile overrides it.
 func (p *Profile) template(name string) (TemplateSpec, bool) {
 	if t, ok := p.Templates[name]; ok {
 		return t.withDefaults(), true

@@ -8,7 +8,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 )
 
-// Security levels of a published command (SPEC §10), weakest first: the
+// Security levels of a published command (docs/agents.md), weakest first: the
 // credential a remote caller must present to run it.
 const (
 	SecurityStandard = "standard" // a static key, a short-lived or a one-time token

@@ -13,7 +13,8 @@ import (
 // one endpoint's projection, and each command's declaration as raw JSON,
 // decoded only when a call needs it. Routes, the profile and the other
 // endpoints' tools are never decoded. With 10,000 tools this is most of
-// the difference between fitting SPEC §9's memory budget and not.
+// the difference between fitting the serving memory target
+// (docs/performance.md) and not.
 type ServeView struct {
 	Revision   string
 	Releases   []BoundRelease

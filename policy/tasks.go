@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Background work of an endpoint (SPEC §11): which published commands may
+// Background work of an endpoint (docs/tasks.md): which published commands may
 // run as tasks, and the bounds every task of the endpoint runs under.
 const (
 	DefaultMaxTasks      = 16

@@ -24,11 +24,11 @@ const (
 	MaxHostToolName = 64
 )
 
-// ToolName returns the MCP tool name of a command in an endpoint's
-// namespace and revision (SPEC §6). mode is "compact" (or empty, the
-// default): slug of at most 16 characters + "__" + 24 hex digits of the
-// fingerprint; "full": slug of at most 48 + "__" + all 64 hex digits;
-// "stable": the slug alone, at most 64 characters, the same in every
+// ToolName returns the MCP tool name of a command in an endpoint's namespace
+// and revision (docs/design.md, Names and fingerprints). mode is "compact"
+// (or empty, the default): slug of at most 16 characters + "__" + 24 hex
+// digits of the fingerprint; "full": slug of at most 48 + "__" + all 64 hex
+// digits; "stable": the slug alone, at most 64 characters, the same in every
 // revision. It returns "" only when the inputs cannot be canonicalised
 // (invalid UTF-8), which Build rules out beforehand.
 func ToolName(mode, namespace, revision, commandID string) string {

@@ -70,8 +70,9 @@ func hasPrefix(words, prefix []string) bool {
 }
 
 // Launch is what serve-mcp fixes for its life when it starts: the endpoint,
-// its namespace, subject and template (SPEC §6). Transports is what the
-// revision read allows; serve-mcp checks it, it is not part of the binding.
+// its namespace, subject and template (docs/design.md, Visibility).
+// Transports is what the revision read allows; serve-mcp checks it, it is not
+// part of the binding.
 type Launch struct {
 	Endpoint   string
 	Namespace  string

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The SPEC §9 performance report (not a test; not part of scripts/test.sh).
-# Builds rukh, the bench helpers and the go-sdk and mcp-go peer servers
-# statically into a temp dir, runs bench/rukhbench against fresh RUKH_HOMEs
-# there (1 command, then 10,000 and 100,000 commands: -sizes), prints one
-# table with medians, p90, target, ratio and verdict (MISSED when a target
-# is missed), then explains the store and per-request reads of the largest
-# home with bench/indexprobe. Exits 0 even when a target is missed; non-zero
-# only when something could not be measured. Takes several minutes on 2
-# CPUs, most of it installing and activating 2,000 packages.
+# The performance report of docs/performance.md (not a test; not part of
+# scripts/test.sh). Builds rukh, the bench helpers and the go-sdk and mcp-go
+# peer servers statically into a temp dir, runs bench/rukhbench against fresh
+# RUKH_HOMEs there (1 command, then 10,000 and 100,000 commands: -sizes),
+# prints one table with medians, p90, target, ratio and verdict (MISSED when a
+# target is missed), then explains the store and per-request reads of the
+# largest home with bench/indexprobe. Exits 0 even when a target is missed;
+# non-zero only when something could not be measured. Takes several minutes on
+# 2 CPUs, most of it installing and activating 2,000 packages.
 #
 # Environment: BENCH_ARGS adds rukhbench flags (e.g. "-sizes 100x10 -calls 50"
 # for a quick run); BENCH_KEEP=1 keeps the temp dir.

@@ -11,7 +11,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 )
 
-// Agents and their credentials (SPEC §10). An agent is a named principal
+// Agents and their credentials (docs/agents.md). An agent is a named principal
 // bound to one endpoint; it has one static key and any number (bounded) of
 // short-lived and one-time tokens. Only a token's SHA-256 is stored.
 var (

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// The audit log (SPEC §10): one record per served call, keyed by an 8-byte
-// big-endian sequence, oldest first. Records are only ever deleted from
-// the front, so the newest key minus the oldest plus one is the count.
+// The audit log (docs/agents.md): one record per served call, keyed by an
+// 8-byte big-endian sequence, oldest first. Records are only ever deleted
+// from the front, so the newest key minus the oldest plus one is the count.
 var bucketAudit = []byte("audit")
 
 // Audit retention: the newest AuditMaxRecords records, none older than

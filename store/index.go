@@ -59,8 +59,9 @@ const (
 	refLen   = sha256.Size
 )
 
-// Page bounds of tools/list (SPEC §6): at most PageTools tools and
-// PageBytes of tool objects per page. The writer cuts pages at publish.
+// Page bounds of tools/list (docs/design.md, Page bounds): at most PageTools
+// tools and PageBytes of tool objects per page. The writer cuts pages at
+// publish.
 const (
 	PageTools = 32
 	PageBytes = 1 << 20

@@ -110,7 +110,8 @@ func (s *Store) decode(what string, raw []byte, v any) error {
 
 // decodeRelease reads a release record, as lenient as decode but in one
 // pass: a record carries its manifest in base64, and a publish reads every
-// release (encoding/json took over 5 ms for a 100-command manifest).
+// release (encoding/json was too slow for a large manifest:
+// docs/performance.md).
 func (s *Store) decodeRelease(what string, raw []byte, rec *releaseRec) error {
 	if err := jsonv2.Unmarshal(raw, rec, jsonv2.MatchCaseInsensitiveNames(true),
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {

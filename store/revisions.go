@@ -29,9 +29,9 @@ type Revision struct {
 type revisionRec struct {
 	Number uint64 `json:"number"`
 	ID     string `json:"id"`
-	// Index comes before the releases list (one name per release, 50 KB at
-	// 1,000 releases): every request reads id and index (revisionIndex)
-	// and stops there.
+	// Index comes before the releases list (one name per release, so it grows
+	// with the home: docs/performance.md): every request reads id and index
+	// (revisionIndex) and stops there.
 	Index       string    `json:"index,omitempty"` // generation id (hex) of an indexed revision
 	CreatedAt   time.Time `json:"createdAt"`
 	Parent      uint64    `json:"parent,omitempty"`

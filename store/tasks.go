@@ -15,7 +15,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 )
 
-// Task records (SPEC §11): one per background invocation, from its start
+// Task records (docs/tasks.md): one per background invocation, from its start
 // until ttl after its end: a working task is never purged, however long it
 // runs, so its result is never lost and it counts against maxTasks until it
 // ends. They live in their own bbolt file beside

@@ -12,7 +12,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 )
 
-// Token format (SPEC §10): rukh_<kind>_<body><check>, where kind is key
+// Token format (docs/agents.md): rukh_<kind>_<body><check>, where kind is key
 // (static), agt (short-lived) or otk (one-time), body is 256 random bits in
 // base62 (43 characters) and check is the CRC-32 of everything before it in
 // base62 (6 characters). Base62 has no "_", so the parts sit at fixed

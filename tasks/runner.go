@@ -1,5 +1,5 @@
 // Package tasks owns running invocations in the background of a serving
-// process (SPEC §11): a task is the same invocation as a direct call (the
+// process (docs/tasks.md): a task is the same invocation as a direct call (the
 // caller has already checked its input and the invoker pins, limits and
 // cleans up as for any call) with the endpoint's longer deadline. The
 // runner records each task in the store before it starts, writes the

@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// directExec runs prog the way the kernel runs a managed command, minus
-// Rukh: a socket pair on fd 3, its own process group, the minimal
-// environment, stdin/stdout/stderr on /dev/null; it writes the invoke line,
-// reads the report line and waits for the exit. This is the "exec a trivial
-// static program directly" baseline of SPEC §9 with the same tiny channel
-// exchange the program needs to do its job.
+// directExec runs prog the way the kernel runs a managed command, minus Rukh:
+// a socket pair on fd 3, its own process group, the minimal environment,
+// stdin/stdout/stderr on /dev/null; it writes the invoke line, reads the
+// report line and waits for the exit. This is the "exec a trivial static
+// program directly" baseline of docs/performance.md with the same tiny
+// channel exchange the program needs to do its job.
 func directExec(prog, command string) (time.Duration, error) {
 	t := time.Now()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)

@@ -21,7 +21,7 @@ import (
 // httpClients is how many agents list at once in the throughput row.
 const httpClients = 16
 
-// benchHTTP: SPEC §9 "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
+// benchHTTP: the target "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
 // requests/s". The bench profile serves its endpoint on http too; an
 // agent's static key authenticates every request. Stdio, HTTP (a client as
 // lean as the stdio one) and HTTP through Go's net/http client alternate in
@@ -286,7 +286,7 @@ func (s *httpServer) close() {
 	}
 }
 
-// benchHTTPMemory: SPEC §9 "serve-http peak RSS ≤ 20 MiB at 100,000 tools,
+// benchHTTPMemory: the target "serve-http peak RSS ≤ 20 MiB at 100,000 tools,
 // flat in tool count": 16 agents' connections each walk every page of the
 // large home, then the server's VmHWM is read.
 func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {

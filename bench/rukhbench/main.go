@@ -1,9 +1,9 @@
 //go:build linux
 
-// Command rukhbench measures the SPEC §9 targets against the real rukh
-// binary, side by side in one run, and prints one table: medians, p90, the
-// target, and a verdict. It is a report, not a test: it exits 0 when a
-// target is missed (and prints MISSED), and non-zero only when it could not
+// Command rukhbench measures the targets of docs/performance.md against the
+// real rukh binary, side by side in one run, and prints one table: medians,
+// p90, the target, and a verdict. It is a report, not a test: it exits 0 when
+// a target is missed (and prints MISSED), and non-zero only when it could not
 // measure at all.
 //
 // It drives rukh only through its public surface: the owner verbs

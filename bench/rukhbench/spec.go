@@ -176,7 +176,8 @@ func (h *home) runMaxRSS(args ...string) (time.Duration, int64, error) {
 }
 
 // benchSize measures one large home: publish, cold start, first list, full
-// walk, memory and the CLI route, against the SPEC §9 targets.
+// walk, memory and the CLI route, against the targets of
+// docs/performance.md.
 func benchSize(c config, z size, b baseline) ([]row, []string, error) {
 	c.packages, c.commands = z.packages, z.commands
 	logf("home of %d commands: setup", z.tools())

@@ -1,4 +1,4 @@
-// Command tasks5m measures the bar of SPEC §11 once, against the real
+// Command tasks5m measures the bar of docs/tasks.md once, against the real
 // binary: a 5-minute command (testdata/tasks/pkg site.build with
 // tenths=3000) completes as a task on stdio (serve-mcp) and on HTTP
 // (serve-http) at the same time while every request of the client gives up

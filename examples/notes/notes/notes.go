@@ -104,8 +104,8 @@ func (h *handlers) list(ctx context.Context, call *rukhext.Call) (rukhext.Result
 	return rukhext.Structured(res), nil
 }
 
-// Result limits of rukh (SPEC §2.2: 2,048 members plus elements and
-// 128 KiB per commandResult), with room for the envelope.
+// Result limits of rukh (docs/manifest.md, Limits: 2,048 members plus
+// elements and 128 KiB per commandResult), with room for the envelope.
 const (
 	listMaxMembers = 2000
 	listMaxBytes   = 120 << 10
