@@ -45,3 +45,17 @@ func TestBuiltinVerbsAreTheCLIVerbs(t *testing.T) {
 		}
 	}
 }
+
+// TestOutcomeExit checks every outcome against the exit codes the README
+// documents.
+func TestOutcomeExit(t *testing.T) {
+	want := map[kernel.Outcome]int{
+		kernel.Succeeded: 0, kernel.CommandFailed: 1, kernel.Rejected: 2,
+		kernel.ExecutionFailed: 3, kernel.Cancelled: 130,
+	}
+	for _, o := range kernel.Outcomes {
+		if got, ok := want[o]; !ok || outcomeExit(o) != got {
+			t.Errorf("outcomeExit(%s) = %d, want %d (known: %v)", o, outcomeExit(o), got, ok)
+		}
+	}
+}
