@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,15 +155,6 @@ func escapeToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // CheckResultSchema checks that raw is a result schema of the SPEC §2.2
 // subset: strict JSON within 64 KiB, depth 16 and 2,048 members, of the
 // closed subset (one type; objects with properties and additionalProperties
@@ -216,7 +208,7 @@ func checkSubset(v any, at string) *Error {
 			return invalidf(at, "missing %q", k)
 		}
 	}
-	keys := sortedKeys(s)
+	keys := slices.Sorted(maps.Keys(s))
 	for _, k := range keys {
 		if k != "type" && k != "title" && k != "description" && !slices.Contains(must, k) && !slices.Contains(may, k) {
 			return invalidf(at+"/"+escapeToken(k), "%q is not allowed here", k)
@@ -247,7 +239,7 @@ func checkKeyword(t rtype, k string, v any, at string) *Error {
 		if !ok {
 			return invalidf(at, "got %s, want object", jsonType(v))
 		}
-		for _, n := range sortedKeys(props) {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
 			if err := checkSubset(props[n], at+"/"+escapeToken(n)); err != nil {
 				return err
 			}
@@ -355,7 +347,7 @@ func checkSubschema(v any, at string) error {
 				}
 			}
 		}
-		for _, n := range sortedKeys(props) {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
 			if err := checkSubschema(props[n], at+"/properties/"+escapeToken(n)); err != nil {
 				return err
 			}

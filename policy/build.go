@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -145,7 +146,7 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	bd.prof = prof.normalized()
 	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
 	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
-	for _, epName := range sortedKeys(bd.prof.Endpoints) {
+	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
 		ep := bd.prof.Endpoints[epName]
 		tmpl, _ := bd.prof.template(ep.Template)
 		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), commands: map[string]bool{}, packages: map[string]bool{}, names: map[string]string{},
@@ -524,7 +525,7 @@ func (bd *builder) warnings() []string {
 				}
 			}
 		}
-		for _, rel := range sortedKeys(devLeftOut) {
+		for _, rel := range slices.Sorted(maps.Keys(devLeftOut)) {
 			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
 			out = append(out, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
 				e.name, rel, DevEndpoint, strings.Join(ids, ", ")))

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -185,7 +185,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 		return nil, profileJSONError(err)
 	}
 	p := &Profile{Endpoints: map[string]Endpoint{}, Templates: map[string]TemplateSpec{}}
-	for _, name := range sortedKeys(raw.Templates) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Templates)) {
 		path := "/templates/" + pointerToken(name)
 		t, err := raw.Templates[name].spec(path)
 		if err != nil {
@@ -193,7 +193,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 		}
 		p.Templates[name] = t
 	}
-	for _, name := range sortedKeys(raw.Endpoints) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Endpoints)) {
 		path := "/endpoints/" + pointerToken(name)
 		re := raw.Endpoints[name]
 		if re.Namespace == nil {
@@ -286,7 +286,7 @@ func (p *Profile) Validate() error {
 	if len(p.Templates) > maxTemplates {
 		return invalidAt("/templates", fmt.Sprintf("%d templates, over the limit of %d", len(p.Templates), maxTemplates))
 	}
-	for _, name := range sortedKeys(p.Templates) {
+	for _, name := range slices.Sorted(maps.Keys(p.Templates)) {
 		path := "/templates/" + pointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid template name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
@@ -296,7 +296,7 @@ func (p *Profile) Validate() error {
 		}
 	}
 	namespaces := map[string]string{}
-	for _, name := range sortedKeys(p.Endpoints) {
+	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
 		path := "/endpoints/" + pointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
@@ -512,15 +512,6 @@ func invalidAt(path, msg string) *kernel.Error {
 // pointerToken escapes one JSON pointer reference token (RFC 6901).
 func pointerToken(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func sortedCopy(s []string) []string {

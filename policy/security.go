@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -100,7 +101,7 @@ func validateSecurity(path string, ep Endpoint) error {
 			return err
 		}
 	}
-	for _, id := range sortedKeys(ep.Security.Commands) {
+	for _, id := range slices.Sorted(maps.Keys(ep.Security.Commands)) {
 		cp := path + "/security/commands/" + pointerToken(id)
 		if !commandIDs.MatchString(id) {
 			return invalidAt(cp, fmt.Sprintf("invalid command %q: want [a-z0-9][a-z0-9._-]{0,127}", id))
@@ -136,7 +137,7 @@ func securityWarnings(epName string, ep Endpoint, tools []Tool) []string {
 		published[t.Command] = true
 	}
 	var out []string
-	for _, id := range sortedKeys(ep.Security.Commands) {
+	for _, id := range slices.Sorted(maps.Keys(ep.Security.Commands)) {
 		if !published[id] {
 			out = append(out, fmt.Sprintf("endpoint %q: security.commands names %q, which the endpoint does not publish", epName, id)+meantCommand(id, published))
 		}

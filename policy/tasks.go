@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -215,7 +216,7 @@ func shortTTLWarning(epName string, t *Tasks) []string {
 // no publish to tell (a draft set with 'rukh policy set').
 func (p *Profile) TaskWarnings() []string {
 	var out []string
-	for _, name := range sortedKeys(p.Endpoints) {
+	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
 		if ep := p.Endpoints[name]; ep.Tasks != nil {
 			out = append(out, shortTTLWarning(name, ep.Tasks)...)
 		}
