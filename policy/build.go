@@ -434,7 +434,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 			if e.mode == ToolNamesStable {
 				hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
 			}
-			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(e.name),
+			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + kernel.PointerToken(e.name),
 				Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
 					other, bd.b.Commands[bd.owner[other]].Release, id, bc.Release, name, e.mode),
 				Hint: hint}

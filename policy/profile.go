@@ -186,7 +186,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 	}
 	p := &Profile{Endpoints: map[string]Endpoint{}, Templates: map[string]TemplateSpec{}}
 	for _, name := range slices.Sorted(maps.Keys(raw.Templates)) {
-		path := "/templates/" + pointerToken(name)
+		path := "/templates/" + kernel.PointerToken(name)
 		t, err := raw.Templates[name].spec(path)
 		if err != nil {
 			return nil, err
@@ -194,7 +194,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 		p.Templates[name] = t
 	}
 	for _, name := range slices.Sorted(maps.Keys(raw.Endpoints)) {
-		path := "/endpoints/" + pointerToken(name)
+		path := "/endpoints/" + kernel.PointerToken(name)
 		re := raw.Endpoints[name]
 		if re.Namespace == nil {
 			return nil, invalidAt(path, "missing member \"namespace\"")
@@ -287,7 +287,7 @@ func (p *Profile) Validate() error {
 		return invalidAt("/templates", fmt.Sprintf("%d templates, over the limit of %d", len(p.Templates), maxTemplates))
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Templates)) {
-		path := "/templates/" + pointerToken(name)
+		path := "/templates/" + kernel.PointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid template name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
@@ -297,7 +297,7 @@ func (p *Profile) Validate() error {
 	}
 	namespaces := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
-		path := "/endpoints/" + pointerToken(name)
+		path := "/endpoints/" + kernel.PointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
@@ -507,11 +507,6 @@ func profileJSONError(err error) error {
 
 func invalidAt(path, msg string) *kernel.Error {
 	return &kernel.Error{Code: kernel.CodeInvalid, Path: path, Message: msg}
-}
-
-// pointerToken escapes one JSON pointer reference token (RFC 6901).
-func pointerToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
 func sortedCopy(s []string) []string {

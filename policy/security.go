@@ -102,7 +102,7 @@ func validateSecurity(path string, ep Endpoint) error {
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(ep.Security.Commands)) {
-		cp := path + "/security/commands/" + pointerToken(id)
+		cp := path + "/security/commands/" + kernel.PointerToken(id)
 		if !commandIDs.MatchString(id) {
 			return invalidAt(cp, fmt.Sprintf("invalid command %q: want [a-z0-9][a-z0-9._-]{0,127}", id))
 		}
