@@ -115,14 +115,13 @@ type builder struct {
 
 // epBuild is one endpoint's projection as it is built.
 type epBuild struct {
-	name     string
-	ep       Endpoint
-	mode     string
-	commands map[string]bool // publish.commands
-	packages map[string]bool // publish.packages
-	names    map[string]string
-	proj     Projection
-	sizes    []int // wire size per tool (with a sink)
+	name    string
+	ep      Endpoint
+	mode    string
+	publish publishSet
+	names   map[string]string
+	proj    Projection
+	sizes   []int // wire size per tool (with a sink)
 	// err is the endpoint's first tool error; reported after the route
 	// checks, in endpoint order, as when projections were built last.
 	err error
@@ -149,14 +148,8 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
 		ep := bd.prof.Endpoints[epName]
 		tmpl, _ := bd.prof.template(ep.Template)
-		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), commands: map[string]bool{}, packages: map[string]bool{}, names: map[string]string{},
+		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
 			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
-		for _, id := range ep.Publish.Commands {
-			e.commands[id] = true
-		}
-		for _, p := range ep.Publish.Packages {
-			e.packages[p] = true
-		}
 		bd.eps = append(bd.eps, e)
 	}
 
@@ -334,7 +327,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 // publishes reports whether e publishes command id of package pkg (dev: a
 // development release, which only the dev endpoint publishes).
 func (e *epBuild) publishes(id, pkg string, dev bool) bool {
-	return (e.commands[id] || e.packages[pkg]) && (!dev || e.name == DevEndpoint)
+	return e.publish.lists(id, pkg) && (!dev || e.name == DevEndpoint)
 }
 
 // toolKind is the kind of tool command id is on e.

@@ -99,6 +99,31 @@ type Publish struct {
 	Packages []string `json:"packages"`
 }
 
+// publishSet is a publish list indexed for lookups.
+type publishSet struct{ commands, packages map[string]bool }
+
+func (p Publish) set() publishSet {
+	s := publishSet{commands: make(map[string]bool, len(p.Commands)), packages: make(map[string]bool, len(p.Packages))}
+	for _, id := range p.Commands {
+		s.commands[id] = true
+	}
+	for _, pkg := range p.Packages {
+		s.packages[pkg] = true
+	}
+	return s
+}
+
+// lists is the publish-list rule: an endpoint publishes a command when its
+// id or its package is listed.
+func (s publishSet) lists(id, pkg string) bool { return s.commands[id] || s.packages[pkg] }
+
+// Names reports whether p lists package pkg or one of its commands ids, so
+// that the endpoint publishes at least one of them.
+func (p Publish) Names(pkg string, ids []string) bool {
+	s := p.set()
+	return s.packages[pkg] || slices.ContainsFunc(ids, func(id string) bool { return s.lists(id, pkg) })
+}
+
 // TemplateSpec holds the limits of a task template. A zero field takes its
 // default; ParseProfile rejects an explicit zero.
 type TemplateSpec struct {
