@@ -2,15 +2,16 @@ module github.com/rukh-dev/rukh
 
 go 1.26.8
 
+// What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only).
+// bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
+// fails when this version moves until that reader is checked again.
 require (
 	github.com/go-json-experiment/json v1.27.2
-	github.com/gowebpki/jcs v1.0.2
 	github.com/urfave/cli/v3 v3.14.0
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
-	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	golang.org/x/mod v0.43.0
 	golang.org/x/sys v0.50.0
@@ -18,13 +19,17 @@ require (
 	google.golang.org/grpc v1.83.2
 )
 
-// Test dependencies: real MCP clients as interop oracles, testscript, and a
-// JSON Schema 2020-12 validator as the oracle of the kernel's result-schema check.
+// Test-only, never linked into rukh: real MCP clients as interop oracles,
+// testscript, a JSON Schema 2020-12 validator as the oracle of the kernel's
+// result-schema check, JCS canonical JSON as the oracle of tool names, and an
+// embedded etcd server (localetcd) for the etcd tests and the demo.
 require (
+	github.com/gowebpki/jcs v1.0.2
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.etcd.io/etcd/server/v3 v3.7.3
 )
 
 require (
