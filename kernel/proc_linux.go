@@ -43,52 +43,6 @@ func procMarker(pid int, kv string) bool {
 	return err == nil && envHas(b, kv)
 }
 
-// procFileNames names files as /proc/PID/fd links do: "socket:[inode]",
-// "pipe:[inode]".
-func procFileNames(files []*os.File) []string {
-	var names []string
-	for _, f := range files {
-		var st unix.Stat_t
-		if f == nil || unix.Fstat(int(f.Fd()), &st) != nil {
-			continue
-		}
-		kind := ""
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFSOCK:
-			kind = "socket"
-		case unix.S_IFIFO:
-			kind = "pipe"
-		default:
-			continue // a shared file (a terminal, a log) names no invocation
-		}
-		names = append(names, kind+":["+strconv.FormatUint(st.Ino, 10)+"]")
-	}
-	return names
-}
-
-func procHolds(pid int, names []string) bool {
-	if len(names) == 0 {
-		return false
-	}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		l, err := os.Readlink(dir + e.Name())
-		if err != nil {
-			continue
-		}
-		for _, n := range names {
-			if l == n {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // waitExited is a thread blocked in waitid(WNOWAIT), not a pidfd in the
 // runtime's poller: the poller's wake-up measured 0.5-0.7 ms slower per
 // call on a loaded 2-CPU box.
