@@ -2,15 +2,16 @@ module github.com/rukh-dev/rukh
 
 go 1.26.8
 
+// What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only).
+// bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
+// fails when this version moves until that reader is checked again.
 require (
 	github.com/go-json-experiment/json v1.27.2
-	github.com/gowebpki/jcs v1.0.2
 	github.com/urfave/cli/v3 v3.14.0
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
-	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	golang.org/x/mod v0.43.0
 	golang.org/x/sys v0.50.0
@@ -18,16 +19,21 @@ require (
 	google.golang.org/grpc v1.83.2
 )
 
-// Test dependencies: real MCP clients as interop oracles, testscript, and a
-// JSON Schema 2020-12 validator as the oracle of the kernel's result-schema check.
+// Test-only, never linked into rukh: real MCP clients as interop oracles,
+// testscript, a JSON Schema 2020-12 validator as the oracle of the kernel's
+// result-schema check, JCS canonical JSON as the oracle of tool names, and an
+// embedded etcd server (localetcd) for the etcd tests and the demo.
 require (
+	github.com/gowebpki/jcs v1.0.2
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.etcd.io/etcd/server/v3 v3.7.3
 )
 
 require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -74,6 +80,7 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -86,3 +93,8 @@ require (
 	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// Tools: go tool staticcheck (scripts/test.sh), pinned here.
+tool honnef.co/go/tools/cmd/staticcheck
+
+require honnef.co/go/tools v0.8.2 // indirect

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -61,7 +62,7 @@ func (a *app) agentCmd() *cli.Command {
 					}
 					e, ok := prof.Endpoints[ep]
 					if !ok {
-						names := sortedMapKeys(prof.Endpoints)
+						names := slices.Sorted(maps.Keys(prof.Endpoints))
 						return kernel.Errorf(kernel.CodeNotFound, "the profile has no endpoint %q", ep).
 							WithHint(fmt.Sprintf("endpoints: %s; add one with 'rukh policy set'", strings.Join(names, ", ")))
 					}

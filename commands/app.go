@@ -187,6 +187,23 @@ func (a *app) printError(err error, exit int, outcome string) {
 	}
 }
 
+// outcomeExit is the exit code of an extension's outcome.
+func outcomeExit(o kernel.Outcome) int {
+	switch o {
+	case kernel.Succeeded:
+		return ExitOK
+	case kernel.CommandFailed:
+		return ExitFailed
+	case kernel.Rejected:
+		return ExitUsage
+	case kernel.Cancelled:
+		return ExitCancelled
+	default:
+		return ExitExecution
+	}
+}
+
+// exitCode is the exit code of an error that carries no outcome.
 func exitCode(err error) int {
 	switch kernel.ErrorCode(err) {
 	case kernel.CodeUsage:

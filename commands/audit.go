@@ -3,8 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -133,5 +131,3 @@ func (s *serveAudit) done(inv *kernel.Invocation, res kernel.Result) {
 	}
 	s.w.Add(rec)
 }
-
-func sortedMapKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -255,7 +256,7 @@ func printDescribe(w io.Writer, r *describeReport) {
 	if r.Fix != "" {
 		fmt.Fprintf(w, "  fix: %s\n", r.Fix)
 	}
-	for _, ep := range sortedMapKeys(r.Tools) {
+	for _, ep := range slices.Sorted(maps.Keys(r.Tools)) {
 		task := yesno(slices.Contains(r.Tasks, ep), ", may run as a task", "")
 		if slices.Contains(r.TaskOnly, ep) {
 			task = ", may only run as a task"
@@ -263,7 +264,7 @@ func printDescribe(w io.Writer, r *describeReport) {
 		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)%s\n", ep, r.Tools[ep], r.Security[ep], task)
 	}
 	if len(r.Tools) == 0 {
-		for _, ep := range sortedMapKeys(r.Security) {
+		for _, ep := range slices.Sorted(maps.Keys(r.Security)) {
 			fmt.Fprintf(w, "security on endpoint %s: %s\n", ep, r.Security[ep])
 		}
 	}

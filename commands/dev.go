@@ -104,6 +104,10 @@ func (a *app) dev(src string, asJSON bool) error {
 		rep.Replaced = prev.Digest
 	}
 
+	ids := make([]string, len(m.Commands))
+	for i, c := range m.Commands {
+		ids[i] = c.ID
+	}
 	var prof *policy.Profile
 	err = a.store.UpdateDraft(func(d *store.Draft) error {
 		if v := d.Active[m.Name]; v != store.DevVersion {
@@ -122,11 +126,7 @@ func (a *app) dev(src string, asJSON bool) error {
 			ep = policy.Endpoint{Namespace: policy.DevEndpoint, Transports: []string{policy.TransportStdio}}
 			rep.EndpointAdded = true
 		}
-		named := slices.Contains(ep.Publish.Packages, m.Name)
-		for _, c := range m.Commands {
-			named = named || slices.Contains(ep.Publish.Commands, c.ID)
-		}
-		if !named {
+		if !ep.Publish.Names(m.Name, ids) {
 			ep.Publish.Packages = append(slices.Clone(ep.Publish.Packages), m.Name)
 			rep.PublishAdded = true
 		}
@@ -147,12 +147,7 @@ func (a *app) dev(src string, asJSON bool) error {
 		if name == policy.DevEndpoint {
 			continue
 		}
-		pub := prof.Endpoints[name].Publish
-		named := slices.Contains(pub.Packages, m.Name)
-		for _, c := range m.Commands {
-			named = named || slices.Contains(pub.Commands, c.ID)
-		}
-		if named {
+		if prof.Endpoints[name].Publish.Names(m.Name, ids) {
 			rep.NotPublishedOn = append(rep.NotPublishedOn, name)
 		}
 	}

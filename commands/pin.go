@@ -140,7 +140,7 @@ func (a *app) pinCLI(t cliTarget, bc *policy.BoundCommand, output string) (dir s
 		if output == "json" {
 			_ = printJSON(a.stdout, kernel.Result{InvocationID: kernel.NewInvocationID(), Outcome: kernel.ExecutionFailed, Reason: err.Error()})
 		}
-		return "", nil, &exitError{code: ExitExecution, outcome: string(kernel.ExecutionFailed), err: err}
+		return "", nil, &exitError{code: outcomeExit(kernel.ExecutionFailed), outcome: string(kernel.ExecutionFailed), err: err}
 	}
 	return dir, unpin, nil
 }

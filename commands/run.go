@@ -272,7 +272,7 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		var ke *kernel.Error
 		if errors.As(err, &ke) && ke.Code == kernel.CodeInvalid {
 			ke = ke.AtPath(cliName(decl, ke.Path)).WithHint(fmt.Sprintf("run 'rukh %s --help' for usage", strings.Join(decl.Path, " ")))
-			return &exitError{code: ExitUsage, err: ke, outcome: string(kernel.Rejected)}
+			return &exitError{code: outcomeExit(kernel.Rejected), err: ke, outcome: string(kernel.Rejected)}
 		}
 		return err
 	}
@@ -301,18 +301,20 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 	} else if len(res.CommandResult) > 0 {
 		a.printResult(res.CommandResult)
 	}
+	var failure error
 	switch res.Outcome {
 	case kernel.Succeeded:
 		return nil
 	case kernel.CommandFailed:
-		return &exitError{code: ExitFailed, outcome: string(res.Outcome), err: fmt.Errorf("%s failed: %s", decl.ID, orDefault(res.Reason, "no reason given"))}
+		failure = fmt.Errorf("%s failed: %s", decl.ID, orDefault(res.Reason, "no reason given"))
 	case kernel.Rejected:
-		return &exitError{code: ExitUsage, outcome: string(res.Outcome), err: fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)}
+		failure = fmt.Errorf("%s was rejected: %s", decl.ID, res.Reason)
 	case kernel.Cancelled:
-		return &exitError{code: ExitCancelled, outcome: string(res.Outcome), err: fmt.Errorf("%s was cancelled: %s", decl.ID, strings.TrimPrefix(res.Reason, "cancelled: "))}
+		failure = fmt.Errorf("%s was cancelled: %s", decl.ID, strings.TrimPrefix(res.Reason, "cancelled: "))
 	default:
-		return &exitError{code: ExitExecution, outcome: string(res.Outcome), err: fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)}
+		failure = fmt.Errorf("%s did not complete properly: %s (invocation %s)", decl.ID, res.Reason, res.InvocationID)
 	}
+	return &exitError{code: outcomeExit(res.Outcome), outcome: string(res.Outcome), err: failure}
 }
 
 func (a *app) printResult(cr jsontext.Value) {

@@ -152,16 +152,16 @@ type Hints struct {
 // Features the core registers; requiredFeatures must name one of these.
 var Features = map[string]int{"command-result": 1}
 
-// Reserved command words: never a path word, alias word or group at the top
-// level, and the built-in rukh namespace.
+// BuiltinVerbs are the words reserved for the core: never a path word, alias
+// word or group at the top level. They are the CLI's top-level commands (a
+// test walks the CLI tree against this list), the help words, and rukh, the
+// built-in namespace.
 var BuiltinVerbs = []string{
 	"help", "h", "completion",
-	"install", "uninstall", "trust", "activate", "deactivate", "policy",
-	"publish", "dev", "rollback", "revisions", "list", "status", "describe", "tools",
-	"keygen", "package", "serve-mcp", "mcp-config", "diagnostics", "version",
-	"doctor", "dev",
-	// reserved for verbs of the HTTP service, long-running work and stores
-	"serve-http", "agent", "audit", "tasks", "store",
+	"install", "uninstall", "trust", "keygen", "package", "activate", "deactivate", "policy",
+	"publish", "dev", "revisions", "rollback", "list", "status", "describe", "tools",
+	"serve-mcp", "serve-http", "mcp-config", "agent", "audit", "tasks", "store",
+	"diagnostics", "doctor", "version",
 	"rukh",
 }
 

@@ -527,7 +527,7 @@ func specIndex(ss []paramSpec, id string) int {
 }
 
 func unknownParam(id string) *Error {
-	return &Error{Code: CodeInvalid, Path: "/" + escapeToken(id), Message: "unknown parameter " + strconv.Quote(id)}
+	return &Error{Code: CodeInvalid, Path: "/" + PointerToken(id), Message: "unknown parameter " + strconv.Quote(id)}
 }
 
 // RequestFromJSON converts MCP tool arguments to the canonical Request.
@@ -565,7 +565,7 @@ func RequestFromJSON(c *Command, args jsontext.Value) (Request, error) {
 			if err != nil {
 				return Request{}, JSONError(err)
 			}
-			x, e := ss[i].fromJSON(v, "/"+escapeToken(name))
+			x, e := ss[i].fromJSON(v, "/"+PointerToken(name))
 			if e != nil {
 				return Request{}, e
 			}

@@ -18,9 +18,6 @@ func osMarker(pid int, kv string) bool     { return procMarker(pid, kv) }
 func osFileNames(f []*os.File) []string    { return procFileNames(f) }
 func osHolds(pid int, names []string) bool { return procHolds(pid, names) }
 
-// Only the generic path attributes processes by the descriptors they hold:
-// the Linux path has its subreaper.
-
 // procFileNames names files as /proc/PID/fd links do: "socket:[inode]",
 // "pipe:[inode]".
 func procFileNames(files []*os.File) []string {

@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,19 +152,6 @@ func jsonType(v any) string {
 	return "number"
 }
 
-func escapeToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // CheckResultSchema checks that raw is a result schema of the subset: strict
 // JSON within 64 KiB, depth 16 and 2,048 members, of the closed subset (one
 // type; objects with properties and additionalProperties false; arrays with
@@ -217,14 +205,14 @@ func checkSubset(v any, at string) *Error {
 			return invalidf(at, "missing %q", k)
 		}
 	}
-	keys := sortedKeys(s)
+	keys := slices.Sorted(maps.Keys(s))
 	for _, k := range keys {
 		if k != "type" && k != "title" && k != "description" && !slices.Contains(must, k) && !slices.Contains(may, k) {
-			return invalidf(at+"/"+escapeToken(k), "%q is not allowed here", k)
+			return invalidf(at+"/"+PointerToken(k), "%q is not allowed here", k)
 		}
 	}
 	for _, k := range keys {
-		if err := checkKeyword(t, k, s[k], at+"/"+escapeToken(k)); err != nil {
+		if err := checkKeyword(t, k, s[k], at+"/"+PointerToken(k)); err != nil {
 			return err
 		}
 	}
@@ -248,8 +236,8 @@ func checkKeyword(t rtype, k string, v any, at string) *Error {
 		if !ok {
 			return invalidf(at, "got %s, want object", jsonType(v))
 		}
-		for _, n := range sortedKeys(props) {
-			if err := checkSubset(props[n], at+"/"+escapeToken(n)); err != nil {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
+			if err := checkSubset(props[n], at+"/"+PointerToken(n)); err != nil {
 				return err
 			}
 		}
@@ -356,8 +344,8 @@ func checkSubschema(v any, at string) error {
 				}
 			}
 		}
-		for _, n := range sortedKeys(props) {
-			if err := checkSubschema(props[n], at+"/properties/"+escapeToken(n)); err != nil {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
+			if err := checkSubschema(props[n], at+"/properties/"+PointerToken(n)); err != nil {
 				return err
 			}
 		}
@@ -573,7 +561,7 @@ func (c *rcheck) at() string {
 		if t.idx >= 0 {
 			b.WriteString(strconv.Itoa(t.idx))
 		} else {
-			b.WriteString(escapeToken(t.name))
+			b.WriteString(PointerToken(t.name))
 		}
 	}
 	return b.String()
@@ -672,7 +660,7 @@ func (c *rcheck) object(n *rnode) error {
 		name := tok.String()
 		p, ok := n.props[name]
 		if !ok {
-			return invalidf(c.at()+"/"+escapeToken(name), "%q is not allowed here", name)
+			return invalidf(c.at()+"/"+PointerToken(name), "%q is not allowed here", name)
 		}
 		c.path = append(c.path, pathTok{name: name, idx: -1})
 		if err := c.value(p.node); err != nil {

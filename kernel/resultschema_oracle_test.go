@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -193,7 +194,7 @@ func (g gen) schema(depth int) map[string]any {
 // mutate breaks one thing somewhere in s, or nothing.
 func (g gen) mutate(s map[string]any) {
 	if p, ok := s["properties"].(map[string]any); ok && len(p) > 0 && g.r.IntN(2) == 0 {
-		keys := sortedKeys(p)
+		keys := slices.Sorted(maps.Keys(p))
 		g.mutate(p[keys[g.r.IntN(len(keys))]].(map[string]any))
 		return
 	}
@@ -270,7 +271,7 @@ func (g gen) value(s map[string]any, depth int) string {
 	case "object":
 		props := s["properties"].(map[string]any)
 		var parts []string
-		for _, n := range sortedKeys(props) {
+		for _, n := range slices.Sorted(maps.Keys(props)) {
 			if g.r.IntN(4) != 0 {
 				parts = append(parts, q(n)+":"+g.value(props[n].(map[string]any), depth+1))
 			}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -115,14 +116,13 @@ type builder struct {
 
 // epBuild is one endpoint's projection as it is built.
 type epBuild struct {
-	name     string
-	ep       Endpoint
-	mode     string
-	commands map[string]bool // publish.commands
-	packages map[string]bool // publish.packages
-	names    map[string]string
-	proj     Projection
-	sizes    []int // wire size per tool (with a sink)
+	name    string
+	ep      Endpoint
+	mode    string
+	publish publishSet
+	names   map[string]string
+	proj    Projection
+	sizes   []int // wire size per tool (with a sink)
 	// err is the endpoint's first tool error; reported after the route
 	// checks, in endpoint order, as when projections were built last.
 	err error
@@ -146,17 +146,11 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	bd.prof = prof.normalized()
 	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
 	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
-	for _, epName := range sortedKeys(bd.prof.Endpoints) {
+	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
 		ep := bd.prof.Endpoints[epName]
 		tmpl, _ := bd.prof.template(ep.Template)
-		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), commands: map[string]bool{}, packages: map[string]bool{}, names: map[string]string{},
+		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
 			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
-		for _, id := range ep.Publish.Commands {
-			e.commands[id] = true
-		}
-		for _, p := range ep.Publish.Packages {
-			e.packages[p] = true
-		}
 		bd.eps = append(bd.eps, e)
 	}
 
@@ -334,7 +328,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 // publishes reports whether e publishes command id of package pkg (dev: a
 // development release, which only the dev endpoint publishes).
 func (e *epBuild) publishes(id, pkg string, dev bool) bool {
-	return (e.commands[id] || e.packages[pkg]) && (!dev || e.name == DevEndpoint)
+	return e.publish.lists(id, pkg) && (!dev || e.name == DevEndpoint)
 }
 
 // toolKind is the kind of tool command id is on e.
@@ -434,7 +428,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 			if e.mode == ToolNamesStable {
 				hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
 			}
-			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + pointerToken(e.name),
+			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + kernel.PointerToken(e.name),
 				Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
 					other, bd.b.Commands[bd.owner[other]].Release, id, bc.Release, name, e.mode),
 				Hint: hint}
@@ -525,7 +519,7 @@ func (bd *builder) warnings() []string {
 				}
 			}
 		}
-		for _, rel := range sortedKeys(devLeftOut) {
+		for _, rel := range slices.Sorted(maps.Keys(devLeftOut)) {
 			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
 			out = append(out, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
 				e.name, rel, DevEndpoint, strings.Join(ids, ", ")))

@@ -2,9 +2,11 @@ package policy
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,12 +29,12 @@ func TestReferenceDocsCoverParsers(t *testing.T) {
 			parsed := map[string]bool{}
 			jsonPaths(tc.typ, "", parsed)
 			documented := docFields(t, tc.doc)
-			for _, p := range sortedKeys(parsed) {
+			for _, p := range slices.Sorted(maps.Keys(parsed)) {
 				if !documented[p] {
 					t.Errorf("field %s is parsed but not documented in %s", p, tc.doc)
 				}
 			}
-			for _, p := range sortedKeys(documented) {
+			for _, p := range slices.Sorted(maps.Keys(documented)) {
 				if !parsed[p] {
 					t.Errorf("%s documents %s, which the parser does not have", tc.doc, p)
 				}
@@ -134,7 +136,7 @@ func TestJSONPaths(t *testing.T) {
 	jsonPaths(reflect.TypeFor[rawProfile](), "", got)
 	for _, want := range []string{"endpoints", "endpoints.*.publish.packages", "endpoints.*.toolNames", "templates.*.maxHeld"} {
 		if !got[want] {
-			t.Errorf("missing %s in %v", want, sortedKeys(got))
+			t.Errorf("missing %s in %v", want, slices.Sorted(maps.Keys(got)))
 		}
 	}
 }

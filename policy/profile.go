@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -101,6 +101,31 @@ type Publish struct {
 	Packages []string `json:"packages"`
 }
 
+// publishSet is a publish list indexed for lookups.
+type publishSet struct{ commands, packages map[string]bool }
+
+func (p Publish) set() publishSet {
+	s := publishSet{commands: make(map[string]bool, len(p.Commands)), packages: make(map[string]bool, len(p.Packages))}
+	for _, id := range p.Commands {
+		s.commands[id] = true
+	}
+	for _, pkg := range p.Packages {
+		s.packages[pkg] = true
+	}
+	return s
+}
+
+// lists is the publish-list rule: an endpoint publishes a command when its
+// id or its package is listed.
+func (s publishSet) lists(id, pkg string) bool { return s.commands[id] || s.packages[pkg] }
+
+// Names reports whether p lists package pkg or one of its commands ids, so
+// that the endpoint publishes at least one of them.
+func (p Publish) Names(pkg string, ids []string) bool {
+	s := p.set()
+	return s.packages[pkg] || slices.ContainsFunc(ids, func(id string) bool { return s.lists(id, pkg) })
+}
+
 // TemplateSpec holds the limits of a task template. A zero field takes its
 // default; ParseProfile rejects an explicit zero.
 type TemplateSpec struct {
@@ -188,16 +213,16 @@ func ParseProfile(data []byte) (*Profile, error) {
 		return nil, profileJSONError(err)
 	}
 	p := &Profile{Endpoints: map[string]Endpoint{}, Templates: map[string]TemplateSpec{}}
-	for _, name := range sortedKeys(raw.Templates) {
-		path := "/templates/" + pointerToken(name)
+	for _, name := range slices.Sorted(maps.Keys(raw.Templates)) {
+		path := "/templates/" + kernel.PointerToken(name)
 		t, err := raw.Templates[name].spec(path)
 		if err != nil {
 			return nil, err
 		}
 		p.Templates[name] = t
 	}
-	for _, name := range sortedKeys(raw.Endpoints) {
-		path := "/endpoints/" + pointerToken(name)
+	for _, name := range slices.Sorted(maps.Keys(raw.Endpoints)) {
+		path := "/endpoints/" + kernel.PointerToken(name)
 		re := raw.Endpoints[name]
 		if re.Namespace == nil {
 			return nil, invalidAt(path, "missing member \"namespace\"")
@@ -289,8 +314,8 @@ func (p *Profile) Validate() error {
 	if len(p.Templates) > maxTemplates {
 		return invalidAt("/templates", fmt.Sprintf("%d templates, over the limit of %d", len(p.Templates), maxTemplates))
 	}
-	for _, name := range sortedKeys(p.Templates) {
-		path := "/templates/" + pointerToken(name)
+	for _, name := range slices.Sorted(maps.Keys(p.Templates)) {
+		path := "/templates/" + kernel.PointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid template name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
@@ -299,8 +324,8 @@ func (p *Profile) Validate() error {
 		}
 	}
 	namespaces := map[string]string{}
-	for _, name := range sortedKeys(p.Endpoints) {
-		path := "/endpoints/" + pointerToken(name)
+	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
+		path := "/endpoints/" + kernel.PointerToken(name)
 		if !plainNames.MatchString(name) {
 			return invalidAt(path, fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", name))
 		}
@@ -510,20 +535,6 @@ func profileJSONError(err error) error {
 
 func invalidAt(path, msg string) *kernel.Error {
 	return &kernel.Error{Code: kernel.CodeInvalid, Path: path, Message: msg}
-}
-
-// pointerToken escapes one JSON pointer reference token (RFC 6901).
-func pointerToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func sortedCopy(s []string) []string {

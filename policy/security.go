@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -100,8 +101,8 @@ func validateSecurity(path string, ep Endpoint) error {
 			return err
 		}
 	}
-	for _, id := range sortedKeys(ep.Security.Commands) {
-		cp := path + "/security/commands/" + pointerToken(id)
+	for _, id := range slices.Sorted(maps.Keys(ep.Security.Commands)) {
+		cp := path + "/security/commands/" + kernel.PointerToken(id)
 		if !commandIDs.MatchString(id) {
 			return invalidAt(cp, fmt.Sprintf("invalid command %q: want [a-z0-9][a-z0-9._-]{0,127}", id))
 		}
@@ -128,7 +129,13 @@ func (s Security) clone() Security {
 // publish: most likely a typo, which would leave the real command at the
 // default level.
 func securityWarnings(epName string, ep Endpoint, tools []Tool) []string {
-	if len(ep.Security.Commands) == 0 {
+	return unpublishedWarnings(epName, "security.commands", slices.Sorted(maps.Keys(ep.Security.Commands)), tools)
+}
+
+// unpublishedWarnings names the commands ids, which field of endpoint
+// epName lists, that the endpoint does not publish.
+func unpublishedWarnings(epName, field string, ids []string, tools []Tool) []string {
+	if len(ids) == 0 {
 		return nil
 	}
 	published := make(map[string]bool, len(tools))
@@ -136,9 +143,9 @@ func securityWarnings(epName string, ep Endpoint, tools []Tool) []string {
 		published[t.Command] = true
 	}
 	var out []string
-	for _, id := range sortedKeys(ep.Security.Commands) {
+	for _, id := range ids {
 		if !published[id] {
-			out = append(out, fmt.Sprintf("endpoint %q: security.commands names %q, which the endpoint does not publish", epName, id)+meantCommand(id, published))
+			out = append(out, fmt.Sprintf("endpoint %q: %s names %q, which the endpoint does not publish", epName, field, id)+meantCommand(id, published))
 		}
 	}
 	return out

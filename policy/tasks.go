@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -186,17 +187,7 @@ func taskWarnings(epName string, ep Endpoint, tools []Tool) []string {
 	if ep.Tasks == nil {
 		return nil
 	}
-	published := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		published[t.Command] = true
-	}
-	out := shortTTLWarning(epName, ep.Tasks)
-	for _, id := range sortedCopy(ep.Tasks.Commands) {
-		if !published[id] {
-			out = append(out, fmt.Sprintf("endpoint %q: tasks.commands names %q, which the endpoint does not publish", epName, id)+meantCommand(id, published))
-		}
-	}
-	return out
+	return append(shortTTLWarning(epName, ep.Tasks), unpublishedWarnings(epName, "tasks.commands", sortedCopy(ep.Tasks.Commands), tools)...)
 }
 
 // shortTTLWarning warns of a ttl shorter than the tasks' deadline: the
@@ -215,7 +206,7 @@ func shortTTLWarning(epName string, t *Tasks) []string {
 // no publish to tell (a draft set with 'rukh policy set').
 func (p *Profile) TaskWarnings() []string {
 	var out []string
-	for _, name := range sortedKeys(p.Endpoints) {
+	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
 		if ep := p.Endpoints[name]; ep.Tasks != nil {
 			out = append(out, shortTTLWarning(name, ep.Tasks)...)
 		}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,7 +132,7 @@ func LaunchFrom(binding []byte, endpoint string) (*Launch, error) {
 		}
 		l, ok := p.launchOf(endpoint)
 		if !ok {
-			names := sortedKeys(p.Endpoints)
+			names := slices.Sorted(maps.Keys(p.Endpoints))
 			return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
 				Hint: "published endpoints: " + strings.Join(names, ", ")}
 		}

@@ -49,19 +49,10 @@ func (s *Store) damaged(detail error) error {
 		WithHint(hint)
 }
 
-const (
-	metaRootOff     = metaOff + 16
-	metaFreelistOff = metaOff + 32
-	metaPgidOff     = metaOff + 40
-	noFreelist      = ^uint64(0)
-	pageFreelist    = 0x10
-)
-
 // boltMeta is the meta page bbolt would read the file by.
 type boltMeta struct {
 	snapMeta
-	freelist uint64
-	bad      []int // meta pages (0, 1) that are not valid
+	bad []int // meta pages (0, 1) that are not valid
 }
 
 // pickMeta reads both meta pages and picks the one bbolt picks: the valid
@@ -71,7 +62,7 @@ func pickMeta(f *os.File, size int64) (boltMeta, error) {
 	var buf [metaEnd]byte
 	read := func(off int64) (boltMeta, bool) {
 		m, ok := parseMeta(f, off, buf[:])
-		return boltMeta{snapMeta: m, freelist: binary.NativeEndian.Uint64(buf[metaFreelistOff:])}, ok
+		return boltMeta{snapMeta: m}, ok
 	}
 	m0, ok0 := read(0)
 	ps := int64(m0.pageSize)

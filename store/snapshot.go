@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/fnv"
 	"os"
 	"sync"
 )
@@ -50,13 +49,6 @@ type snapPages struct {
 
 const snapPagesBytes = 1 << 20
 
-type snapMeta struct {
-	pageSize int
-	root     uint64 // the root bucket's page
-	hwm      uint64 // pages at or above it are not in this state
-	txid     uint64
-}
-
 // readMeta reads bbolt's two meta pages and returns the newest valid one.
 func readMeta(f *os.File) (snapMeta, bool) {
 	var buf [metaEnd]byte
@@ -73,22 +65,14 @@ func readMeta(f *os.File) (snapMeta, bool) {
 	}
 }
 
+// parseMeta reads and decodes the meta page at off: a meta page whose page
+// size bbolt could not have written is not valid either.
 func parseMeta(f *os.File, off int64, buf []byte) (snapMeta, bool) {
 	if n, err := f.ReadAt(buf, off); n != len(buf) || (err != nil && n != len(buf)) {
 		return snapMeta{}, false
 	}
-	ne := binary.NativeEndian
-	if ne.Uint32(buf[metaOff:]) != metaMagic || ne.Uint32(buf[metaOff+4:]) != metaVersion {
-		return snapMeta{}, false
-	}
-	h := fnv.New64a()
-	h.Write(buf[metaOff:metaSumOff])
-	if h.Sum64() != ne.Uint64(buf[metaSumOff:]) {
-		return snapMeta{}, false
-	}
-	m := snapMeta{pageSize: int(ne.Uint32(buf[metaPageSize:])), root: ne.Uint64(buf[metaOff+16:]),
-		hwm: ne.Uint64(buf[metaOff+40:]), txid: ne.Uint64(buf[metaTxidOff:])}
-	return m, m.pageSize >= 1024 && m.pageSize <= 1<<16
+	m, ok := decodeMeta(buf)
+	return m, ok && m.pageSize >= 1024 && m.pageSize <= 1<<16
 }
 
 // snapshotView runs fn on a pread snapshot. ok false: nothing usable was
@@ -244,15 +228,6 @@ func (t *snapTx) page(id uint64) []byte {
 	}
 	return p
 }
-
-const (
-	pageHeader  = 16
-	pageElem    = 16
-	pageBranch  = 0x01
-	pageLeaf    = 0x02
-	leafIsBuckt = 0x01
-	bucketHdr   = 16
-)
 
 // checkPage checks that every element of a branch or leaf page lies inside
 // it, so reading one never goes out of bounds.

@@ -2,26 +2,7 @@
 
 package store
 
-import (
-	"encoding/binary"
-	"hash/fnv"
-
-	"golang.org/x/sys/unix"
-)
-
-// bbolt's meta page (go.etcd.io/bbolt internal/common): a 16-byte page
-// header, then magic, version, page size, flags, root bucket (16), freelist,
-// high page id, txid and an FNV-64a checksum of the fields before it, in
-// native byte order. Pages 0 and 1 hold the two alternating metas.
-const (
-	metaOff      = 16
-	metaMagic    = 0xED0CDAED
-	metaVersion  = 2
-	metaTxidOff  = metaOff + 48
-	metaSumOff   = metaOff + 56
-	metaEnd      = metaOff + 64
-	metaPageSize = metaOff + 8
-)
+import "golang.org/x/sys/unix"
 
 func (st *stampState) read(path string) (Stamp, bool) {
 	// stat by path: a store file replaced (store copy, a restore) is
@@ -35,22 +16,18 @@ func (st *stampState) read(path string) (Stamp, bool) {
 		return Stamp{}, false
 	}
 	var buf [metaEnd]byte
-	t0, ok0 := metaTxid(fd, 0, buf[:])
-	if !ok0 {
+	m0, ok0 := preadMeta(fd, 0, buf[:])
+	if !ok0 || m0.pageSize < metaEnd {
 		return Stamp{}, false
 	}
-	pageSize := int64(binary.NativeEndian.Uint32(buf[metaPageSize:]))
-	if pageSize < metaEnd {
-		return Stamp{}, false
-	}
-	t1, ok1 := metaTxid(fd, pageSize, buf[:])
+	m1, ok1 := preadMeta(fd, int64(m0.pageSize), buf[:])
 	if !ok1 {
 		return Stamp{}, false
 	}
 	return Stamp{
 		dev: uint64(fi.Dev), ino: uint64(fi.Ino), size: fi.Size,
 		mtime: fi.Mtim.Nano(), ctime: fi.Ctim.Nano(),
-		txid: max(t0, t1),
+		txid: max(m0.txid, m1.txid),
 	}, true
 }
 
@@ -89,24 +66,14 @@ func (st *stampState) close() {
 	}
 }
 
-// metaTxid reads the meta page at off into buf and returns its txid when
-// it is a valid meta (a torn one, mid-write, is not).
-func metaTxid(fd int, off int64, buf []byte) (uint64, bool) {
+// preadMeta reads the meta page at off into buf and decodes it.
+func preadMeta(fd int, off int64, buf []byte) (snapMeta, bool) {
 	if off < 0 {
-		return 0, false
+		return snapMeta{}, false
 	}
 	n, err := unix.Pread(fd, buf, off)
 	if err != nil || n != len(buf) {
-		return 0, false
+		return snapMeta{}, false
 	}
-	ne := binary.NativeEndian
-	if ne.Uint32(buf[metaOff:]) != metaMagic || ne.Uint32(buf[metaOff+4:]) != metaVersion {
-		return 0, false
-	}
-	h := fnv.New64a()
-	h.Write(buf[metaOff:metaSumOff])
-	if h.Sum64() != ne.Uint64(buf[metaSumOff:]) {
-		return 0, false
-	}
-	return ne.Uint64(buf[metaTxidOff:]), true
+	return decodeMeta(buf)
 }
