@@ -50,15 +50,7 @@ func runDemo(t *testing.T, script string) {
 	userHome := filepath.Join(tmp, "users-rukh-home") // must stay absent
 	env := []string{"HOME=" + home, "TMPDIR=" + tmpdir, "XDG_CONFIG_HOME=" + goConfig, "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH"),
 		"RUKH_HOME=" + userHome, "RUKH_STORE=etcd://127.0.0.1:9/users-store"}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
-		out, err := exec.Command("go", "env", k).Output()
-		if err != nil {
-			t.Fatalf("go env %s: %v", k, err)
-		}
-		if v := strings.TrimSpace(string(out)); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	env = append(env, goEnv(t)...)
 
 	ctx := t.Context()
 	if dl, ok := t.Deadline(); ok {

@@ -59,15 +59,7 @@ func TestReadmeQuickstart(t *testing.T) {
 
 	// Go keeps its own caches while HOME points elsewhere.
 	env := []string{"HOME=" + home, "TMPDIR=" + tmpdir, "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH")}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
-		out, err := exec.Command("go", "env", k).Output()
-		if err != nil {
-			t.Fatalf("go env %s: %v", k, err)
-		}
-		if v := strings.TrimSpace(string(out)); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	env = append(env, goEnv(t)...)
 	script := "set -euo pipefail\n" + install + "\n" + quickstart + "\n"
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir, cmd.Env = clone, env
@@ -128,4 +120,20 @@ func removableTempDir(t *testing.T) string {
 		})
 	})
 	return tmp
+}
+
+// goEnv is the environment that keeps Go on its own caches and settings in
+// a test that points HOME elsewhere.
+func goEnv(t *testing.T) []string {
+	var env []string
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", k, err)
+		}
+		if v := strings.TrimSpace(string(out)); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
