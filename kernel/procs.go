@@ -203,9 +203,10 @@ func cleanupRound(self int, t *tracked) bool {
 			var ws unix.WaitStatus
 			unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		}
-		// Killed just now, or a zombie its parent (init) reaps soon: look
-		// again. A zombie child of the ended leader is reaped with it.
-		if !pi.zombie || pi.ppid != self && pi.ppid != t.leader {
+		// Killed or reaped just now, or a zombie its parent (init) reaps
+		// soon: look again, until a scan finds nothing left to do. A zombie
+		// child of the ended leader is reaped with it.
+		if !pi.zombie || pi.ppid != t.leader {
 			left = true
 		}
 	}
