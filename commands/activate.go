@@ -27,7 +27,7 @@ func (a *app) activateCmd() *cli.Command {
 				return err
 			}
 			prev := ""
-			err = a.store.UpdateDraft(func(d *store.Draft) error {
+			err = a.h.Store.UpdateDraft(func(d *store.Draft) error {
 				if d.Active == nil {
 					d.Active = map[string]string{}
 				}
@@ -70,7 +70,7 @@ func (a *app) deactivateCmd() *cli.Command {
 				return usageErr("deactivate takes exactly one NAME")
 			}
 			name := c.Args().First()
-			err := a.store.UpdateDraft(func(d *store.Draft) error {
+			err := a.h.Store.UpdateDraft(func(d *store.Draft) error {
 				if _, ok := d.Active[name]; !ok {
 					return kernel.Errorf(kernel.CodeNotFound, "%s is not active in the draft", name).
 						WithHint("'rukh status' shows the draft")
@@ -94,9 +94,9 @@ func (a *app) deactivateCmd() *cli.Command {
 func (a *app) resolveRelease(ref string) (store.Release, error) {
 	name, ver, hasVer := strings.Cut(ref, "@")
 	if hasVer {
-		return a.store.Release(name, ver)
+		return a.h.Store.Release(name, ver)
 	}
-	all, err := a.store.ReleasesOf(name)
+	all, err := a.h.Store.ReleasesOf(name)
 	if err != nil {
 		return store.Release{}, err
 	}

@@ -66,7 +66,7 @@ func (a *app) agentCmd() *cli.Command {
 						return kernel.Errorf(kernel.CodeNotFound, "the profile has no endpoint %q", ep).
 							WithHint(fmt.Sprintf("endpoints: %s; add one with 'rukh policy set'", strings.Join(names, ", ")))
 					}
-					m, err := a.store.AddAgent(name, ep)
+					m, err := a.h.Store.AddAgent(name, ep)
 					if err != nil {
 						return err
 					}
@@ -85,7 +85,7 @@ func (a *app) agentCmd() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					agents, err := a.store.Agents()
+					agents, err := a.h.Store.Agents()
 					if err != nil {
 						return err
 					}
@@ -122,7 +122,7 @@ func (a *app) agentCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					n, err := a.store.RemoveAgent(name)
+					n, err := a.h.Store.RemoveAgent(name)
 					if err != nil {
 						return err
 					}
@@ -143,7 +143,7 @@ func (a *app) agentCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					m, err := a.store.RotateAgent(name)
+					m, err := a.h.Store.RotateAgent(name)
 					if err != nil {
 						return err
 					}
@@ -175,7 +175,7 @@ func (a *app) agentCmd() *cli.Command {
 					if c.IsSet("ttl") {
 						ttl = c.Duration("ttl")
 					}
-					m, err := a.store.MintToken(name, kind, ttl, c.String("command"))
+					m, err := a.h.Store.MintToken(name, kind, ttl, c.String("command"))
 					if err != nil {
 						return err
 					}

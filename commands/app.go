@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -45,14 +46,11 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	env    func(string) string
-	store  *store.Store
-	runner *kernel.Runner
+	h      *home.Home // the use cases over the home, which print nothing
 	// jsonErrors prints errors as one JSON object (under --json or
 	// --output json): guessed from the arguments before parsing, settled
 	// by the verb once its flags are parsed.
 	jsonErrors bool
-	untrusted  untrustedCache // serve's view of the untrusted releases
 }
 
 // exitError carries an exit code chosen by a verb (an extension's outcome,
@@ -79,16 +77,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// commands like SIGTERM does, so none outlives rukh.
 	ctx, signalsWatched, stop := watchSignals(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: os.Getenv, runner: kernel.NewRunner()}
-	home, err := store.DefaultHome(a.env)
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, h: &home.Home{Env: os.Getenv, Runner: kernel.NewRunner()}}
+	dir, err := store.DefaultHome(a.h.Env)
 	if err != nil {
 		return a.fail(err)
 	}
 	spec, args := takeStoreFlag(args)
-	if a.store, err = openStore(spec, home, a.env); err != nil {
+	if a.h.Store, err = openStore(spec, dir, a.h.Env); err != nil {
 		return a.fail(err)
 	}
-	defer a.store.Close()
+	defer a.h.Store.Close()
 	if len(args) > 1 && args[1] == "help" {
 		// "rukh help [COMMAND...]" is "rukh [COMMAND...] --help"
 		args = append(append([]string{args[0]}, args[2:]...), "--help")

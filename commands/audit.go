@@ -35,7 +35,7 @@ func (a *app) auditCmd() *cli.Command {
 			if limit < 0 {
 				return usageErr("--limit must be 0 or more")
 			}
-			recs, total, err := a.store.Audit(store.AuditQuery{Agent: c.String("agent"), Since: since, Limit: int(limit)})
+			recs, total, err := a.h.Store.Audit(store.AuditQuery{Agent: c.String("agent"), Since: since, Limit: int(limit)})
 			if err != nil {
 				return err
 			}

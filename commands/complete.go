@@ -59,7 +59,7 @@ func (a *app) completeOwner(ctx context.Context, c *cli.Command) {
 	case "rukh uninstall":
 		a.offer(a.releaseNames(false)...)
 	case "rukh deactivate":
-		if d, err := a.store.Draft(); err == nil {
+		if d, err := a.h.Store.Draft(); err == nil {
 			var names []string
 			for n := range d.Active {
 				names = append(names, n)
@@ -148,7 +148,7 @@ func enumValues(p *kernel.Param) []string {
 // releaseNames lists installed packages: NAME and NAME@VERSION, or only
 // NAME@VERSION.
 func (a *app) releaseNames(bare bool) []string {
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		return nil
 	}
@@ -174,7 +174,7 @@ func (a *app) endpointNames() []string {
 			seen[n] = true
 		}
 	}
-	if b, _, err := a.activeBinding(); err == nil && b != nil {
+	if b, _, err := a.h.ActiveBinding(); err == nil && b != nil {
 		for _, p := range b.Endpoints {
 			seen[p.Endpoint] = true
 		}

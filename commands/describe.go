@@ -59,14 +59,14 @@ func (a *app) describeCmd() *cli.Command {
 // describe looks in the active revision first, then in the draft, so an
 // owner can inspect a command before publishing it.
 func (a *app) describe(args []string) (*describeReport, error) {
-	b, _, err := a.activeBinding()
+	b, _, err := a.h.ActiveBinding()
 	if err != nil {
 		return nil, err
 	}
 	if bc := findCommand(b, args); bc != nil {
 		return newDescribe(b, bc, "published"), nil
 	}
-	in, err := a.draftInput("draft")
+	in, err := a.h.DraftInput("draft")
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +392,7 @@ func (a *app) describeOther(args []string, asJSON bool) (bool, error) {
 		fmt.Fprintf(a.stdout, "%s is a built-in owner verb, never a tool: run 'rukh %s --help'\n", args[0], args[0])
 		return true, nil
 	}
-	b, _, err := a.activeBinding()
+	b, _, err := a.h.ActiveBinding()
 	if err != nil || b == nil {
 		return false, err
 	}

@@ -75,7 +75,7 @@ type devReport struct {
 }
 
 func (a *app) dev(src string, asJSON bool) error {
-	scratch := filepath.Join(a.store.Home(), "tmp")
+	scratch := filepath.Join(a.h.Store.Home(), "tmp")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)
 	}
@@ -87,14 +87,14 @@ func (a *app) dev(src string, asJSON bool) error {
 	}
 	defer p.Close()
 	m := p.Manifest
-	dir, _, err := extpkg.Install(p, a.store.DevReleasesDir())
+	dir, _, err := extpkg.Install(p, a.h.Store.DevReleasesDir())
 	if err != nil {
 		return err
 	}
-	if err := a.shareCopy(dir, p.Digest); err != nil {
+	if err := a.h.ShareCopy(dir, p.Digest); err != nil {
 		return err
 	}
-	prev, err := a.store.PutDevRelease(store.Release{Name: m.Name, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir, InstalledAt: time.Now().UTC()})
+	prev, err := a.h.Store.PutDevRelease(store.Release{Name: m.Name, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir, InstalledAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (a *app) dev(src string, asJSON bool) error {
 		ids[i] = c.ID
 	}
 	var prof *policy.Profile
-	err = a.store.UpdateDraft(func(d *store.Draft) error {
+	err = a.h.Store.UpdateDraft(func(d *store.Draft) error {
 		if v := d.Active[m.Name]; v != store.DevVersion {
 			rep.DraftReplaced = v
 		}
@@ -156,7 +156,7 @@ func (a *app) dev(src string, asJSON bool) error {
 	switch {
 	case errors.Is(err, errUnchanged):
 		rep.Unchanged, rep.Revision = true, oldRev.ID
-		if b, _, err := a.activeBinding(); err == nil && b != nil {
+		if b, _, err := a.h.ActiveBinding(); err == nil && b != nil {
 			rep.Tools = devTools(b)
 		}
 	case err != nil:
@@ -245,7 +245,7 @@ func devReleases(b *policy.Binding) map[string]bool {
 }
 
 func (a *app) devStop(name string, asJSON bool) error {
-	err := a.store.UpdateDraft(func(d *store.Draft) error {
+	err := a.h.Store.UpdateDraft(func(d *store.Draft) error {
 		v, ok := d.Active[name]
 		switch {
 		case !ok:
@@ -289,13 +289,13 @@ func (a *app) devStop(name string, asJSON bool) error {
 // about to record it) unless it is the one this run replaced. Failures
 // only leave a copy behind for a later sweep.
 func (a *app) sweepDevCopies(replaced string) {
-	root := a.store.DevReleasesDir()
+	root := a.h.Store.DevReleasesDir()
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	keep := map[string]bool{}
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		return
 	}
@@ -304,7 +304,7 @@ func (a *app) sweepDevCopies(replaced string) {
 			keep[r.Digest] = true
 		}
 	}
-	b, _, err := a.activeBinding()
+	b, _, err := a.h.ActiveBinding()
 	if err != nil {
 		return
 	}
@@ -324,7 +324,7 @@ func (a *app) sweepDevCopies(replaced string) {
 			continue
 		}
 		// a call still running the copy keeps it until a later sweep
-		_ = a.store.TryRemoveHeld(store.HoldRelease, store.ReleaseRef(digest, true), func() error { return extpkg.Remove(root, digest) })
+		_ = a.h.Store.TryRemoveHeld(store.HoldRelease, store.ReleaseRef(digest, true), func() error { return extpkg.Remove(root, digest) })
 	}
 }
 

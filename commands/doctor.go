@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -69,7 +70,7 @@ func (a *app) doctorCmd() *cli.Command {
 // doctor runs every check it can: a failed one does not stop the others,
 // except that nothing is read from a home that is not safe to read.
 func (a *app) doctor() *doctorReport {
-	rep := &doctorReport{Home: a.store.Home(), Checks: []doctorCheck{}}
+	rep := &doctorReport{Home: a.h.Store.Home(), Checks: []doctorCheck{}}
 	add := func(check string, err error) bool {
 		ch := doctorCheck{Check: check, OK: err == nil}
 		if err != nil {
@@ -81,39 +82,39 @@ func (a *app) doctor() *doctorReport {
 	}
 	defer func() { rep.Healthy = rep.Problems == 0 }()
 
-	if !add("home permissions", a.store.CheckHome()) {
+	if !add("home permissions", a.h.Store.CheckHome()) {
 		return rep
 	}
 	// Every bbolt file of the home, not only the store: a damaged one
 	// fails whatever reads it.
-	if files, err := a.store.HomeFiles(); err != nil {
+	if files, err := a.h.Store.HomeFiles(); err != nil {
 		add("store files", err)
 	} else {
 		for _, name := range files {
-			add("store file "+name, a.store.CheckFile(name))
+			add("store file "+name, a.h.Store.CheckFile(name))
 		}
 	}
-	if ok, err := a.store.Exists(); err != nil {
+	if ok, err := a.h.Store.Exists(); err != nil {
 		add("store", err)
 		return rep
 	} else if !ok {
 		add("store (none yet: nothing was installed in this home)", nil)
 		return rep
 	}
-	if err := a.store.Check(); !add("store consistency", err) && errors.Is(err, store.ErrDamaged) {
+	if err := a.h.Store.Check(); !add("store consistency", err) && errors.Is(err, store.ErrDamaged) {
 		return rep // everything else would read the damaged file again
 	}
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		add("release records", err)
 		return rep
 	}
 	known := map[string]bool{} // copy directories the records name
 	for _, r := range rels {
-		dir := a.copyDir(r.Digest, r.Development)
+		dir := a.h.CopyDir(r.Digest, r.Development)
 		known[dir] = true
 		what := fmt.Sprintf("release %s@%s", r.Name, r.Version)
-		if _, err := os.Lstat(dir); err != nil && a.store.Shared() {
+		if _, err := os.Lstat(dir); err != nil && a.h.Store.Shared() {
 			// On a shared store a machine makes its copy on first use.
 			add(fmt.Sprintf("%s (no copy on this machine yet: made from the store on first use)", what), nil)
 			continue
@@ -130,12 +131,12 @@ func (a *app) doctor() *doctorReport {
 	}
 	// Copies no record names: left by an older rukh or put there by hand.
 	for _, dev := range []bool{false, true} {
-		ents, err := os.ReadDir(a.copiesDir(dev))
+		ents, err := os.ReadDir(a.h.CopiesDir(dev))
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
-			p := filepath.Join(a.copiesDir(dev), e.Name())
+			p := filepath.Join(a.h.CopiesDir(dev), e.Name())
 			if known[p] || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
@@ -143,12 +144,12 @@ func (a *app) doctor() *doctorReport {
 				WithHint(fmt.Sprintf("nothing runs it; remove it: chmod -R u+w %s && rm -rf %s", p, p)))
 		}
 	}
-	if n, err := a.store.PurgeCredentials(); err != nil {
+	if n, err := a.h.Store.PurgeCredentials(); err != nil {
 		add("agent credentials", err)
 	} else {
 		add(fmt.Sprintf("agent credentials (%d ended long ago, purged)", n), nil)
 	}
-	if b, rev, err := a.activeBinding(); err != nil {
+	if b, rev, err := a.h.ActiveBinding(); err != nil {
 		add("active revision", err)
 	} else if b != nil {
 		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
@@ -159,7 +160,7 @@ func (a *app) doctor() *doctorReport {
 		for _, r := range untrusted {
 			add(fmt.Sprintf("release %s@%s", r.Name, r.Version), kernel.Errorf(kernel.CodeDenied,
 				"the active revision binds it, but its signer %s (%s) is no longer trusted: its calls are refused", r.Signer, r.KeyID).
-				WithHint(untrustedHint(r.Name)))
+				WithHint(home.UntrustedHint(r.Name)))
 		}
 	}
 	return rep

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
@@ -44,11 +45,11 @@ func publishCatalog(t testing.TB, a *app, packages, perPackage int) {
 		t.Fatal(err)
 	}
 	in.Profile = prof
-	base, err := a.store.Active()
+	base, err := a.h.Store.Active()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.store.Publish(base, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+	_, err = a.h.Store.Publish(base, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
 		in.Revision = id
 		b, _, err := policy.Build(in)
 		if err != nil {
@@ -71,13 +72,13 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 	}
 	type counts struct{ cli, help, list, call int64 }
 	measure := func(packages int) counts {
-		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+		a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(t.TempDir())}}
 		publishCatalog(t, a, packages, 10)
 		var c counts
 		reads := func(fn func()) int64 {
-			before := a.store.RecordsRead()
+			before := a.h.Store.RecordsRead()
 			fn()
-			return a.store.RecordsRead() - before
+			return a.h.Store.RecordsRead() - before
 		}
 		c.cli = reads(func() {
 			root, err := a.root([]string{"rukh", "p1", "c7", "--title", "x"})
@@ -133,7 +134,7 @@ func TestRequestsReadConstantRecords(t *testing.T) {
 // read before without reading the store again while nothing was committed,
 // and sees a publish at the very next request.
 func TestServeViewKeepsWhatItRead(t *testing.T) {
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(t.TempDir())}}
 	publishCatalog(t, a, 4, 10)
 	cache := a.primedCache("local")
 	view := cache.view
@@ -163,36 +164,36 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 	list()
 	resolve()
 	cache.settle() // page 1, read ahead
-	before := a.store.RecordsRead()
+	before := a.h.Store.RecordsRead()
 	list()
 	resolve()
-	if got := a.store.RecordsRead() - before; got != 0 {
+	if got := a.h.Store.RecordsRead() - before; got != 0 {
 		t.Fatalf("a repeated list and call read %d records", got)
 	}
 	// The server's own audit records change nothing it serves; another
 	// process's commit (here: another handle's audit) may have.
-	if err := a.store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+	if err := a.h.Store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	list()
 	resolve()
-	if got := a.store.RecordsRead() - before; got != 0 {
+	if got := a.h.Store.RecordsRead() - before; got != 0 {
 		t.Fatalf("a list and call after the server's own audit records read %d records", got)
 	}
-	if err := store.New(a.store.Home()).AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+	if err := store.New(a.h.Store.Home()).AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
 		t.Fatal(err)
 	}
 	list()
-	if got := a.store.RecordsRead() - before; got == 0 {
+	if got := a.h.Store.RecordsRead() - before; got == 0 {
 		t.Fatal("the list after another process's commit read nothing")
 	}
-	before = a.store.RecordsRead()
+	before = a.h.Store.RecordsRead()
 	publishCatalog(t, a, 5, 10)
 	list()
-	if got := a.store.RecordsRead() - before; got == 0 {
+	if got := a.h.Store.RecordsRead() - before; got == 0 {
 		t.Fatal("the list after a publish read nothing")
 	}
-	active, err := a.store.Active()
+	active, err := a.h.Store.Active()
 	if err != nil || first != active || first < 2 {
 		t.Fatalf("the list after a publish served revision %d, active %d (%v)", first, active, err)
 	}
@@ -203,7 +204,7 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 // bound on opens at once (storeReads): sixteen agents walking a large
 // catalogue map the store file once, not sixteen times.
 func TestServeViewSharesPageReads(t *testing.T) {
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(t.TempDir())}}
 	publishCatalog(t, a, 200, 10) // 63 pages: more than the cache keeps
 	cache := a.primedCache("local")
 	view := cache.view
@@ -214,13 +215,13 @@ func TestServeViewSharesPageReads(t *testing.T) {
 		})
 		return names, err
 	}
-	before := a.store.RecordsRead()
+	before := a.h.Store.RecordsRead()
 	want, err := page(40)
 	if err != nil || len(want) != 32 {
 		t.Fatalf("page 40: %v, %d tools", err, len(want))
 	}
 	cache.settle()
-	two := a.store.RecordsRead() - before // page 40, and page 41 read ahead
+	two := a.h.Store.RecordsRead() - before // page 40, and page 41 read ahead
 
 	// Hold every permit: no request may read the store meanwhile.
 	for range cap(storeReads) {
@@ -232,7 +233,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 		err   error
 	}
 	answers := make(chan answer, agents)
-	before = a.store.RecordsRead()
+	before = a.h.Store.RecordsRead()
 	for range agents {
 		go func() {
 			names, err := page(50)
@@ -258,7 +259,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 		}
 	}
 	cache.settle()
-	if got := a.store.RecordsRead() - before; got != two {
+	if got := a.h.Store.RecordsRead() - before; got != two {
 		t.Errorf("%d concurrent requests for one page read %d records, want %d (one read of it, one of the next)", agents, got, two)
 	}
 }
@@ -267,13 +268,13 @@ func TestServeViewSharesPageReads(t *testing.T) {
 // the one it asked for is read before it asks, so each request finds its
 // page read; pages read ahead that nobody takes stay within their bound.
 func TestServeViewReadsAhead(t *testing.T) {
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(t.TempDir())}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(t.TempDir())}}
 	publishCatalog(t, a, 200, 10) // 63 pages: more than the cache keeps
 	cache := a.primedCache("local")
 	page := func(i int) int64 {
 		t.Helper()
 		cache.settle()
-		before := a.store.RecordsRead()
+		before := a.h.Store.RecordsRead()
 		var names []string
 		err := cache.view(0, func(n uint64, cat mcpstdio.Catalog) error {
 			return cat.Page(i, func(nm string, body []byte) error { names = append(names, nm); return nil })
@@ -282,7 +283,7 @@ func TestServeViewReadsAhead(t *testing.T) {
 			t.Fatalf("page %d: %v, %d tools", i, err, len(names))
 		}
 		cache.settle()
-		return a.store.RecordsRead() - before
+		return a.h.Store.RecordsRead() - before
 	}
 	one := page(0) // kept since the start: only page 1 is read, ahead
 	if one == 0 {
@@ -381,10 +382,10 @@ func TestSnapshotReadsUnderPublishes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes for a few seconds")
 	}
-	home := t.TempDir()
-	writer := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(home)}
+	dir := t.TempDir()
+	writer := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(dir)}}
 	publishCatalog(t, writer, 3, 10)
-	reader := store.New(home)
+	reader := store.New(dir)
 	reader.SnapshotReads()
 
 	stop := make(chan struct{})
@@ -440,7 +441,7 @@ func TestSnapshotReadsUnderPublishes(t *testing.T) {
 	publishes := 0
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); publishes++ {
 		publishCatalog(t, writer, []int{5, 3}[publishes%2], 10)
-		if err := writer.store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
+		if err := writer.h.Store.AppendAudit(store.AuditRecord{Endpoint: "local", Command: "x.y", Outcome: "succeeded"}); err != nil {
 			close(stop)
 			<-done
 			t.Fatal(err)
@@ -465,13 +466,13 @@ func TestSnapshotReadsUnderPublishes(t *testing.T) {
 // BenchmarkUntrustedReleases is what a served call pays to learn whether
 // its release is still trusted: a stamp read while nothing changed.
 func BenchmarkUntrustedReleases(b *testing.B) {
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }, store: store.New(b.TempDir())}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }, Store: store.New(b.TempDir())}}
 	publishCatalog(b, a, 1, 1)
-	if _, err := a.untrustedReleases(); err != nil {
+	if _, err := a.h.UntrustedReleases(); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := a.untrustedReleases(); err != nil {
+		if _, err := a.h.UntrustedReleases(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -42,7 +43,7 @@ func (a *app) installCmd() *cli.Command {
 				verb = "already installed"
 			}
 			fmt.Fprintf(a.stdout, "%s %s@%s %s\n", verb, res.Name, res.Version, res.Digest)
-			fmt.Fprintf(a.stdout, "trust: %s\n", trustBasis(res.Signer, res.AllowUnsigned))
+			fmt.Fprintf(a.stdout, "trust: %s\n", home.TrustBasis(res.Signer, res.AllowUnsigned))
 			if !res.Existed {
 				fmt.Fprintf(a.stdout, "next: rukh activate %s@%s && rukh publish\n", res.Name, res.Version)
 			}
@@ -63,19 +64,8 @@ type installResult struct {
 	Commands      int    `json:"commands"`
 }
 
-func trustBasis(signer string, unsigned bool) string {
-	switch {
-	case signer != "":
-		return "signed by trusted key " + signer
-	case unsigned:
-		return "unsigned (installed with --allow-unsigned)"
-	default:
-		return "unknown"
-	}
-}
-
 func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installResult, error) {
-	scratch := filepath.Join(a.store.Home(), "tmp")
+	scratch := filepath.Join(a.h.Store.Home(), "tmp")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)
 	}
@@ -87,7 +77,7 @@ func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installR
 	m := p.Manifest
 
 	// The same name@version with another digest is refused before anything is copied.
-	if prev, err := a.store.Release(m.Name, m.Version); err == nil {
+	if prev, err := a.h.Store.Release(m.Name, m.Version); err == nil {
 		if prev.Digest != p.Digest {
 			return nil, kernel.Errorf(kernel.CodeConflict, "%s@%s is already installed with digest %s, this package has %s", m.Name, m.Version, prev.Digest, p.Digest).
 				WithHint("publish a new version number for changed content")
@@ -96,7 +86,7 @@ func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installR
 		return nil, err
 	}
 
-	signer, keyID, err := a.checkSignature(p)
+	signer, keyID, err := a.h.CheckSignature(p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,19 +99,19 @@ func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installR
 			WithHint("trust the publisher's key with 'rukh trust add NAME KEYFILE', or install with --allow-unsigned")
 	}
 	if signer != "" && !allowNewSigner {
-		if err := a.checkSameSigner(m.Name, m.Version, signer, keyID); err != nil {
+		if err := a.h.CheckSameSigner(m.Name, m.Version, signer, keyID); err != nil {
 			return nil, err
 		}
 	}
 
-	dir, copyExisted, err := extpkg.Install(p, a.store.ReleasesDir())
+	dir, copyExisted, err := extpkg.Install(p, a.h.Store.ReleasesDir())
 	if err != nil {
 		return nil, err
 	}
-	if err := a.shareCopy(dir, p.Digest); err != nil {
+	if err := a.h.ShareCopy(dir, p.Digest); err != nil {
 		return nil, err
 	}
-	existed, err := a.store.PutRelease(store.Release{
+	existed, err := a.h.Store.PutRelease(store.Release{
 		Name: m.Name, Version: m.Version, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir,
 		Signer: signer, KeyID: keyID, AllowUnsigned: signer == "", InstalledAt: time.Now().UTC(),
 	})
@@ -133,54 +123,4 @@ func (a *app) install(src string, allowUnsigned, allowNewSigner bool) (*installR
 		AllowUnsigned: signer == "", Existed: existed, Commands: len(m.Commands),
 		Repaired: existed && !copyExisted, // the record was there, the copy had to be made again
 	}, nil
-}
-
-// checkSignature returns the trusted key name that signed p, or "" when p is
-// unsigned or signed by an unknown key. A signature by a trusted key that
-// does not verify is always an error: it means tampering.
-func (a *app) checkSignature(p *extpkg.Package) (signer, keyID string, err error) {
-	if p.Signature == nil {
-		return "", "", nil
-	}
-	keyID, err = extpkg.SignatureKeyID(p.Signature)
-	if err != nil {
-		return "", "", kernel.Errorf(kernel.CodeInvalid, "malformed %s", kernel.SignatureFile).Wrap(err)
-	}
-	keys, err := a.store.Keys()
-	if err != nil {
-		return "", "", err
-	}
-	for _, k := range keys {
-		if k.KeyID != keyID {
-			continue
-		}
-		pub, err := extpkg.ParsePublicKey(k.Public)
-		if err != nil {
-			return "", "", err
-		}
-		if err := extpkg.Verify(pub, p.Digest, p.Signature); err != nil {
-			return "", "", kernel.Errorf(kernel.CodeDenied, "the signature by trusted key %q does not match the package content", k.Name).Wrap(err).
-				WithHint("the package was changed after signing; get a fresh copy from the publisher")
-		}
-		return k.Name, keyID, nil
-	}
-	return "", keyID, nil
-}
-
-// checkSameSigner refuses a version of a package signed by another key than
-// its earlier signed versions: trusting two publishers must not let one
-// replace the other's package unnoticed.
-func (a *app) checkSameSigner(name, version, signer, keyID string) error {
-	rels, err := a.store.ReleasesOf(name)
-	if err != nil {
-		return err
-	}
-	for _, r := range rels {
-		if r.KeyID != "" && r.KeyID != keyID && r.Version != version {
-			return kernel.Errorf(kernel.CodeDenied, "%s@%s is signed by key %s (%s), but %s@%s was signed by %s (%s)",
-				name, version, signer, keyID, name, r.Version, r.Signer, r.KeyID).
-				WithHint("if the package really changed hands, install with --allow-new-signer")
-		}
-	}
-	return nil
 }

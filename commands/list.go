@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -36,19 +37,19 @@ func (a *app) listCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			rels, err := a.store.Releases()
+			rels, err := a.h.Store.Releases()
 			if err != nil {
 				return err
 			}
-			d, err := a.store.Draft()
+			d, err := a.h.Store.Draft()
 			if err != nil {
 				return err
 			}
-			b, _, err := a.activeBinding()
+			b, _, err := a.h.ActiveBinding()
 			if err != nil {
 				return err
 			}
-			trusted, err := a.trustedKeys()
+			trusted, err := a.h.TrustedKeys()
 			if err != nil {
 				return err
 			}
@@ -62,11 +63,11 @@ func (a *app) listCmd() *cli.Command {
 			for _, r := range rels {
 				e := listEntry{
 					Name: r.Name, Version: r.Version, Digest: r.Digest,
-					Trust: currentTrust(r, trusted), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
+					Trust: home.CurrentTrust(r, trusted), Signer: r.Signer, AllowUnsigned: r.AllowUnsigned,
 					Draft: d.Active[r.Name] == r.Version, Published: published[r.Ref()], Development: r.Development,
 				}
-				if err := a.copyProblem(r.Name, r.Version, r.Digest, r.Development); err != nil {
-					e.Damaged, e.Problem, e.Hint = true, problemDetail(err), kernel.ErrorHint(err)
+				if err := a.h.CopyProblem(r.Name, r.Version, r.Digest, r.Development); err != nil {
+					e.Damaged, e.Problem, e.Hint = true, home.ProblemDetail(err), kernel.ErrorHint(err)
 				}
 				entries = append(entries, e)
 			}

@@ -57,7 +57,7 @@ func (a *app) mcpConfigCmd() *cli.Command {
 			// The file is looked for only when it is needed: printing the
 			// snippet works without a HOME.
 			if file == "" && (c.Bool("print-path") || c.Bool("write") && client != "claude-code") {
-				p, err := clientConfigPath(client, runtime.GOOS, a.env)
+				p, err := clientConfigPath(client, runtime.GOOS, a.h.Env)
 				if err != nil {
 					return err
 				}
@@ -166,11 +166,11 @@ func (a *app) mcpConfigStdio(client, ep, key string) (*clientEntry, error) {
 	}
 	// The home this was run with, absolute: a host that passes no
 	// RUKH_HOME (or starts in another directory) still reaches it.
-	home, err := filepath.Abs(a.store.Home())
+	home, err := filepath.Abs(a.h.Store.Home())
 	if err != nil {
-		return nil, kernel.Errorf(kernel.CodeInvalid, "cannot resolve the home %s", a.store.Home()).Wrap(err)
+		return nil, kernel.Errorf(kernel.CodeInvalid, "cannot resolve the home %s", a.h.Store.Home()).Wrap(err)
 	}
-	b, _, err := a.activeBinding()
+	b, _, err := a.h.ActiveBinding()
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (a *app) mcpConfigHTTP(c *cli.Command, launch *policy.Launch, ep, name stri
 			Message: fmt.Sprintf("endpoint %q is not served over HTTP: its transports are %s", ep, strings.Join(launch.Transports, ", ")),
 			Hint:    `add "http" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or drop --http for a stdio entry`}
 	}
-	if b, _, err := a.activeBinding(); err == nil {
+	if b, _, err := a.h.ActiveBinding(); err == nil {
 		a.warnEndpoint(b, ep, name)
 	}
 	base := strings.TrimRight(c.String("url"), "/")

@@ -34,7 +34,7 @@ func (a *app) policyCmd() *cli.Command {
 						return kernel.InFile(c.Args().First(), data, err)
 					}
 					canon := p.Canonical()
-					if err := a.store.UpdateDraft(func(d *store.Draft) error {
+					if err := a.h.Store.UpdateDraft(func(d *store.Draft) error {
 						d.Profile = canon
 						return nil
 					}); err != nil {
@@ -56,7 +56,7 @@ func (a *app) policyCmd() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "published", Usage: "show the active revision's profile instead"}, jsonFlag()},
 				Action: func(ctx context.Context, c *cli.Command) error {
 					if c.Bool("published") {
-						b, _, err := a.activeBinding()
+						b, _, err := a.h.ActiveBinding()
 						if err != nil {
 							return err
 						}
@@ -77,7 +77,7 @@ func (a *app) policyCmd() *cli.Command {
 }
 
 func (a *app) draftProfile() (*policy.Profile, error) {
-	d, err := a.store.Draft()
+	d, err := a.h.Store.Draft()
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func (a *app) rollbackCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			rev, err := a.store.Revision(n)
+			rev, err := a.h.Store.Revision(n)
 			if err != nil {
 				return err
 			}
@@ -91,7 +91,7 @@ var errUnchanged = errors.New("unchanged")
 // publish validates a candidate (the draft, or an older revision for
 // rollback) and commits it as one new revision unless it is a dry run.
 func (a *app) publish(o publishOptions) error {
-	batchGC(a.env)
+	batchGC(a.h.Env)
 	rep, oldRev, err := a.commitCandidate(o)
 	if err != nil {
 		return a.unchanged(err, oldRev, o.json)
@@ -128,9 +128,9 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 		old    *policy.Binding
 		oldRev store.Revision
 	)
-	if rev, err := a.store.ActiveRevision(); err == nil {
+	if rev, err := a.h.Store.ActiveRevision(); err == nil {
 		oldRev = rev
-		if old, err = a.revisionSummary(rev); err != nil {
+		if old, err = a.h.RevisionSummary(rev); err != nil {
 			return nil, oldRev, err
 		}
 	} else if kernel.ErrorCode(err) != kernel.CodeNotFound {
@@ -139,14 +139,14 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 	// candidate is the input and its releases' name@version, by name.
 	candidate := func(id string) (policy.Input, []string, error) {
 		if from != nil {
-			fb, err := a.revisionSummary(*from)
+			fb, err := a.h.RevisionSummary(*from)
 			if err != nil {
 				return policy.Input{}, nil, err
 			}
-			in, err := a.bindingSource(fb, id)
+			in, err := a.h.BindingSource(fb, id)
 			return in, releaseKeys(fb.Releases), err
 		}
-		d, err := a.store.Draft()
+		d, err := a.h.Store.Draft()
 		if err != nil {
 			return policy.Input{}, nil, err
 		}
@@ -155,7 +155,7 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 			versions = append(versions, n+"@"+d.Active[n])
 		}
 		slices.Sort(versions) // as releaseKeys
-		in, err := a.draftSource(id)
+		in, err := a.h.DraftSource(id)
 		return in, versions, err
 	}
 	var (
@@ -185,7 +185,7 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 
 	var newID string
 	if dryRun {
-		revs, err := a.store.Revisions()
+		revs, err := a.h.Store.Revisions()
 		if err != nil {
 			return nil, oldRev, err
 		}
@@ -198,7 +198,7 @@ func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision,
 			return nil, oldRev, err
 		}
 	} else {
-		rev, err := a.store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		rev, err := a.h.Store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
 			if err := build(id, w); err != nil {
 				return store.Revision{}, err
 			}
@@ -376,7 +376,7 @@ func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
 
 // resetDraft makes the draft activate exactly b's releases under b's profile.
 func (a *app) resetDraft(b *policy.Binding) error {
-	return a.store.UpdateDraft(func(d *store.Draft) error {
+	return a.h.Store.UpdateDraft(func(d *store.Draft) error {
 		d.Active = make(map[string]string, len(b.Releases))
 		for _, r := range b.Releases {
 			d.Active[r.Name] = r.Version

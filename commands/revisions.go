@@ -52,11 +52,11 @@ func (a *app) revisionsCmd() *cli.Command {
 			default:
 				return usageErr("revisions takes at most one REV")
 			}
-			revs, err := a.store.Revisions()
+			revs, err := a.h.Store.Revisions()
 			if err != nil {
 				return err
 			}
-			active, err := a.store.Active()
+			active, err := a.h.Store.Active()
 			if err != nil {
 				return err
 			}
@@ -105,15 +105,15 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rev, err := a.store.Revision(n)
+	rev, err := a.h.Store.Revision(n)
 	if err != nil {
 		return err
 	}
-	b, err := a.revisionBinding(rev)
+	b, err := a.h.RevisionBinding(rev)
 	if err != nil {
 		return err
 	}
-	active, err := a.store.Active()
+	active, err := a.h.Store.Active()
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 
 // pruneRevisions removes older revisions and the records only they use.
 func (a *app) pruneRevisions(keep int, asJSON bool) error {
-	p, err := a.store.PruneRevisions(keep)
+	p, err := a.h.Store.PruneRevisions(keep)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string, verbs func(
 		}
 		words = append(words, w)
 	}
-	_, err = a.viewActive(func(ix *store.Index) error {
+	_, err = a.h.ViewActive(func(ix *store.Index) error {
 		t := cliTarget{revision: ix.Revision(), limits: cliLimits(ix)}
 		if len(words) > 0 {
 			var err error
@@ -124,7 +124,7 @@ func (a *app) routeCommand(ix *store.Index, t cliTarget, r store.Route, name str
 	if err != nil {
 		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s: command %s is unreadable", ix.Revision(), r.Command).Wrap(err)
 	}
-	t.dir = a.copyDir(bc.Digest, bc.Development)
+	t.dir = a.h.CopyDir(bc.Digest, bc.Development)
 	c := a.extensionCommand(t, bc, name)
 	if r.Kind == store.RouteAlias {
 		c.Usage += " (alias of " + strings.Join(bc.Declaration.Path, " ") + ")"
@@ -281,7 +281,7 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		return err
 	}
 	defer unpin()
-	res := a.runner.Invoke(ctx, &kernel.Invocation{
+	res := a.h.Runner.Invoke(ctx, &kernel.Invocation{
 		ID:         kernel.NewInvocationID(),
 		Command:    decl,
 		Dir:        dir,

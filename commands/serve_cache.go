@@ -117,10 +117,10 @@ func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 // revision with that binding and its first list page, so the profile is
 // decoded once and the first requests need no store open.
 func (c *serveCache) prime() (*policy.Launch, error) {
-	st, stamped := c.a.store.Stamp()
+	st, stamped := c.a.h.Store.Stamp()
 	var l *policy.Launch
 	var rev *cachedRev
-	published, err := c.a.viewActive(func(ix *store.Index) error {
+	published, err := c.a.h.ViewActive(func(ix *store.Index) error {
 		r := newCachedRev(ix, c.endpoint)
 		var err error
 		if l, err = policy.LaunchOf(r.profile, c.endpoint); err != nil {
@@ -164,11 +164,11 @@ func (c *serveCache) settle() {
 
 // view is mcpstdio.Config.View over the cache.
 func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
-	st, stamped := c.a.store.Stamp()
+	st, stamped := c.a.h.Store.Stamp()
 	c.mu.Lock()
 	rev := c.rev
 	switch {
-	case !stamped || !c.a.store.Unchanged(c.stamp, st):
+	case !stamped || !c.a.h.Store.Unchanged(c.stamp, st):
 		rev = nil
 	case c.stamp != st:
 		c.stamp = st // only our own audit records were added since
@@ -193,7 +193,7 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 	}
 	if n != 0 {
 		return boundedRead(func() error {
-			return c.a.store.ViewRevision(n, func(ix *store.Index) error {
+			return c.a.h.Store.ViewRevision(n, func(ix *store.Index) error {
 				return fn(ix.Number(), &cachedCatalog{a: c.a, rev: newCachedRev(ix, c.endpoint), ix: ix})
 			})
 		})
@@ -201,7 +201,7 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 	var kept *cachedRev
 	var published bool
 	err := boundedRead(func() (err error) {
-		published, err = c.a.viewActive(func(ix *store.Index) error {
+		published, err = c.a.h.ViewActive(func(ix *store.Index) error {
 			kept = newCachedRev(ix, c.endpoint)
 			cc := &cachedCatalog{a: c.a, rev: kept, ix: ix}
 			err := fn(ix.Number(), cc)
@@ -234,7 +234,7 @@ func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {
 	if c.ix != nil {
 		return fn(c.ix)
 	}
-	return boundedRead(func() error { return c.a.store.ViewRevision(c.rev.n, fn) })
+	return boundedRead(func() error { return c.a.h.Store.ViewRevision(c.rev.n, fn) })
 }
 
 func (c *cachedCatalog) HasEndpoint() bool   { return c.rev.has }

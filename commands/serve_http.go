@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcphttp"
@@ -46,7 +47,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			}
 			log := newVerbLog(a.stderr, "serve-http")
 			defer log.close()
-			a.store.SnapshotReads() // many small reads: pread, no file lock or mapping
+			a.h.Store.SnapshotReads() // many small reads: pread, no file lock or mapping
 			ln, err := net.Listen("tcp", c.String("listen"))
 			if err != nil {
 				return listenErr("listen", c.String("listen"), err)
@@ -59,7 +60,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 					Hint:    "give --tls-cert and --tls-key, listen on 127.0.0.1, or accept the risk with --insecure-http (behind a TLS proxy)"}
 			}
 			m := newHTTPMetrics()
-			aw := a.store.NewAuditWriter(log.Logf)
+			aw := a.h.Store.NewAuditWriter(log.Logf)
 			defer aw.Close() // after the drain: every call's record is queued by then
 			eps, err := a.httpEndpoints(log, m, aw)
 			if err != nil {
@@ -84,7 +85,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				Loopback:     loopback,
 				AllowHosts:   c.StringSlice("allow-host"),
 				AllowOrigins: c.StringSlice("allow-origin"),
-				Credentials:  newLoggedCredentials(a.store, log.Logf),
+				Credentials:  newLoggedCredentials(a.h.Store, log.Logf),
 				Refused: func(endpoint, tool, command string, cred *kernel.Credential, err error) {
 					rec := store.AuditRecord{Time: time.Now(), Transport: kernel.TransportHTTP, Endpoint: endpoint,
 						Tool: tool, Command: command, Outcome: auditRefused, Reason: refusalReason(err)}
@@ -222,21 +223,21 @@ func isLoopback(addr net.Addr) bool {
 // httpEndpoints are the endpoints of the active revision served on http,
 // each with the launch binding it has now, for the life of the process.
 func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWriter) ([]mcphttp.Endpoint, error) {
-	exists, err := a.store.Exists()
+	exists, err := a.h.Store.Exists()
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
-		log.Logf("no rukh store in %s: serving no endpoints", a.store.Home())
+		log.Logf("no rukh store in %s: serving no endpoints", a.h.Store.Home())
 		return nil, nil
 	}
-	secret, err := a.store.Secret()
+	secret, err := a.h.Store.Secret()
 	if err != nil {
 		return nil, err
 	}
 	var launches []*policy.Launch
 	var rev string
-	published, err := a.viewActive(func(ix *store.Index) error {
+	published, err := a.h.ViewActive(func(ix *store.Index) error {
 		rev = ix.Revision()
 		for _, e := range ix.Endpoints() {
 			l, err := policy.LaunchOf(ix.Profile(), e.Name)
@@ -253,7 +254,7 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWrite
 		return nil, err
 	}
 	if !published {
-		log.Logf("nothing is published in %s: serving no endpoints until restarted after a publish", a.store.Home())
+		log.Logf("nothing is published in %s: serving no endpoints until restarted after a publish", a.h.Store.Home())
 		return nil, nil
 	}
 	var eps []mcphttp.Endpoint
@@ -264,21 +265,21 @@ func (a *app) httpEndpoints(log *stderrLog, m *httpMetrics, aw *store.AuditWrite
 			continue
 		}
 		endpoint := l.Endpoint
-		audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
+		audit := newServeAudit(&home.PinningInvoker{Home: a.h, Inner: a.h.Runner, Logf: log.Logf, Pinned: pinnedOf}, aw, endpoint)
 		eps = append(eps, mcphttp.Endpoint{
 			Namespace: l.Namespace,
 			HTTPAuth:  l.HTTPAuth,
 			Core: mcpcore.Config{
 				Endpoint: endpoint, Launch: l,
 				ServerName: "rukh", ServerVersion: version(),
-				Active: a.store.Active, View: a.serveView(endpoint), Watch: a.store.WatchActive,
+				Active: a.h.Store.Active, View: a.serveView(endpoint), Watch: a.h.Store.WatchActive,
 				Secret: secret,
 				Invoker: timedInvoker{audit, func(inv *kernel.Invocation, res kernel.Result, d time.Duration) {
 					m.called(endpoint, inv, res, d)
 				}},
 				Diagnostics: func(inv *kernel.Invocation, res kernel.Result) {
 					audit.done(inv, res)
-					if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
+					if err := a.h.SaveDiagnostics(endpoint, inv, res); err != nil {
 						log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 					}
 				},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpstdio"
@@ -45,7 +46,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 			log := newStderrLog(a.stderr)
 			defer log.close()
 			endpoint := c.String("endpoint")
-			a.store.SnapshotReads() // many small reads: pread, no file lock or mapping
+			a.h.Store.SnapshotReads() // many small reads: pread, no file lock or mapping
 			cache := &serveCache{a: a, endpoint: endpoint}
 			launch, err := cache.prime()
 			if err != nil {
@@ -56,13 +57,13 @@ func (a *app) serveMCPCmd() *cli.Command {
 					Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", endpoint, strings.Join(launch.Transports, ", ")),
 					Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with 'rukh serve-http'`}
 			}
-			exists, err := a.store.Exists()
+			exists, err := a.h.Store.Exists()
 			if err != nil {
 				return err
 			}
 			var secret []byte // no store: a per-process cursor key, and no store is created
 			if exists {
-				if secret, err = a.store.Secret(); err != nil {
+				if secret, err = a.h.Store.Secret(); err != nil {
 					return err
 				}
 			}
@@ -79,12 +80,12 @@ func (a *app) serveMCPCmd() *cli.Command {
 				defer f.Close()
 				out = f
 			}
-			aw := a.store.NewAuditWriter(log.Logf)
+			aw := a.h.Store.NewAuditWriter(log.Logf)
 			defer aw.Close() // after Serve: every call's record is queued by then
-			audit := newServeAudit(&pinningInvoker{a: a, inner: a.runner, logf: log.Logf}, aw, endpoint)
+			audit := newServeAudit(&home.PinningInvoker{Home: a.h, Inner: a.h.Runner, Logf: log.Logf, Pinned: pinnedOf}, aw, endpoint)
 			diagnostics := func(inv *kernel.Invocation, res kernel.Result) {
 				audit.done(inv, res)
-				if err := a.saveDiagnostics(endpoint, inv, res); err != nil {
+				if err := a.h.SaveDiagnostics(endpoint, inv, res); err != nil {
 					log.Logf("diagnostics of %s were lost: %v", inv.ID, err)
 				}
 			}
@@ -98,16 +99,16 @@ func (a *app) serveMCPCmd() *cli.Command {
 				Launch:        launch,
 				ServerName:    "rukh",
 				ServerVersion: version(),
-				Active:        a.store.Active,
+				Active:        a.h.Store.Active,
 				View:          cache.view,
-				Watch:         a.store.WatchActive,
+				Watch:         a.h.Store.WatchActive,
 				Secret:        secret,
 				Invoker:       audit,
 				Diagnostics:   diagnostics,
 				Logf:          log.Logf,
 			}}
 			if runner != nil {
-				cfg.Tasks = &taskHost{r: runner, st: a.store}
+				cfg.Tasks = &taskHost{r: runner, st: a.h.Store}
 			}
 			err = mcpstdio.Serve(ctx, a.stdin, out, cfg)
 			switch {
@@ -129,7 +130,7 @@ func (a *app) serveMCPCmd() *cli.Command {
 // (a typo would otherwise serve an agent no tools). Nothing published: nil.
 func (a *app) launch(endpoint string) (*policy.Launch, error) {
 	var l *policy.Launch
-	_, err := a.viewActive(func(ix *store.Index) (err error) {
+	_, err := a.h.ViewActive(func(ix *store.Index) (err error) {
 		if l, err = policy.LaunchOf(ix.Profile(), endpoint); err != nil {
 			return err
 		}
@@ -243,20 +244,20 @@ func (c *storeCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
 	}
 	name, version, _ := strings.Cut(bc.Release, "@")
 	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
-	return &mcpstdio.Resolved{Command: &bc.Declaration, Dir: c.a.copyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
+	return &mcpstdio.Resolved{Command: &bc.Declaration, Dir: c.a.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
 }
 
 // sayNothingPublished tells the owner, on stderr, why an agent would see no
 // tools: the MCP client most likely started rukh without the owner's
 // RUKH_HOME (clients pass a bare environment), on a home nobody published in.
 func (a *app) sayNothingPublished(log *stderrLog, exists bool) {
-	if a.store.Shared() {
-		where := a.store.Path()
+	if a.h.Store.Shared() {
+		where := a.h.Store.Path()
 		log.Logf("nothing is published in the store %s: serving no tools until something is", where)
 		log.Line("rukh: hint: run 'rukh publish' with RUKH_STORE=" + where + " on any machine that shares it\n")
 		return
 	}
-	home := a.store.Home()
+	home := a.h.Store.Home()
 	if exists {
 		log.Logf("nothing is published in %s: serving no tools until something is", home)
 	} else {

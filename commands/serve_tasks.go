@@ -26,7 +26,7 @@ func (a *app) startTasks(launch *policy.Launch, inv kernel.Invoker, done func(*k
 	if err != nil {
 		return nil, nil, err
 	}
-	r := tasks.New(a.store, owner, inv, logf)
+	r := tasks.New(a.h.Store, owner, inv, logf)
 	r.Done = done
 	return r, func() {
 		r.Close()
@@ -37,11 +37,11 @@ func (a *app) startTasks(launch *policy.Launch, inv kernel.Invoker, done func(*k
 // becomeTaskOwner makes this process an owner of tasks and records as
 // cancelled the tasks of owners that died without recording them.
 func (a *app) becomeTaskOwner(logf func(string, ...any)) (store.TaskOwner, func(), error) {
-	owner, release, err := a.store.BecomeTaskOwner()
+	owner, release, err := a.h.Store.BecomeTaskOwner()
 	if err != nil {
 		return store.TaskOwner{}, nil, err
 	}
-	if n, err := a.store.RecoverTasks(owner.ID); errors.Is(err, store.ErrDamaged) {
+	if n, err := a.h.Store.RecoverTasks(owner.ID); errors.Is(err, store.ErrDamaged) {
 		release() // no task could be recorded: refuse to serve them
 		return store.TaskOwner{}, nil, err
 	} else if err != nil {
@@ -68,10 +68,10 @@ func (a *app) startHTTPTasks(eps []mcphttp.Endpoint, logf func(string, ...any)) 
 				return nil, err
 			}
 		}
-		r := tasks.New(a.store, owner, core.Invoker, logf)
+		r := tasks.New(a.h.Store, owner, core.Invoker, logf)
 		r.Done = core.Diagnostics
 		runners = append(runners, r)
-		core.Tasks = &taskHost{r: r, st: a.store}
+		core.Tasks = &taskHost{r: r, st: a.h.Store}
 	}
 	return func() {
 		for _, r := range runners {

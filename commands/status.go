@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
@@ -91,7 +92,7 @@ func (a *app) statusCmd() *cli.Command {
 }
 
 func (a *app) status() (*statusReport, error) {
-	b, rev, err := a.activeBinding()
+	b, rev, err := a.h.ActiveBinding()
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +112,8 @@ func (a *app) status() (*statusReport, error) {
 			if br.Development {
 				rep.Development = append(rep.Development, br.Name+"@"+br.Version)
 			}
-			if err := a.copyProblem(br.Name, br.Version, br.Digest, br.Development); err != nil {
-				rep.Damaged = append(rep.Damaged, statusDamaged{Release: br.Name + "@" + br.Version, Problem: problemDetail(err), Hint: kernel.ErrorHint(err)})
+			if err := a.h.CopyProblem(br.Name, br.Version, br.Digest, br.Development); err != nil {
+				rep.Damaged = append(rep.Damaged, statusDamaged{Release: br.Name + "@" + br.Version, Problem: home.ProblemDetail(err), Hint: kernel.ErrorHint(err)})
 			}
 		}
 		liveProfile = b.Profile
@@ -122,10 +123,10 @@ func (a *app) status() (*statusReport, error) {
 		}
 		for _, r := range untrusted {
 			rep.Untrusted = append(rep.Untrusted, statusDamaged{Release: r.Name + "@" + r.Version,
-				Problem: fmt.Sprintf("signed by key %s (%s), no longer trusted", r.Signer, r.KeyID), Hint: untrustedHint(r.Name)})
+				Problem: fmt.Sprintf("signed by key %s (%s), no longer trusted", r.Signer, r.KeyID), Hint: home.UntrustedHint(r.Name)})
 		}
 	}
-	d, err := a.store.Draft()
+	d, err := a.h.Store.Draft()
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (a *app) status() (*statusReport, error) {
 		switch {
 		case was == is && is == store.DevVersion:
 			// a development release changes in place: compare the copies
-			if r, err := a.store.Release(n, is); err == nil && r.Digest != liveDigest[n] {
+			if r, err := a.h.Store.Release(n, is); err == nil && r.Digest != liveDigest[n] {
 				rep.Pending = append(rep.Pending, fmt.Sprintf("replace %s@%s (dev) %s with %s", n, is, liveDigest[n], r.Digest))
 			}
 		case was == is:
@@ -170,7 +171,7 @@ func (a *app) status() (*statusReport, error) {
 	if b == nil && len(rep.Pending) == 0 {
 		rep.Pending = append(rep.Pending, "first publication")
 	}
-	if in, err := a.draftInput("draft"); err != nil {
+	if in, err := a.h.DraftInput("draft"); err != nil {
 		rep.DraftError = err.Error()
 	} else if _, _, err := policy.Build(in); err != nil {
 		rep.DraftError = err.Error()

@@ -59,7 +59,7 @@ func (a *app) openDestination(spec string) (*store.Store, error) {
 		return nil, kernel.Errorf(kernel.CodeUsage, "store copy needs --to").
 			WithHint("give --to etcd://HOST:PORT/PREFIX, or --to DIR for a bbolt home in DIR")
 	case store.IsEtcdURL(spec):
-		return store.OpenEtcd(spec, a.store.Home(), store.EtcdOptions{CA: a.env("RUKH_STORE_CA"), Cert: a.env("RUKH_STORE_CERT"), Key: a.env("RUKH_STORE_KEY")})
+		return store.OpenEtcd(spec, a.h.Store.Home(), store.EtcdOptions{CA: a.h.Env("RUKH_STORE_CA"), Cert: a.h.Env("RUKH_STORE_CERT"), Key: a.h.Env("RUKH_STORE_KEY")})
 	case strings.Contains(spec, "://"):
 		return nil, kernel.Errorf(kernel.CodeUsage, "--to %q is not a store URL", spec).
 			WithHint("give etcd://HOST:PORT[,HOST:PORT…]/PREFIX, or the directory of a bbolt home")
@@ -96,11 +96,11 @@ type copiedPackage struct {
 }
 
 func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
-	rep, err := a.store.CopyTo(dst)
+	rep, err := a.h.Store.CopyTo(dst)
 	if err != nil {
 		return err
 	}
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
 
 	// Verification: the records key by key, the store's invariants, and
 	// every package as a machine using the destination would read it.
-	if res.Verified, err = a.store.VerifyCopy(dst); err != nil {
+	if res.Verified, err = a.h.Store.VerifyCopy(dst); err != nil {
 		return err
 	}
 	if err := dst.Check(); err != nil {
@@ -149,7 +149,7 @@ func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
 	fmt.Fprintf(a.stdout, "%s, %s, %s\n", plural(len(res.Buckets)+len(res.Tasks), "bucket"), plural(res.Keys, "key"), sizeText(res.Bytes))
 	switch {
 	case len(res.Packages) == 0:
-	case dst.Shared() && a.store.Shared():
+	case dst.Shared() && a.h.Store.Shared():
 		fmt.Fprintf(a.stdout, "%s, copied with the blobs bucket\n", plural(len(res.Packages), "package archive"))
 	case dst.Shared():
 		fmt.Fprintf(a.stdout, "%s put into the destination\n", plural(len(res.Packages), "package archive"))
@@ -165,18 +165,18 @@ func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
 // copyPackage gives the destination what a machine needs to run r: its
 // archive in a shared store, a copy in a bbolt home.
 func (a *app) copyPackage(r store.Release, dst *store.Store) (string, error) {
-	src := a.copyDir(r.Digest, r.Development)
+	src := a.h.CopyDir(r.Digest, r.Development)
 	switch {
-	case dst.Shared() && a.store.Shared():
+	case dst.Shared() && a.h.Store.Shared():
 		return "archive", nil // the blobs bucket came along
 	case dst.Shared():
 		if err := extpkg.CheckInstalled(src, r.Digest); err != nil {
 			return "", kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).
 				WithHint("install the original package again ('rukh install PATH') to repair it, then copy again into an empty destination")
 		}
-		return "archive", a.putArchive(dst, src, r.Digest)
-	case a.store.Shared():
-		return "copy", a.materialiseFrom(a.store, r.Digest, copiesIn(dst, r.Development))
+		return "archive", a.h.PutArchive(dst, src, r.Digest)
+	case a.h.Store.Shared():
+		return "copy", a.h.MaterialiseFrom(a.h.Store, r.Digest, copiesIn(dst, r.Development))
 	}
 	p, err := extpkg.Load(src, "")
 	if err != nil {
@@ -201,7 +201,7 @@ func (a *app) verifyPackage(r store.Release, dst *store.Store) error {
 	if !dst.Shared() {
 		return extpkg.CheckInstalled(filepath.Join(copiesIn(dst, r.Development), name), r.Digest)
 	}
-	scratch, err := a.scratchDir()
+	scratch, err := a.h.ScratchDir()
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (a *app) verifyPackage(r store.Release, dst *store.Store) error {
 	}
 	defer os.RemoveAll(tmp)
 	defer extpkg.Remove(tmp, r.Digest) // its files are read-only
-	if err := a.materialiseFrom(dst, r.Digest, tmp); err != nil {
+	if err := a.h.MaterialiseFrom(dst, r.Digest, tmp); err != nil {
 		return err
 	}
 	return extpkg.CheckInstalled(filepath.Join(tmp, name), r.Digest)

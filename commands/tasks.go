@@ -32,10 +32,10 @@ func (a *app) tasksCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if _, err := a.store.RecoverTasks(""); err != nil {
+			if _, err := a.h.Store.RecoverTasks(""); err != nil {
 				return err
 			}
-			ts, err := a.store.Tasks(c.String("endpoint"))
+			ts, err := a.h.Store.Tasks(c.String("endpoint"))
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ func (a *app) tasksCmd() *cli.Command {
 						return err
 					}
 					// Task records the task cancelled if its process is gone.
-					t, err := a.store.Task(id)
+					t, err := a.h.Store.Task(id)
 					if err != nil {
 						return err
 					}
@@ -91,7 +91,7 @@ func (a *app) tasksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					t, err := a.store.RequestTaskCancel(id)
+					t, err := a.h.Store.RequestTaskCancel(id)
 					if err != nil {
 						return err
 					}
@@ -122,7 +122,7 @@ func (a *app) awaitTask(ctx context.Context, id string, t store.Task, wait time.
 	deadline := time.Now().Add(wait)
 	for !t.Final() && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
-		if n, err := a.store.Task(id); err == nil {
+		if n, err := a.h.Store.Task(id); err == nil {
 			t = n
 		}
 	}

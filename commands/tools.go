@@ -25,7 +25,7 @@ func (a *app) toolsCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			b, rev, err := a.activeBinding()
+			b, rev, err := a.h.ActiveBinding()
 			if err != nil {
 				return err
 			}

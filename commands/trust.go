@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -43,7 +44,7 @@ func (a *app) trustCmd() *cli.Command {
 						return err
 					}
 					k := store.Key{Name: name, Public: text, KeyID: extpkg.KeyID(pub), AddedAt: time.Now().UTC()}
-					if err := a.store.PutKey(k); err != nil {
+					if err := a.h.Store.PutKey(k); err != nil {
 						return err
 					}
 					if c.Bool("json") {
@@ -58,7 +59,7 @@ func (a *app) trustCmd() *cli.Command {
 				Usage: "list trusted publisher keys",
 				Flags: []cli.Flag{jsonFlag()},
 				Action: func(ctx context.Context, c *cli.Command) error {
-					keys, err := a.store.Keys()
+					keys, err := a.h.Store.Keys()
 					if err != nil {
 						return err
 					}
@@ -91,12 +92,12 @@ func (a *app) trustCmd() *cli.Command {
 						return usageErr("trust remove takes exactly one NAME")
 					}
 					name := c.Args().First()
-					k, ok, err := a.store.Key(name)
+					k, ok, err := a.h.Store.Key(name)
 					if err != nil {
 						return err
 					}
 					if !ok {
-						return a.store.DeleteKey(name) // its not-found error
+						return a.h.Store.DeleteKey(name) // its not-found error
 					}
 					uses, err := a.keyUses(k)
 					if err != nil {
@@ -105,7 +106,7 @@ func (a *app) trustCmd() *cli.Command {
 					if len(uses) > 0 && !c.Bool("force") {
 						return a.keyInUse(k, uses)
 					}
-					if err := a.store.DeleteKey(name); err != nil {
+					if err := a.h.Store.DeleteKey(name); err != nil {
 						return err
 					}
 					if c.Bool("json") {
@@ -139,13 +140,13 @@ type keyUse struct {
 // keyUses lists the releases signed by k that the active revision binds or
 // the draft activates, by name.
 func (a *app) keyUses(k store.Key) ([]keyUse, error) {
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		return nil, err
 	}
 	published := map[string]bool{}
 	revID := ""
-	if rev, err := a.store.ActiveRevision(); err == nil {
+	if rev, err := a.h.Store.ActiveRevision(); err == nil {
 		revID = rev.ID
 		for _, ref := range rev.Releases {
 			published[ref] = true
@@ -153,7 +154,7 @@ func (a *app) keyUses(k store.Key) ([]keyUse, error) {
 	} else if kernel.ErrorCode(err) != kernel.CodeNotFound {
 		return nil, err
 	}
-	d, err := a.store.Draft()
+	d, err := a.h.Store.Draft()
 	if err != nil {
 		return nil, err
 	}
@@ -202,18 +203,18 @@ func republishHint(uses []keyUse) string {
 // untrustedActive lists the releases the active revision binds whose
 // signing key is no longer trusted: their calls are refused.
 func (a *app) untrustedActive() ([]store.Release, error) {
-	rev, err := a.store.ActiveRevision()
+	rev, err := a.h.Store.ActiveRevision()
 	if kernel.ErrorCode(err) == kernel.CodeNotFound {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	rels, err := a.store.Releases()
+	rels, err := a.h.Store.Releases()
 	if err != nil {
 		return nil, err
 	}
-	trusted, err := a.trustedKeys()
+	trusted, err := a.h.TrustedKeys()
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func (a *app) untrustedActive() ([]store.Release, error) {
 	}
 	var out []store.Release
 	for _, r := range rels {
-		if bound[r.Ref()] && checkTrusted(r, trusted) != nil {
+		if bound[r.Ref()] && home.CheckTrusted(r, trusted) != nil {
 			out = append(out, r)
 		}
 	}

@@ -26,19 +26,19 @@ func (a *app) uninstallCmd() *cli.Command {
 			if !ok || name == "" || ver == "" {
 				return usageErr("uninstall needs NAME@VERSION, got %q", c.Args().First())
 			}
-			r, err := a.store.Release(name, ver)
+			r, err := a.h.Store.Release(name, ver)
 			if err != nil {
 				return err
 			}
-			err = a.removeRelease(r, func() error {
-				if err := a.store.DeleteRelease(name, ver); err != nil {
+			err = a.h.RemoveRelease(r, func() error {
+				if err := a.h.Store.DeleteRelease(name, ver); err != nil {
 					var ke *kernel.Error
 					if r.Development && errors.As(err, &ke) && ke.Code == kernel.CodeConflict {
 						return ke.WithHint(fmt.Sprintf("take it out of the draft and publish ('rukh dev --stop %s', or 'rukh publish' when the draft already activates another release), before removing it", name))
 					}
 					return err
 				}
-				return extpkg.Remove(a.copiesDir(r.Development), r.Digest)
+				return extpkg.Remove(a.h.CopiesDir(r.Development), r.Digest)
 			})
 			if err != nil {
 				return err
@@ -47,7 +47,7 @@ func (a *app) uninstallCmd() *cli.Command {
 				a.sweepDevCopies("")
 			}
 			var older []string
-			if revs, err := a.store.Revisions(); err == nil {
+			if revs, err := a.h.Store.Revisions(); err == nil {
 				for _, rev := range revs {
 					if slices.Contains(rev.Releases, r.Ref()) {
 						older = append(older, rev.ID)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 )
 
@@ -16,7 +17,7 @@ import (
 // stale word would refuse extensions for nothing.
 func TestBuiltinVerbsAreTheCLIVerbs(t *testing.T) {
 	t.Setenv("RUKH_HOME", t.TempDir())
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, env: func(string) string { return "" }}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, h: &home.Home{Env: func(string) string { return "" }}}
 	// an owner verb first: the tree is then built without opening a store
 	root, err := a.root([]string{"rukh", "version"})
 	if err != nil {

@@ -1,4 +1,4 @@
-package commands
+package home
 
 import (
 	"os"
@@ -6,28 +6,51 @@ import (
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 )
+
+// boundDir is where a bound release's copy lives in this home.
+func (h *Home) boundDir(br policy.BoundRelease) string { return h.CopyDir(br.Digest, br.Development) }
+
+// CopyDir is the directory of the installed (or, for dev, the development)
+// copy with this digest.
+func (h *Home) CopyDir(digest string, dev bool) string {
+	name, err := extpkg.ReleaseDirName(digest)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(h.CopiesDir(dev), name)
+}
+
+// CopiesDir is the directory that holds the installed (or, for dev, the
+// development) copies.
+func (h *Home) CopiesDir(dev bool) string {
+	if dev {
+		return h.Store.DevReleasesDir()
+	}
+	return h.Store.ReleasesDir()
+}
 
 // On a shared store (etcd) every machine keeps its own copies of the
 // packages, made from the archive the installing machine put in the
 // store and verified by digest before use; on bbolt the home's copy is
 // the only one and nothing here runs.
 
-// shareCopy puts the archive of the installed copy dir into a shared store.
-func (a *app) shareCopy(dir, digest string) error {
-	if !a.store.Shared() {
+// ShareCopy puts the archive of the installed copy dir into a shared store.
+func (h *Home) ShareCopy(dir, digest string) error {
+	if !h.Store.Shared() {
 		return nil
 	}
-	return a.putArchive(a.store, dir, digest)
+	return h.PutArchive(h.Store, dir, digest)
 }
 
-// putArchive packs the copy dir into st's archive of digest.
-func (a *app) putArchive(st *store.Store, dir, digest string) error {
+// PutArchive packs the copy dir into st's archive of digest.
+func (h *Home) PutArchive(st *store.Store, dir, digest string) error {
 	if ok, err := st.HasBlob(digest); err != nil || ok {
 		return err
 	}
-	scratch, err := a.scratchDir()
+	scratch, err := h.ScratchDir()
 	if err != nil {
 		return err
 	}
@@ -48,26 +71,26 @@ func (a *app) putArchive(st *store.Store, dir, digest string) error {
 	return st.PutBlob(digest, data)
 }
 
-// materialise makes this machine's copy of the release with digest from
+// Materialise makes this machine's copy of the release with digest from
 // the shared store's archive when it has none yet.
-func (a *app) materialise(digest string, dev bool) error {
-	dir := a.copyDir(digest, dev)
-	if !a.store.Shared() || dir == "" {
+func (h *Home) Materialise(digest string, dev bool) error {
+	dir := h.CopyDir(digest, dev)
+	if !h.Store.Shared() || dir == "" {
 		return nil
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		return nil // present: VerifyCopy judges it
 	}
-	return a.materialiseFrom(a.store, digest, a.copiesDir(dev))
+	return h.MaterialiseFrom(h.Store, digest, h.CopiesDir(dev))
 }
 
-// materialiseFrom makes a copy of digest in copiesDir from st's archive.
-func (a *app) materialiseFrom(st *store.Store, digest, copiesDir string) error {
+// MaterialiseFrom makes a copy of digest in copiesDir from st's archive.
+func (h *Home) MaterialiseFrom(st *store.Store, digest, copiesDir string) error {
 	data, err := st.Blob(digest)
 	if err != nil {
 		return err
 	}
-	scratch, err := a.scratchDir()
+	scratch, err := h.ScratchDir()
 	if err != nil {
 		return err
 	}
@@ -97,8 +120,10 @@ func (a *app) materialiseFrom(st *store.Store, digest, copiesDir string) error {
 	return err
 }
 
-func (a *app) scratchDir() (string, error) {
-	scratch := filepath.Join(a.store.Home(), "tmp")
+// ScratchDir is the home's directory for temporary files, created when
+// missing.
+func (h *Home) ScratchDir() (string, error) {
+	scratch := filepath.Join(h.Store.Home(), "tmp")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return "", kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)
 	}

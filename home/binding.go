@@ -1,10 +1,8 @@
-package commands
+package home
 
 import (
 	"crypto/sha256"
 	"errors"
-	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -18,37 +16,68 @@ import (
 	"github.com/rukh-dev/rukh/store"
 )
 
-// activeBinding reads the whole active revision (owner verbs; running a
-// command reads only its route and record, see run.go); a nil binding
-// means nothing has been published yet.
-func (a *app) activeBinding() (*policy.Binding, store.Revision, error) {
-	rev, err := a.store.ActiveRevision()
+// ActiveBinding reads the whole active revision (owner verbs; running a
+// command reads only its route and record); a nil binding means nothing
+// has been published yet.
+func (h *Home) ActiveBinding() (*policy.Binding, store.Revision, error) {
+	rev, err := h.Store.ActiveRevision()
 	if err != nil {
 		if kernel.ErrorCode(err) == kernel.CodeNotFound {
 			return nil, store.Revision{}, nil
 		}
 		return nil, store.Revision{}, err
 	}
-	b, err := a.revisionBinding(rev)
+	b, err := h.RevisionBinding(rev)
 	return b, rev, err
 }
 
-// revisionBinding reads a whole revision, indexed or in the schema-1 layout.
-func (a *app) revisionBinding(rev store.Revision) (*policy.Binding, error) {
-	if !rev.Indexed {
-		return a.decodeBinding(rev.ID, rev.Binding)
-	}
-	var b *policy.Binding
-	err := a.store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
-		b, err = a.bindingFromIndex(ix)
-		return err
-	})
-	return b, err
+// RevisionBinding reads a whole revision, indexed or in the schema-1 layout.
+func (h *Home) RevisionBinding(rev store.Revision) (*policy.Binding, error) {
+	return h.readRevision(rev, wholeBinding)
 }
 
-// bindingFromIndex reads every record of an indexed revision back into the
-// Binding policy.WriteIndex wrote.
-func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
+// RevisionSummary reads what a publish compares a candidate with: the
+// profile, releases, routes and tools of a revision, tools with the Sum of
+// their bodies instead of their objects and no declarations, so reading
+// it does not grow with the size of the declarations.
+func (h *Home) RevisionSummary(rev store.Revision) (*policy.Binding, error) {
+	return h.readRevision(rev, summaryOnly)
+}
+
+// depth is how much of a revision walkIndex reads.
+type depth int
+
+const (
+	wholeBinding depth = iota // every record: what policy.WriteIndex wrote
+	summaryOnly               // no declarations, tool sums for tool objects
+)
+
+// readRevision reads rev to depth d. It is the one place release
+// directories are resolved under this home, so a copied or moved home
+// runs its own copies.
+func (h *Home) readRevision(rev store.Revision, d depth) (*policy.Binding, error) {
+	var b *policy.Binding
+	var err error
+	if rev.Indexed {
+		err = h.Store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+			b, err = walkIndex(ix, d)
+			return err
+		})
+	} else {
+		b, err = decodeBinding(rev.ID, rev.Binding)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range b.Releases {
+		b.Releases[i].Dir = h.boundDir(b.Releases[i])
+	}
+	return b, nil
+}
+
+// walkIndex reads the records of an indexed revision back into a Binding,
+// to depth d. Release directories are left as stored.
+func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	unreadable := func(err error) error {
 		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
 	}
@@ -60,12 +89,9 @@ func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
 	if b.Releases, err = policy.DecodeReleases(raw); err != nil {
 		return nil, unreadable(err)
 	}
-	for i := range b.Releases {
-		b.Releases[i].Dir = a.boundDir(b.Releases[i])
-	}
 	err = ix.Routes(func(r store.Route) error {
 		b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
-		if r.Kind != store.RouteCommand {
+		if d != wholeBinding || r.Kind != store.RouteCommand {
 			return nil
 		}
 		raw, err := ix.Decl(r.Decl)
@@ -96,7 +122,13 @@ func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
 			if err != nil {
 				return err
 			}
-			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Wire: policy.AppendToolWire(nil, t.Name, body)})
+			tool := policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security}
+			if d == wholeBinding {
+				tool.Wire = policy.AppendToolWire(nil, t.Name, body)
+			} else {
+				tool.Sum = sha256.Sum256(body)
+			}
+			p.Tools = append(p.Tools, tool)
 			return nil
 		})
 		if err != nil {
@@ -107,137 +139,58 @@ func (a *app) bindingFromIndex(ix *store.Index) (*policy.Binding, error) {
 	return b, nil
 }
 
-// revisionSummary reads what a publish compares a candidate with: the
-// profile, releases, routes and tools of a revision, tools with the Sum of
-// their bodies instead of their objects and no declarations, so reading
-// it does not grow with the size of the declarations.
-func (a *app) revisionSummary(rev store.Revision) (*policy.Binding, error) {
-	if !rev.Indexed {
-		return a.decodeBinding(rev.ID, rev.Binding)
-	}
-	var b *policy.Binding
-	err := a.store.ViewRevision(rev.Number, func(ix *store.Index) error {
-		unreadable := func(err error) error {
-			return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
-		}
-		b = &policy.Binding{Revision: ix.Revision(), Profile: ix.Profile(), Commands: []policy.BoundCommand{}, Endpoints: []policy.Projection{}}
-		raw, err := ix.Releases()
-		if err != nil {
-			return err
-		}
-		if b.Releases, err = policy.DecodeReleases(raw); err != nil {
-			return unreadable(err)
-		}
-		for i := range b.Releases {
-			b.Releases[i].Dir = a.boundDir(b.Releases[i])
-		}
-		if err := ix.Routes(func(r store.Route) error {
-			b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
-			return nil
-		}); err != nil {
-			return err
-		}
-		slices.SortFunc(b.Routes, func(x, y policy.Route) int { return slices.Compare(x.Words, y.Words) })
-		for _, ep := range ix.Endpoints() {
-			m, err := policy.DecodeEndpointMeta(ep.Meta)
-			if err != nil {
-				return unreadable(err)
-			}
-			p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{}}
-			if err := ix.Tools(ep.Name, func(t store.Tool) error {
-				body, err := ix.Body(t.Body)
-				if err != nil {
-					return err
-				}
-				p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Sum: sha256.Sum256(body)})
-				return nil
-			}); err != nil {
-				return err
-			}
-			b.Endpoints = append(b.Endpoints, p)
-		}
-		return nil
-	})
-	return b, err
-}
-
-// viewActive calls fn with the active revision's index (false: nothing is
+// ViewActive calls fn with the active revision's index (false: nothing is
 // published). A revision in the schema-1 layout gets its index first, once.
-func (a *app) viewActive(fn func(ix *store.Index) error) (bool, error) {
-	published, err := a.store.ViewActive(fn)
+func (h *Home) ViewActive(fn func(ix *store.Index) error) (bool, error) {
+	published, err := h.Store.ViewActive(fn)
 	if !errors.Is(err, store.ErrNotIndexed) {
 		return published, err
 	}
-	rev, err := a.store.ActiveRevision()
+	rev, err := h.Store.ActiveRevision()
 	if err != nil {
 		return false, err
 	}
-	if err := a.upgradeRevision(rev); err != nil {
+	if err := h.upgradeRevision(rev); err != nil {
 		return false, err
 	}
-	return a.store.ViewActive(fn)
+	return h.Store.ViewActive(fn)
 }
 
 // upgradeRevision gives a revision in the schema-1 layout its index: the
 // same binding, written as records.
-func (a *app) upgradeRevision(rev store.Revision) error {
-	b, err := a.decodeBinding(rev.ID, rev.Binding)
+func (h *Home) upgradeRevision(rev store.Revision) error {
+	b, err := h.readRevision(rev, wholeBinding)
 	if err != nil {
 		return err
 	}
-	return a.store.AttachIndex(rev.Number, func(w *store.IndexWriter) error { return policy.WriteIndex(b, w) })
+	return h.Store.AttachIndex(rev.Number, func(w *store.IndexWriter) error { return policy.WriteIndex(b, w) })
 }
 
 // decodeBinding reads a revision stored in the schema-1 layout (one blob).
-// Release directories are resolved under this home, so a copied or moved
-// home runs its own copies.
-func (a *app) decodeBinding(id string, data []byte) (*policy.Binding, error) {
+func decodeBinding(id string, data []byte) (*policy.Binding, error) {
 	var b policy.Binding
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", id).Wrap(err)
 	}
-	for i := range b.Releases {
-		b.Releases[i].Dir = a.boundDir(b.Releases[i])
-	}
 	return &b, nil
 }
 
-// boundDir is where a bound release's copy lives in this home.
-func (a *app) boundDir(br policy.BoundRelease) string { return a.copyDir(br.Digest, br.Development) }
-
-// copyDir is the directory of the installed (or, for dev, the development)
-// copy with this digest.
-func (a *app) copyDir(digest string, dev bool) string {
-	name, err := extpkg.ReleaseDirName(digest)
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(a.copiesDir(dev), name)
-}
-
-func (a *app) copiesDir(dev bool) string {
-	if dev {
-		return a.store.DevReleasesDir()
-	}
-	return a.store.ReleasesDir()
-}
-
-// draftInput assembles the draft (profile + active releases) as a
+// DraftInput assembles the draft (profile + active releases) as a
 // publication candidate for the revision id. Its Profile is nil when the
 // owner never set one.
-func (a *app) draftInput(revID string) (policy.Input, error) {
-	in, err := a.draftSource(revID)
+func (h *Home) DraftInput(revID string) (policy.Input, error) {
+	in, err := h.DraftSource(revID)
 	if err != nil {
 		return in, err
 	}
 	return collect(in)
 }
 
-// draftSource is draftInput with the releases streamed (Input.Source), a
+// DraftSource is DraftInput with the releases streamed (Input.Source), a
 // batch at a time: what publish uses, so that it never holds every
 // manifest at once.
-func (a *app) draftSource(revID string) (policy.Input, error) {
-	d, err := a.store.Draft()
+func (h *Home) DraftSource(revID string) (policy.Input, error) {
+	d, err := h.Store.Draft()
 	if err != nil {
 		return policy.Input{}, err
 	}
@@ -253,13 +206,13 @@ func (a *app) draftSource(revID string) (policy.Input, error) {
 	}
 	sort.Strings(names)
 	in := policy.Input{Revision: revID, Profile: prof}
-	trusted, err := a.trustedKeys()
+	trusted, err := h.TrustedKeys()
 	if err != nil {
 		return policy.Input{}, err
 	}
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		return a.readAhead(len(names), func(lo, hi int) ([]store.Release, error) {
-			return a.store.ReleasesAt(names[lo:hi], d.Active)
+		return h.readAhead(len(names), func(lo, hi int) ([]store.Release, error) {
+			return h.Store.ReleasesAt(names[lo:hi], d.Active)
 		}, trusted, yield)
 	}
 	return in, nil
@@ -275,7 +228,7 @@ const releaseBatch = 16
 // batch before them. The build runs on one core, so the reading and
 // decoding take another instead of adding to it. At most two batches are
 // decoded at once.
-func (a *app) readAhead(n int, fetch func(lo, hi int) ([]store.Release, error), trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
+func (h *Home) readAhead(n int, fetch func(lo, hi int) ([]store.Release, error), trusted map[string]store.Key, yield func(policy.ReleaseInput) error) error {
 	type batch struct {
 		ris []policy.ReleaseInput
 		err error // after ris: the first release that could not be decoded
@@ -289,7 +242,7 @@ func (a *app) readAhead(n int, fetch func(lo, hi int) ([]store.Release, error), 
 			var b batch
 			rels, err := fetch(lo, min(lo+releaseBatch, n))
 			if err == nil {
-				b.ris, b.err = a.candidateReleases(rels, trusted)
+				b.ris, b.err = h.candidateReleases(rels, trusted)
 			} else {
 				b.err = err
 			}
@@ -337,9 +290,9 @@ func collect(in policy.Input) (policy.Input, error) {
 // decodes their manifests, in order: on an error, the releases before the
 // one it is about, and the error. Copies are checked and manifests
 // decoded in parallel: a publish re-reads them all.
-func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.Key) ([]policy.ReleaseInput, error) {
+func (h *Home) candidateReleases(rels []store.Release, trusted map[string]store.Key) ([]policy.ReleaseInput, error) {
 	for _, r := range rels {
-		if err := checkTrusted(r, trusted); err != nil {
+		if err := CheckTrusted(r, trusted); err != nil {
 			return nil, err
 		}
 	}
@@ -354,17 +307,16 @@ func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.K
 			defer wg.Done()
 			for i := range next {
 				r := rels[i]
-				if err := a.materialise(r.Digest, r.Development); err != nil {
+				if err := h.Materialise(r.Digest, r.Development); err != nil {
 					errs[i] = err
 					continue
 				}
-				if err := extpkg.CheckInstalled(a.copyDir(r.Digest, r.Development), r.Digest); err != nil {
+				if err := extpkg.CheckInstalled(h.CopyDir(r.Digest, r.Development), r.Digest); err != nil {
 					errs[i] = kernel.Errorf(kernel.CodeConflict, "the installed copy of %s@%s was changed or damaged", r.Name, r.Version).Wrap(err).
-						WithHint(yesno(r.Development, "run 'rukh dev PATH' on the package again to replace it",
-							"install the original package again ('rukh install PATH') to repair it"))
+						WithHint(RepairHint(r.Development))
 					continue
 				}
-				ris[i], decErrs[i] = a.releaseInput(r)
+				ris[i], decErrs[i] = h.releaseInput(r)
 				rels[i] = store.Release{} // decoded: let the stored manifest go
 			}
 		}()
@@ -388,8 +340,8 @@ func (a *app) candidateReleases(rels []store.Release, trusted map[string]store.K
 }
 
 // releaseInput prepares one checked release for publication.
-func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
-	dir := a.copyDir(r.Digest, r.Development)
+func (h *Home) releaseInput(r store.Release) (policy.ReleaseInput, error) {
+	dir := h.CopyDir(r.Digest, r.Development)
 	m, err := kernel.DecodeInstalled(r.Manifest)
 	if err != nil {
 		return policy.ReleaseInput{}, kernel.Errorf(kernel.CodeInternal, "stored manifest of %s@%s is unreadable", r.Name, r.Version).Wrap(err)
@@ -403,25 +355,25 @@ func (a *app) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 	}, nil
 }
 
-// bindingSource rebuilds the candidate an older revision was made from,
+// BindingSource rebuilds the candidate an older revision was made from,
 // for rollback, with the releases streamed.
-func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, error) {
+func (h *Home) BindingSource(b *policy.Binding, revID string) (policy.Input, error) {
 	prof, err := policy.ParseProfile(b.Profile)
 	if err != nil {
 		return policy.Input{}, err
 	}
 	in := policy.Input{Revision: revID, Profile: prof}
-	trusted, err := a.trustedKeys()
+	trusted, err := h.TrustedKeys()
 	if err != nil {
 		return policy.Input{}, err
 	}
 	bound := slices.Clone(b.Releases)
 	slices.SortFunc(bound, func(x, y policy.BoundRelease) int { return strings.Compare(x.Name, y.Name) })
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
-		return a.readAhead(len(bound), func(lo, hi int) ([]store.Release, error) {
+		return h.readAhead(len(bound), func(lo, hi int) ([]store.Release, error) {
 			var rels []store.Release
 			for _, br := range bound[lo:hi] {
-				r, err := a.store.Release(br.Name, br.Version)
+				r, err := h.Store.Release(br.Name, br.Version)
 				if err != nil || r.Digest != br.Digest || r.Development != br.Development {
 					hint := "reinstall that exact package to roll back to this revision"
 					if br.Development {
@@ -436,43 +388,4 @@ func (a *app) bindingSource(b *policy.Binding, revID string) (policy.Input, erro
 		}, trusted, yield)
 	}
 	return in, nil
-}
-
-// trustedKeys maps key ids to the currently trusted keys.
-func (a *app) trustedKeys() (map[string]store.Key, error) {
-	keys, err := a.store.Keys()
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]store.Key, len(keys))
-	for _, k := range keys {
-		m[k.KeyID] = k
-	}
-	return m, nil
-}
-
-// checkTrusted refuses a signed release whose key is no longer trusted:
-// removing a key revokes what it signed at the next publish.
-func checkTrusted(r store.Release, trusted map[string]store.Key) error {
-	if r.Signer == "" {
-		return nil // installed with --allow-unsigned, recorded on the release
-	}
-	if _, ok := trusted[r.KeyID]; ok {
-		return nil
-	}
-	return kernel.Errorf(kernel.CodeDenied, "%s@%s is signed by key %s (%s), which is no longer trusted", r.Name, r.Version, r.Signer, r.KeyID).
-		WithHint("trust the publisher's key again with 'rukh trust add', or 'rukh deactivate " + r.Name + "'")
-}
-
-// currentTrust describes a release's trust basis as of now.
-func currentTrust(r store.Release, trusted map[string]store.Key) string {
-	if r.Development {
-		return "development copy (never signed, published only on endpoint dev)"
-	}
-	if r.Signer != "" {
-		if _, ok := trusted[r.KeyID]; !ok {
-			return fmt.Sprintf("signed by key %s (%s), no longer trusted", r.Signer, r.KeyID)
-		}
-	}
-	return trustBasis(r.Signer, r.AllowUnsigned)
 }
