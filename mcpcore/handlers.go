@@ -181,7 +181,7 @@ func (s *Session) callTool(req *Request, e era) {
 	_, busy := s.calls[key]
 	s.mu.Unlock()
 	if busy || s.subs.has(key) {
-		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
+		s.replyError(req, newError(codeInvalidRequest, msgIDInUse))
 		return
 	}
 
