@@ -12,6 +12,25 @@ const (
 	LegacyVersionPrevious = "2025-06-18"
 )
 
+// legacyVersions are the versions a legacy client may name, newest first:
+// the two served, and 2025-03-26, the version an HTTP client speaks that
+// sends no MCP-Protocol-Version header. initialize negotiates only the
+// served two (any other request is answered with LegacyVersion); a
+// transport that reads a version outside the body (HTTP's header) serves
+// a request naming any of them on the legacy era.
+var legacyVersions = [...]string{LegacyVersion, LegacyVersionPrevious, "2025-03-26"}
+
+// IsLegacyVersion reports whether v is one of the legacy versions a client
+// may name.
+func IsLegacyVersion(v string) bool {
+	for _, l := range legacyVersions {
+		if v == l {
+			return true
+		}
+	}
+	return false
+}
+
 // isLegacy classifies a request. A request carrying the modern
 // protocolVersion _meta key is always modern. Without it, the handshake
 // methods are legacy, and after a legacy initialize so is every request but

@@ -3,6 +3,8 @@ package mcpcore
 // The 2026-07-28 era: no handshake; every request carries its protocol
 // version and client capabilities in params._meta and stands alone.
 
+import "strconv"
+
 // ModernVersion is the one stateless protocol version served.
 const ModernVersion = "2026-07-28"
 
@@ -26,10 +28,49 @@ var removedMethods = map[string]bool{
 	"notifications/elicitation/complete": true,
 }
 
-// handleModern checks the request's _meta (-32602), its version (-32022)
-// and its method (-32601), in that order, then dispatches.
-func (s *Session) handleModern(req *Request) {
-	if rerr := checkModernMeta(req); rerr != nil {
+// Methods a modern request routes by a name in its params (RoutedName).
+const (
+	methodToolsCall   = "tools/call"
+	methodTasksGet    = "tasks/get"
+	methodTasksUpdate = "tasks/update"
+	methodTasksCancel = "tasks/cancel"
+)
+
+// RoutedName is the name a modern request is routed by: the tool of a
+// tools/call, the task of a tasks extension method (params.taskId); routed
+// is false for every other method. A transport that repeats the name in its
+// own framing (HTTP's Mcp-Name) has it checked for these methods only.
+func (r *Request) RoutedName() (name string, routed bool) {
+	switch r.method {
+	case methodToolsCall:
+		name, _ = stringParam(r.params.Name)
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		name, _ = stringParam(r.params.TaskID)
+	default:
+		return "", false
+	}
+	return name, true
+}
+
+// Headers is what a transport's own framing repeats of a modern request
+// (HTTP: the Mcp-Method, MCP-Protocol-Version and Mcp-Name headers), as it
+// read it; the core checks it against the body.
+type Headers struct {
+	Method, Version, Name HeaderValue
+}
+
+// HeaderValue is one header as a transport read it.
+type HeaderValue struct {
+	Value string
+	Sent  bool // present exactly once
+	Bad   bool // sent, but its encoding could not be decoded
+}
+
+// handleModern checks the request's _meta (-32602), the transport's headers
+// against it (-32020, when hdr is not nil), its version (-32022) and its
+// method (-32601), in that order, then dispatches.
+func (s *Session) handleModern(req *Request, hdr *Headers) {
+	if rerr := checkModernMeta(req, hdr); rerr != nil {
 		s.replyError(req, rerr)
 		return
 	}
@@ -43,11 +84,11 @@ func (s *Session) handleModern(req *Request) {
 			return
 		}
 		s.reply(req, eraModern, r)
-	case "tools/call":
+	case methodToolsCall:
 		s.callTool(req, eraModern)
 	case "subscriptions/listen":
 		s.listen(req)
-	case "tasks/get", "tasks/update", "tasks/cancel":
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
 		s.handleTaskMethod(req)
 	default:
 		msg := "method not found: " + req.method
@@ -58,9 +99,14 @@ func (s *Session) handleModern(req *Request) {
 	}
 }
 
-func checkModernMeta(req *Request) *rpcError {
+func checkModernMeta(req *Request, hdr *Headers) *rpcError {
 	if rerr := checkModernRequired(req); rerr != nil {
 		return rerr
+	}
+	if hdr != nil {
+		if msg := headerMismatch(req, hdr); msg != "" {
+			return newError(CodeHeaderMismatch, msg)
+		}
 	}
 	version, _ := req.MetaVersion()
 	if version != ModernVersion {
@@ -92,6 +138,38 @@ func checkModernRequired(req *Request) *rpcError {
 		return newError(codeInvalidParams, "invalid params: _meta key "+metaClientCapabilities+" must be an object")
 	}
 	return nil
+}
+
+// headerMismatch checks the headers against the body in the order the
+// HTTP transport specifies: method, version, then the routed name; "" when
+// they match.
+func headerMismatch(req *Request, hdr *Headers) string {
+	if !hdr.Method.Sent {
+		return "Header mismatch: the Mcp-Method header is missing"
+	}
+	if hdr.Method.Value != req.method {
+		return "Header mismatch: Mcp-Method header value " + strconv.Quote(hdr.Method.Value) + " does not match body value " + strconv.Quote(req.method)
+	}
+	version, _ := req.MetaVersion()
+	if !hdr.Version.Sent {
+		return "Header mismatch: the MCP-Protocol-Version header is missing"
+	}
+	if hdr.Version.Value != version {
+		return "Header mismatch: MCP-Protocol-Version header value " + strconv.Quote(hdr.Version.Value) + " does not match body value " + strconv.Quote(version)
+	}
+	name, routed := req.RoutedName()
+	if !routed {
+		return ""
+	}
+	switch {
+	case !hdr.Name.Sent:
+		return "Header mismatch: the Mcp-Name header is missing"
+	case hdr.Name.Bad:
+		return "Header mismatch: the Mcp-Name header value is not valid"
+	case hdr.Name.Value != name:
+		return "Header mismatch: Mcp-Name header value " + strconv.Quote(hdr.Name.Value) + " does not match body value " + strconv.Quote(name)
+	}
+	return ""
 }
 
 // discoverResult is the server/discover body: tools only, with listChanged

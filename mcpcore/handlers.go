@@ -135,26 +135,61 @@ const (
 
 // callTool resolves, checks and admits one tools/call and starts it. It
 // answers at once for anything that ends before extension code would run;
-// otherwise the call's goroutine answers when the invocation ends.
+// otherwise the call's goroutine answers when the invocation ends. Each
+// phase answers the request itself when it ends the call.
 func (s *Session) callTool(req *Request, e era) {
-	name, ok := stringParam(req.params.Name)
-	if !ok {
-		s.replyError(req, newError(codeInvalidParams, "invalid params: name must be a string"))
+	name, token, ok := s.callParams(req)
+	if !ok || s.callJobTool(req, e, name) {
 		return
 	}
-	var token jsontext.Value
+	bc, revN, ok := s.resolveCall(req, name)
+	if !ok {
+		return
+	}
+	commit, invID, kreq, ok := s.checkCall(req, e, name, bc)
+	if !ok {
+		return
+	}
+	if s.taskPolicy().Allows(bc.Command.ID) && s.startTask(req, e, name, revN, bc, s.taskInvocation(req, invID, bc, kreq)) {
+		return
+	}
+	ad, ok := s.admitCall(req, e, invID, Pinned{Revision: revN, Tool: name, Release: bc.Release})
+	if !ok || !s.commitCall(req, bc.Command.ID, commit, ad) {
+		return
+	}
+	s.startCall(req, e, ad, token, &kernel.Invocation{
+		ID:          invID,
+		Command:     bc.Command,
+		Dir:         bc.Dir,
+		Request:     kreq,
+		Interactive: false,
+		Caller:      s.caller(req, ad.bound),
+		Limits:      ad.bound.Template.Limits(),
+		Stdout:      kernel.NewDiagnostics(ad.bound.Template.DiagnosticsBytes),
+		Stderr:      kernel.NewDiagnostics(ad.bound.Template.DiagnosticsBytes),
+	})
+}
+
+// callParams reads the tool name and the progress token, if any.
+func (s *Session) callParams(req *Request) (name string, token jsontext.Value, ok bool) {
+	name, ok = stringParam(req.params.Name)
+	if !ok {
+		s.replyError(req, newError(codeInvalidParams, "invalid params: name must be a string"))
+		return "", nil, false
+	}
 	if t, has := req.meta["progressToken"]; has {
 		if k := t.Kind(); k != '"' && k != '0' {
 			s.replyError(req, newError(codeInvalidParams, "invalid params: progressToken must be a string or a number"))
-			return
+			return "", nil, false
 		}
 		token = t
 	}
-	if s.callJobTool(req, e, name) {
-		return
-	}
-	var bc *Resolved
-	var revN uint64
+	return name, token, true
+}
+
+// resolveCall finds the command the name means in the active revision,
+// which the call is then pinned to.
+func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uint64, ok bool) {
 	rerr := s.current(func(n uint64, c Catalog) error {
 		revN = n
 		if c == nil || !c.HasEndpoint() {
@@ -169,135 +204,152 @@ func (s *Session) callTool(req *Request, e era) {
 	})
 	if rerr != nil {
 		s.replyError(req, rerr)
-		return
+		return nil, 0, false
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
 		s.replyError(req, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain))
-		return
+		return nil, 0, false
 	}
-	key := req.key
-	s.mu.Lock()
-	_, busy := s.calls[key]
-	s.mu.Unlock()
-	if busy || s.subs.has(key) {
-		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
-		return
-	}
+	return bc, revN, true
+}
 
+// checkCall runs every check that needs no slot: the id, the credential,
+// the era's rules, then the rejections that run nothing (mode,
+// continuation, interaction, input).
+func (s *Session) checkCall(req *Request, e era, name string, bc *Resolved) (commit func() error, invID string, kreq kernel.Request, ok bool) {
+	s.mu.Lock()
+	_, busy := s.calls[req.key]
+	s.mu.Unlock()
+	if busy || s.subs.has(req.key) {
+		s.replyError(req, newError(codeInvalidRequest, msgIDInUse))
+		return nil, "", kreq, false
+	}
 	cmd := bc.Command
-	var commit func() error
 	if s.cfg.Authorize != nil {
 		var err error
 		if commit, err = s.cfg.Authorize(req, cmd.ID, bc.Security); err != nil {
 			s.refuse(req, err)
-			return
+			return nil, "", kreq, false
 		}
 	}
 	if rerr := s.refuseDirect(req, e, name, cmd.ID); rerr != nil {
 		s.replyError(req, rerr)
-		return
+		return nil, "", kreq, false
 	}
-	invID := s.newID()
-	if cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged {
-		s.reply(req, e, s.rejected(invID, reasonNotManaged))
-		return
+	invID = s.newID()
+	reason := ""
+	switch {
+	case cmd.Execute.Mode != "" && cmd.Execute.Mode != kernel.ModeManaged:
+		reason = reasonNotManaged
+	case req.params.InputResponses != nil || req.params.RequestState != nil:
+		reason = reasonContinue
+	case cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired:
+		reason = reasonInteractive
+	default:
+		var err error
+		if kreq, err = kernel.RequestFromJSON(cmd, req.params.Arguments); err != nil {
+			reason = inputReason(err)
+		}
 	}
-	if req.params.InputResponses != nil || req.params.RequestState != nil {
-		s.reply(req, e, s.rejected(invID, reasonContinue))
-		return
+	if reason != "" {
+		s.reply(req, e, s.rejected(invID, reason))
+		return nil, "", kreq, false
 	}
-	if cmd.Machine != nil && cmd.Machine.Interaction == kernel.InteractionRequired {
-		s.reply(req, e, s.rejected(invID, reasonInteractive))
-		return
-	}
-	kreq, err := kernel.RequestFromJSON(cmd, req.params.Arguments)
-	if err != nil {
-		s.reply(req, e, s.rejected(invID, inputReason(err)))
-		return
-	}
-	if s.taskPolicy().Allows(cmd.ID) && s.startTask(req, e, name, revN, bc, s.taskInvocation(req, invID, bc, kreq)) {
-		return
-	}
+	return commit, invID, kreq, true
+}
 
-	c := &call{}
+// admission is one call holding its slots: its context, pinned to the
+// revision it resolved in, and the launch binding it runs under.
+type admission struct {
+	c     *call
+	ctx   context.Context
+	key   string
+	bound *policy.Launch
+}
+
+// admitCall takes a running and a held slot, or rejects the call when the
+// template's bounds are full.
+func (s *Session) admitCall(req *Request, e era, invID string, pin Pinned) (*admission, bool) {
 	// admit fixed the launch binding: its template bounds every call for
 	// the life of the process; later publishes change tools, not
 	// limits.
 	s.bmu.Lock()
 	bound := s.binding
 	s.bmu.Unlock()
-	tmpl := bound.Template
+	ad := &admission{c: &call{}, key: req.key, bound: bound}
 	s.mu.Lock()
-	maxConc, maxHeld := limits(tmpl)
+	maxConc, maxHeld := limits(bound.Template)
 	if s.running >= maxConc || s.held >= maxHeld {
 		s.mu.Unlock()
 		s.reply(req, e, s.rejected(invID, reasonOverload))
-		return
+		return nil, false
 	}
-	var ctx context.Context
-	ctx, c.cancel = context.WithCancel(s.ctx)
-	ctx = withPinned(ctx, Pinned{Revision: revN, Tool: name, Release: bc.Release})
-	s.calls[key] = c
+	ad.ctx, ad.c.cancel = context.WithCancel(s.ctx)
+	ad.ctx = withPinned(ad.ctx, pin)
+	s.calls[ad.key] = ad.c
 	s.running++
 	s.held++
 	s.wg.Add(1)
 	s.mu.Unlock()
-	unadmit := func() {
-		c.cancel()
-		s.mu.Lock()
-		delete(s.calls, key)
-		s.running--
-		s.held--
-		s.mu.Unlock()
-		s.wg.Done()
-	}
-	// A caller that left while its call waited (for the store, to spend
-	// its token) gets nothing started: no child, no token spent for it.
-	if callerGone(req) {
-		unadmit()
-		s.logf("a call of %s was not started: its caller went away first", cmd.ID)
-		return
-	}
-	if commit != nil {
-		// The credential is spent only by a call about to run (a one-time
-		// token): after every check and the admission, before the start.
-		if err := commit(); err != nil {
-			unadmit()
-			s.refuse(req, err)
-			return
-		}
-		if callerGone(req) {
-			unadmit()
-			s.logf("a call of %s was not started: its caller went away while its one-time token was spent", cmd.ID)
-			return
-		}
-	}
+	return ad, true
+}
 
-	inv := &kernel.Invocation{
-		ID:          invID,
-		Command:     cmd,
-		Dir:         bc.Dir,
-		Request:     kreq,
-		Interactive: false,
-		Caller:      s.caller(req, bound),
-		Limits:      tmpl.Limits(),
-		Stdout:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
-		Stderr:      kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
+// unadmit gives the slots back for a call that will not start.
+func (s *Session) unadmit(ad *admission) {
+	ad.c.cancel()
+	s.mu.Lock()
+	delete(s.calls, ad.key)
+	s.running--
+	s.held--
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// commitCall is the last word before the start: a caller that left while
+// its call waited (for the store, to spend its token) gets nothing
+// started, no child and no token spent for it; a one-time credential is
+// spent here.
+func (s *Session) commitCall(req *Request, command string, commit func() error, ad *admission) bool {
+	if callerGone(req) {
+		s.unadmit(ad)
+		s.logf("a call of %s was not started: its caller went away first", command)
+		return false
 	}
+	if commit == nil {
+		return true
+	}
+	// The credential is spent only by a call about to run (a one-time
+	// token): after every check and the admission, before the start.
+	if err := commit(); err != nil {
+		s.unadmit(ad)
+		s.refuse(req, err)
+		return false
+	}
+	if callerGone(req) {
+		s.unadmit(ad)
+		s.logf("a call of %s was not started: its caller went away while its one-time token was spent", command)
+		return false
+	}
+	return true
+}
+
+// startCall runs the admitted invocation, with progress when the request
+// asked for it.
+func (s *Session) startCall(req *Request, e era, ad *admission, token jsontext.Value, inv *kernel.Invocation) {
 	var ps *progressSink
 	if token != nil {
-		ps = &progressSink{s: s, rep: req.rep, token: token, c: c}
+		ps = &progressSink{s: s, rep: req.rep, token: token, c: ad.c}
 		inv.OnProgress = ps.send
 	}
-	c.unwatch = s.whenGone(req)
+	ad.c.unwatch = s.whenGone(req)
 	if ps == nil && s.scfg.PerRequest {
 		// The transport's goroutine has nothing to do but wait for this
 		// one response (HandleEra): the call runs on it, without a hand-off.
-		s.runCall(ctx, key, req, e, c, inv, ps, true)
+		s.runCall(ad.ctx, ad.key, req, e, ad.c, inv, ps, true)
 		return
 	}
-	go s.runCall(ctx, key, req, e, c, inv, ps, false)
+	go s.runCall(ad.ctx, ad.key, req, e, ad.c, inv, ps, false)
 }
 
 // callerGone reports whether the request's caller is gone (a closed HTTP

@@ -49,6 +49,13 @@ type Reply interface {
 	Context() context.Context
 }
 
+// Canceller is a Reply the core can end itself: on a PerRequest session,
+// the legacy request a notifications/cancelled names is ended through
+// Cancel, which must end its Context as the caller going away would.
+type Canceller interface {
+	Cancel()
+}
+
 // Decode checks one incoming message and turns it into a request. It
 // returns (nil, nil, nil) for a message that needs no answer (blank, or a
 // response from the client), and an error together with the id to answer
@@ -114,11 +121,6 @@ func (r *Request) HasProgressToken() bool {
 	_, ok := r.meta["progressToken"]
 	return ok
 }
-
-// CheckMeta checks the modern era's required _meta keys (-32602), the
-// first of the modern checks; the version check comes after a transport's
-// own (HTTP headers).
-func CheckMeta(r *Request) *Error { return checkModernRequired(r) }
 
 // IsModern reports whether a request carries the modern protocol version
 // key; such a request is never legacy.

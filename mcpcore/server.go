@@ -151,10 +151,10 @@ type SessionConfig struct {
 	// Nil: the transport has no session-wide channel, so a legacy client
 	// is not offered listChanged.
 	Hint func(Message) bool
-	// PerRequest marks a transport whose requests stand alone (HTTP): ids
-	// need not be unique among requests in flight, and a request ends when
-	// its Reply is gone. Without it ids are the session's (stdio), and
-	// notifications/cancelled names the request it ends.
+	// PerRequest marks a transport whose requests stand alone (HTTP): a
+	// request ends when its Reply is gone, and only legacy requests share
+	// one space of ids (HandleEra). Without it ids are the session's
+	// (stdio), and notifications/cancelled names the request it ends.
 	PerRequest bool
 	// Caller decorates the caller of every call of this session (the
 	// transport's authenticated agent); nil leaves it as the launch
@@ -178,6 +178,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	calls   map[string]*call
+	legacy  map[string]Reply // PerRequest: legacy requests in flight, by id
 	running int
 	held    int
 	wg      sync.WaitGroup
@@ -187,7 +188,7 @@ type Session struct {
 // session is shut down; owner is the owner's cancel (ownerCancel answers
 // what it ends).
 func (ep *Endpoint) NewSession(owner context.Context, scfg SessionConfig) *Session {
-	s := &Session{Endpoint: ep, scfg: scfg, calls: make(map[string]*call), owner: owner}
+	s := &Session{Endpoint: ep, scfg: scfg, calls: make(map[string]*call), legacy: make(map[string]Reply), owner: owner}
 	// The session outlives owner by as long as it takes to answer the
 	// calls the owner's cancel ends.
 	s.ctx, s.stop = context.WithCancelCause(context.WithoutCancel(owner))
@@ -230,32 +231,87 @@ func (s *Session) Handle(req *Request, rep Reply) {
 		s.handleLegacy(req)
 		return
 	}
-	s.handleModern(req)
+	s.handleModern(req, nil)
 }
 
 // HandleEra dispatches a request the transport has classified itself
 // (HTTP: by its headers): legacy or modern, whatever the session saw
-// before. Notifications go to Handle. On a PerRequest session a tools/call
-// without a progress token runs before HandleEra returns, its response
-// already given to rep.
-func (s *Session) HandleEra(req *Request, rep Reply, legacy bool) {
+// before. A modern request is checked against hdr, what the transport's
+// framing repeats of it (nil: nothing). A notification is handled like
+// Handle's. On a PerRequest session a tools/call without a progress token
+// runs before HandleEra returns, its response already given to rep.
+//
+// On a PerRequest session a legacy request holds its id until the
+// transport calls end (it answered the request, or gave up): another
+// legacy request with that id is refused meanwhile, and a
+// notifications/cancelled naming it cancels it. end is never nil.
+func (s *Session) HandleEra(req *Request, rep Reply, legacy bool, hdr *Headers) (end func()) {
 	req.rep = rep
 	if req.id == nil {
 		s.handleNotification(req)
-		return
+		return func() {}
 	}
 	req.key = "q" + itoa(s.seq.Add(1))
-	if legacy {
-		s.handleLegacy(req)
+	if !legacy {
+		s.handleModern(req, hdr)
+		return func() {}
+	}
+	end = func() {}
+	if s.scfg.PerRequest {
+		id := idKey(req.id)
+		if !s.holdLegacyID(id, rep) {
+			s.replyError(req, newError(codeInvalidRequest, msgIDInUse))
+			return end
+		}
+		end = func() { s.releaseLegacyID(id, rep) }
+	}
+	s.handleLegacy(req)
+	return end
+}
+
+// msgIDInUse refuses a request whose id an unanswered one of the session
+// already has.
+const msgIDInUse = "invalid request: the request id is already in use"
+
+func (s *Session) holdLegacyID(id string, rep Reply) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, busy := s.legacy[id]; busy {
+		return false
+	}
+	s.legacy[id] = rep
+	return true
+}
+
+func (s *Session) releaseLegacyID(id string, rep Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.legacy[id] == rep {
+		delete(s.legacy, id)
+	}
+}
+
+// cancelLegacy ends the PerRequest legacy request of that id: through its
+// Reply's Cancel when it has one (the transport then ends it as if its
+// caller went away), otherwise by stopping its call unanswered.
+func (s *Session) cancelLegacy(id jsontext.Value) {
+	if id == nil || !validID(id) {
 		return
 	}
-	s.handleModern(req)
+	s.mu.Lock()
+	rep := s.legacy[idKey(id)]
+	s.mu.Unlock()
+	if c, ok := rep.(Canceller); ok {
+		c.Cancel()
+	}
 }
 
 func (s *Session) handleNotification(req *Request) {
 	switch req.method {
 	case "notifications/cancelled":
-		if !s.scfg.PerRequest {
+		if s.scfg.PerRequest {
+			s.cancelLegacy(req.params.RequestID)
+		} else {
 			s.CancelRequest(req.params.RequestID)
 		}
 	case "notifications/initialized":

@@ -343,7 +343,7 @@ func (s *Session) listen(req *Request) {
 	case nil:
 		s.whenGone(req) // until the stream ends with its request
 	case errListenBusy:
-		s.replyError(req, newError(codeInvalidRequest, "invalid request: the request id is already in use"))
+		s.replyError(req, newError(codeInvalidRequest, msgIDInUse))
 	case errListenFull:
 		s.replyError(req, newError(codeInvalidRequest, fmt.Sprintf("invalid request: too many open subscriptions/listen streams (at most %d); cancel one with notifications/cancelled", maxListenStreams)))
 	}

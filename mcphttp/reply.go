@@ -70,6 +70,10 @@ func (r *reply) Hint(m mcpcore.Message) bool {
 
 func (r *reply) Context() context.Context { return r.ctx }
 
+// Cancel ends the request as if its caller went away: the core stops its
+// call, and nothing more is written (notifications/cancelled).
+func (r *reply) Cancel() { r.cancel() }
+
 // sse writes one response stream: as JSON when the final response is the
 // first message (status from its code), as text/event-stream once a
 // notification comes first.

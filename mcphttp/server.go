@@ -47,10 +47,6 @@ const keepAliveEvery = 15 * time.Second
 // PathPrefix is where endpoints live: PathPrefix + namespace + "/" + endpoint.
 const PathPrefix = "/mcp/v1/"
 
-// Legacy protocol versions an MCP-Protocol-Version header may name for a
-// request that is then served on the legacy era.
-var legacyVersions = []string{mcpcore.LegacyVersion, mcpcore.LegacyVersionPrevious, "2025-03-26"}
-
 // Endpoint is one served endpoint.
 type Endpoint struct {
 	Core      mcpcore.Config // its Transport is set to http
@@ -114,14 +110,11 @@ type endpoint struct {
 }
 
 // agentSession is one agent's session of an endpoint: its concurrency
-// bounds (the template's, per agent), its rate limiter and its legacy
-// requests in flight (for notifications/cancelled).
+// bounds (the template's, per agent), its legacy request ids in flight (the
+// core's) and its rate limiter.
 type agentSession struct {
 	s   *mcpcore.Session
 	lim *rate.Limiter
-
-	mu       sync.Mutex
-	inflight map[string]*reply // legacy request id text -> its reply
 }
 
 // New prepares a Handler; Close ends it.
@@ -403,43 +396,28 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	req.Auth = cred
 	legacy := !mcpcore.IsModern(req)
 	if legacy {
-		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(legacyVersions, v) {
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !mcpcore.IsLegacyVersion(v) {
 			legacy = false // a modern request that lacks its _meta: the core says -32602
 		}
 	}
 	if req.ID() == nil {
-		if req.Method() == "notifications/cancelled" {
-			as.cancel(req.CancelledID())
-		}
+		as.s.HandleEra(req, nil, legacy, nil) // notifications/cancelled ends a legacy request
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	var hdr *mcpcore.Headers
 	if !legacy {
-		if rerr := mcpcore.CheckMeta(req); rerr != nil {
-			writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, req.ID(), rerr))
-			return
-		}
-		if msg := headerMismatch(r, req); msg != "" {
-			writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, req.ID(), mcpcore.NewError(mcpcore.CodeHeaderMismatch, msg)))
-			return
-		}
+		hdr = readHeaders(r)
 	}
 	rep := newReply(r.Context())
 	defer rep.cancel()
 	defer h.claims.CompareAndDelete(cred.Hash, req) // spent by now, or free again
-	if legacy {
-		key := string(req.ID())
-		if !as.track(key, rep) {
-			writeJSON(w, http.StatusOK, mcpcore.AppendError(nil, req.ID(), mcpcore.NewError(mcpcore.CodeInvalidRequest, "invalid request: the request id is already in use")))
-			return
-		}
-		defer as.untrack(key, rep)
-	}
 	// A call that may report progress answers on an event stream
 	// (docs/http.md), even when no progress comes; anything else as JSON
 	// unless a notification precedes its response.
 	stream := req.Method() == "tools/call" && req.HasProgressToken()
-	as.s.HandleEra(req, rep, legacy)
+	end := as.s.HandleEra(req, rep, legacy, hdr)
+	defer end()
 	h.write(w, r, rep, legacy, stream)
 }
 
@@ -540,42 +518,18 @@ func parseMediaType(v string) (string, map[string]string, error) {
 	return mime.ParseMediaType(v)
 }
 
-// headerMismatch checks the modern standard headers against the body, in
-// the spec's order; "" when they match.
-func headerMismatch(r *http.Request, req *mcpcore.Request) string {
-	method, ok := header(r, "Mcp-Method")
-	if !ok {
-		return "Header mismatch: the Mcp-Method header is missing"
+// readHeaders reads the standard headers a modern request repeats of its
+// body; the core checks them.
+func readHeaders(r *http.Request) *mcpcore.Headers {
+	var hdr mcpcore.Headers
+	hdr.Method.Value, hdr.Method.Sent = header(r, "Mcp-Method")
+	hdr.Version.Value, hdr.Version.Sent = header(r, "MCP-Protocol-Version")
+	if v, ok := header(r, "Mcp-Name"); ok {
+		hdr.Name.Sent = true
+		hdr.Name.Value, ok = decodeHeaderValue(v)
+		hdr.Name.Bad = !ok
 	}
-	if method != req.Method() {
-		return "Header mismatch: Mcp-Method header value " + strconv.Quote(method) + " does not match body value " + strconv.Quote(req.Method())
-	}
-	version, _ := req.MetaVersion()
-	hv, ok := header(r, "MCP-Protocol-Version")
-	if !ok {
-		return "Header mismatch: the MCP-Protocol-Version header is missing"
-	}
-	if hv != version {
-		return "Header mismatch: MCP-Protocol-Version header value " + strconv.Quote(hv) + " does not match body value " + strconv.Quote(version)
-	}
-	if m := req.Method(); m == "tools/call" || m == "tasks/get" || m == "tasks/update" || m == "tasks/cancel" {
-		name, _ := req.Name()
-		if m != "tools/call" {
-			name, _ = req.TaskID() // Tasks extension: the task routes the request
-		}
-		hn, ok := header(r, "Mcp-Name")
-		if !ok {
-			return "Header mismatch: the Mcp-Name header is missing"
-		}
-		decoded, ok := decodeHeaderValue(hn)
-		if !ok {
-			return "Header mismatch: the Mcp-Name header value is not valid"
-		}
-		if decoded != name {
-			return "Header mismatch: Mcp-Name header value " + strconv.Quote(decoded) + " does not match body value " + strconv.Quote(name)
-		}
-	}
-	return ""
+	return &hdr
 }
 
 // header is a single header value, trimmed of optional whitespace.
@@ -720,7 +674,7 @@ func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	if as := ep.sessions[agent]; as != nil {
 		return as
 	}
-	as := &agentSession{inflight: map[string]*reply{}}
+	as := &agentSession{}
 	if h.cfg.Rate > 0 {
 		as.lim = rate.NewLimiter(h.cfg.Rate, max(h.cfg.Burst, 1))
 	}
@@ -735,35 +689,6 @@ func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	})
 	ep.sessions[agent] = as
 	return as
-}
-
-func (as *agentSession) track(key string, rep *reply) bool {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	if _, busy := as.inflight[key]; busy {
-		return false
-	}
-	as.inflight[key] = rep
-	return true
-}
-
-func (as *agentSession) untrack(key string, rep *reply) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	if as.inflight[key] == rep {
-		delete(as.inflight, key)
-	}
-}
-
-// cancel ends the legacy request of that id: the core stops its call and
-// nothing is answered.
-func (as *agentSession) cancel(id []byte) {
-	as.mu.Lock()
-	rep := as.inflight[string(id)]
-	as.mu.Unlock()
-	if rep != nil {
-		rep.cancel()
-	}
 }
 
 // Drain stops admitting requests (503) and ends every listen stream with

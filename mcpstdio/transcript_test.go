@@ -28,12 +28,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the -- server -- section of golden transcripts")
 
-// TestTranscripts replays testdata/transcripts/*.txtar. Each archive has:
+// transcripts are the core's golden transcripts; each runs over stdio
+// (TestTranscripts) and over HTTP (TestTranscriptsHTTP).
+const transcripts = "../mcpcore/testdata/transcripts/*.txtar"
+
+// TestTranscripts replays the core's transcripts over stdio. Each archive
+// has:
 //
 //	comment        what the transcript guards
 //	-- config --   optional "key value" lines: endpoint NAME, active N,
 //	               fillers N (tools on endpoint "many"), tasks MAX [jobs]
-//	               [required] (a task policy on "local": setTaskProfile)
+//	               [required] (a task policy on "local": setTaskProfile);
+//	               stdio-only REASON: not run over HTTP, for that reason;
+//	               http-differs REASON: over HTTP the server's messages
+//	               are -- server-http --, for that reason
 //	-- client --   one JSON-RPC message per line, or a directive:
 //	                 # text            a comment
 //	                 #raw "go-quoted"  these exact bytes (no newline added)
@@ -55,8 +63,17 @@ var update = flag.Bool("update", false, "rewrite the -- server -- section of gol
 //
 // The server runs in-process inside a synctest bubble, so every client line
 // is fully processed (and timers are fake) before the next one is sent.
-func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/transcripts/*.txtar")
+// -update rewrites -- server -- from the stdio run, and -- server-http --
+// (http-differs only) from the HTTP run.
+func TestTranscripts(t *testing.T) { runTranscripts(t, transportStdio) }
+
+const (
+	transportStdio = "stdio"
+	transportHTTP  = "http"
+)
+
+func runTranscripts(t *testing.T, transport string) {
+	files, err := filepath.Glob(transcripts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +82,7 @@ func TestTranscripts(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			runTranscript(t, file)
+			runTranscript(t, file, transport)
 		})
 	}
 }
@@ -79,7 +96,7 @@ func section(a *txtar.Archive, name string) (*txtar.File, bool) {
 	return nil, false
 }
 
-func runTranscript(t *testing.T, file string) {
+func runTranscript(t *testing.T, file, transport string) {
 	a, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +109,7 @@ func runTranscript(t *testing.T, file string) {
 		t.Fatalf("%s: no -- client -- section", file)
 	}
 	endpoint, active, fillers, tasks := "local", uint64(1), 70, ""
+	golden := "server"
 	if cfg, ok := section(a, "config"); ok {
 		for _, line := range strings.Split(string(cfg.Data), "\n") {
 			k, v, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -105,6 +123,17 @@ func runTranscript(t *testing.T, file string) {
 				fillers, _ = strconv.Atoi(v)
 			case "tasks":
 				tasks = v
+			case "stdio-only", "http-differs":
+				if v == "" {
+					t.Fatalf("%s: %s needs its reason", file, k)
+				}
+				if transport != transportHTTP {
+					break
+				}
+				if k == "stdio-only" {
+					t.Skipf("stdio only: %s", v)
+				}
+				golden = "server-http"
 			default:
 				t.Fatalf("unknown config key %q", k)
 			}
@@ -112,7 +141,7 @@ func runTranscript(t *testing.T, file string) {
 	}
 	var got []byte
 	synctest.Test(t, func(t *testing.T) {
-		h := startHarness(t, endpoint, active, fillers, tasks)
+		h := startHarness(t, endpoint, active, fillers, tasks, transport)
 		for _, line := range strings.Split(string(client.Data), "\n") {
 			if h.serveDone() {
 				break
@@ -123,12 +152,12 @@ func runTranscript(t *testing.T, file string) {
 		got = h.finish(t)
 	})
 
-	srv, ok := section(a, "server")
-	if *update {
+	srv, ok := section(a, golden)
+	if *update && (transport == transportStdio || golden != "server") {
 		if ok {
 			srv.Data = got
 		} else {
-			a.Files = append(a.Files, txtar.File{Name: "server", Data: got})
+			a.Files = append(a.Files, txtar.File{Name: golden, Data: got})
 		}
 		if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
 			t.Fatal(err)
@@ -136,7 +165,7 @@ func runTranscript(t *testing.T, file string) {
 		return
 	}
 	if !ok {
-		t.Fatalf("%s: no -- server -- section (run with -update)", file)
+		t.Fatalf("%s: no -- %s -- section (run with -update)", file, golden)
 	}
 	if want := srv.Data; !bytes.Equal(got, want) {
 		t.Errorf("server output differs (-want +got):\n%s", lineDiff(string(want), string(got)))
@@ -163,7 +192,7 @@ type harness struct {
 	watches *atomic.Int64 // store watches running
 }
 
-func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tasks string) *harness {
+func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tasks, transport string) *harness {
 	h := &harness{out: newGatedWriter(), active: new(atomic.Uint64), done: make(chan error, 1),
 		invoker: &fakeInvoker{}, loads: new(atomic.Int64), changed: make(chan struct{}), watches: new(atomic.Int64)}
 	h.active.Store(active)
@@ -186,6 +215,9 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	} {
 		revs[rev] = mcpcoretest.Binding(rev, fillers, mcpcoretest.Template)
 		edit(revs[rev])
+	}
+	if transport == transportHTTP {
+		servedOverHTTP(revs)
 	}
 	if tasks != "" {
 		words := strings.Fields(tasks)
@@ -230,6 +262,10 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	h.cancel, h.owner = func() { cancel(nil) }, cancel
+	if transport == transportHTTP {
+		go func() { h.done <- serveHTTP(ctx, h.cr, h.out, cfg.Config) }()
+		return h
+	}
 	go func() { h.done <- Serve(ctx, h.cr, h.out, cfg) }()
 	return h
 }
