@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
@@ -57,21 +58,21 @@ type devTool struct {
 }
 
 type devReport struct {
-	Name            string         `json:"name"`
-	Release         string         `json:"release"`         // NAME@dev
-	ManifestVersion string         `json:"manifestVersion"` // the version the manifest declares
-	Digest          string         `json:"digest"`
-	Development     bool           `json:"development"`
-	Replaced        string         `json:"replacedDigest,omitempty"` // the previous development copy
-	DraftReplaced   string         `json:"draftReplaced,omitempty"`  // the release the draft activated before
-	Unchanged       bool           `json:"unchanged"`
-	EndpointAdded   bool           `json:"endpointAdded,omitzero"`
-	PublishAdded    bool           `json:"publishAdded,omitzero"` // the package was added to endpoint dev's publish list
-	Revision        string         `json:"revision"`
-	Publish         *publishReport `json:"publish,omitempty"`
-	Tools           []devTool      `json:"tools"` // on endpoint dev
-	NotPublishedOn  []string       `json:"notPublishedOn"`
-	Serve           string         `json:"serve"`
+	Name            string              `json:"name"`
+	Release         string              `json:"release"`         // NAME@dev
+	ManifestVersion string              `json:"manifestVersion"` // the version the manifest declares
+	Digest          string              `json:"digest"`
+	Development     bool                `json:"development"`
+	Replaced        string              `json:"replacedDigest,omitempty"` // the previous development copy
+	DraftReplaced   string              `json:"draftReplaced,omitempty"`  // the release the draft activated before
+	Unchanged       bool                `json:"unchanged"`
+	EndpointAdded   bool                `json:"endpointAdded,omitzero"`
+	PublishAdded    bool                `json:"publishAdded,omitzero"` // the package was added to endpoint dev's publish list
+	Revision        string              `json:"revision"`
+	Publish         *home.PublishReport `json:"publish,omitempty"`
+	Tools           []devTool           `json:"tools"` // on endpoint dev
+	NotPublishedOn  []string            `json:"notPublishedOn"`
+	Serve           string              `json:"serve"`
 }
 
 func (a *app) dev(src string, asJSON bool) error {
@@ -152,9 +153,9 @@ func (a *app) dev(src string, asJSON bool) error {
 		}
 	}
 
-	pub, oldRev, err := a.commitCandidate(publishOptions{note: "rukh dev " + m.Name})
+	pub, oldRev, err := a.h.Publish(home.PublishOptions{Note: "rukh dev " + m.Name})
 	switch {
-	case errors.Is(err, errUnchanged):
+	case errors.Is(err, home.ErrUnchanged):
 		rep.Unchanged, rep.Revision = true, oldRev.ID
 		if b, _, err := a.h.ActiveBinding(); err == nil && b != nil {
 			rep.Tools = devTools(b)
@@ -162,7 +163,7 @@ func (a *app) dev(src string, asJSON bool) error {
 	case err != nil:
 		return withHintLine(err, fmt.Sprintf("the draft now activates %s; fix the package and run 'rukh dev' again, or leave dev mode with 'rukh dev --stop %s'", rep.Release, m.Name))
 	default:
-		rep.Revision, rep.Publish, rep.Tools = pub.Revision, pub, devTools(pub.binding)
+		rep.Revision, rep.Publish, rep.Tools = pub.Revision, pub, devTools(pub.Binding())
 	}
 	a.sweepDevCopies(rep.Replaced)
 	if asJSON {
@@ -260,8 +261,8 @@ func (a *app) devStop(name string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	pub, oldRev, err := a.commitCandidate(publishOptions{note: "rukh dev --stop " + name})
-	if err != nil && !errors.Is(err, errUnchanged) {
+	pub, oldRev, err := a.h.Publish(home.PublishOptions{Note: "rukh dev --stop " + name})
+	if err != nil && !errors.Is(err, home.ErrUnchanged) {
 		return withHintLine(err, fmt.Sprintf("the draft no longer activates %s@%s; 'rukh status' shows why it does not publish", name, store.DevVersion))
 	}
 	a.sweepDevCopies("")
