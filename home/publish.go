@@ -37,9 +37,6 @@ type PublishReport struct {
 	binding *policy.Binding // what was built, for callers that report more
 }
 
-// Binding is what the publish built: a summary (see policy.Stream).
-func (r *PublishReport) Binding() *policy.Binding { return r.binding }
-
 // ErrUnchanged stops a publish whose candidate binds exactly what the
 // active revision binds: a new revision would only rename every tool.
 var ErrUnchanged = errors.New("unchanged")
