@@ -53,7 +53,7 @@ type DevReport struct {
 // needed) and publishes. It returns the report and the revision that was
 // active before.
 func (h *Home) Dev(src string) (*DevReport, store.Revision, error) {
-	scratch, err := h.ScratchDir()
+	scratch, err := h.scratchDir()
 	if err != nil {
 		return nil, store.Revision{}, err
 	}
@@ -69,7 +69,7 @@ func (h *Home) Dev(src string) (*DevReport, store.Revision, error) {
 	if err != nil {
 		return nil, store.Revision{}, err
 	}
-	if err := h.ShareCopy(dir, p.Digest); err != nil {
+	if err := h.shareCopy(dir, p.Digest); err != nil {
 		return nil, store.Revision{}, err
 	}
 	prev, err := h.Store.PutDevRelease(store.Release{Name: m.Name, Digest: p.Digest, Manifest: p.ManifestJSON, Dir: dir, InstalledAt: time.Now().UTC()})

@@ -32,7 +32,7 @@ type InstallResult struct {
 // installs it as a release: its copy in the home (and its archive in a
 // shared store) and its record.
 func (h *Home) Install(src string, o InstallOptions) (*InstallResult, error) {
-	scratch, err := h.ScratchDir()
+	scratch, err := h.scratchDir()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (h *Home) Install(src string, o InstallOptions) (*InstallResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.ShareCopy(dir, p.Digest); err != nil {
+	if err := h.shareCopy(dir, p.Digest); err != nil {
 		return nil, err
 	}
 	existed, err := h.Store.PutRelease(store.Release{
