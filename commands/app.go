@@ -1,7 +1,10 @@
-// Package commands wires Rukh's verbs onto urfave/cli: the owner verbs
-// (install, trust, activate, policy, publish, …), the extension commands of
-// the active revision, and serve-mcp. It is the only package that imports
-// urfave/cli and the only place errors become exit codes.
+// Package commands is Rukh's CLI: it wires the owner verbs (install,
+// trust, activate, policy, publish, dev, …), the extension commands of the
+// active revision and the serving verbs onto urfave/cli. A verb parses its
+// flags into options, calls a run function, and the run function calls
+// the use cases in home and prints their reports. It is the only package
+// that imports urfave/cli and the only place errors become exit codes.
+// home never imports commands.
 //
 // Stdout is data, stderr is people: results and listings go to stdout,
 // errors go to stderr as "rukh: error: …" with "rukh: hint: …" lines.

@@ -1,17 +1,12 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"runtime/debug"
-	"slices"
-	"time"
 
-	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -31,7 +26,8 @@ func (a *app) publishCmd() *cli.Command {
 			if c.Args().Len() > 0 {
 				return usageErr("publish takes no arguments")
 			}
-			return a.publish(publishOptions{dryRun: c.Bool("dry-run"), force: c.Bool("force"), note: c.String("note"), json: c.Bool("json")})
+			return a.runPublish(publishOptions{json: c.Bool("json"),
+				PublishOptions: home.PublishOptions{DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Note: c.String("note")}})
 		},
 	}
 }
@@ -58,41 +54,23 @@ func (a *app) rollbackCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return a.publish(publishOptions{dryRun: c.Bool("dry-run"), force: c.Bool("force"), note: "rollback to " + rev.ID, json: c.Bool("json"), from: &rev})
+			return a.runPublish(publishOptions{json: c.Bool("json"),
+				PublishOptions: home.PublishOptions{DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Note: "rollback to " + rev.ID, From: &rev}})
 		},
 	}
 }
 
-type publishReport struct {
-	Revision   string                  `json:"revision"`
-	DryRun     bool                    `json:"dryRun"`
-	RollbackOf string                  `json:"rollbackOf,omitempty"`
-	Changes    policy.Changes          `json:"changes"`
-	Warnings   []string                `json:"warnings,omitempty"` // about the profile's publish lists
-	NotTools   []policy.NotTool        `json:"notTools,omitempty"`
-	Tools      map[string]int          `json:"tools"` // per endpoint
-	Endpoints  []policy.EndpointReport `json:"endpoints"`
-	NoProfile  bool                    `json:"noProfile,omitempty"` // the owner never set a profile
-	DraftReset bool                    `json:"draftReset,omitempty"`
-
-	binding *policy.Binding // what was built, for callers that print more
-}
-
 type publishOptions struct {
-	dryRun, force, json bool
-	note                string
-	from                *store.Revision // rollback: publish this revision's binding
+	home.PublishOptions
+	json bool
 }
 
-// errUnchanged stops a publish whose candidate binds exactly what the
-// active revision binds: a new revision would only rename every tool.
-var errUnchanged = errors.New("unchanged")
-
-// publish validates a candidate (the draft, or an older revision for
-// rollback) and commits it as one new revision unless it is a dry run.
-func (a *app) publish(o publishOptions) error {
-	batchGC(a.h.Env)
-	rep, oldRev, err := a.commitCandidate(o)
+// runPublish validates a candidate (the draft, or an older revision for
+// rollback), commits it as one new revision unless it is a dry run, and
+// prints what it did.
+func (a *app) runPublish(o publishOptions) error {
+	a.h.BatchGC()
+	rep, oldRev, err := a.h.Publish(o.PublishOptions)
 	if err != nil {
 		return a.unchanged(err, oldRev, o.json)
 	}
@@ -103,141 +81,7 @@ func (a *app) publish(o publishOptions) error {
 	return nil
 }
 
-// publishMemory is the soft bound on what a publish keeps in the Go heap:
-// garbage is collected less often than by default below it, and more often
-// near it (what the largest candidates hold live: docs/performance.md).
-const publishMemory = 200 << 20
-
-// batchGC tunes the collector for a publish, a batch verb whose process
-// ends with it: fewer collections while the heap is small, a soft memory
-// limit when it is large. GOGC or GOMEMLIMIT in the environment win.
-func batchGC(env func(string) string) {
-	if env("GOGC") == "" && env("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(publishMemory)
-	}
-}
-
-// commitCandidate is publish without the printing: it returns the report and
-// the revision that was active before; errUnchanged when there was nothing to do.
-func (a *app) commitCandidate(o publishOptions) (*publishReport, store.Revision, error) {
-	dryRun, note, from := o.dryRun, o.note, o.from
-	// Summaries, not whole bindings: a publish holds the names, paths and
-	// tool sums of both revisions, never every declaration.
-	var (
-		old    *policy.Binding
-		oldRev store.Revision
-	)
-	if rev, err := a.h.Store.ActiveRevision(); err == nil {
-		oldRev = rev
-		if old, err = a.h.RevisionSummary(rev); err != nil {
-			return nil, oldRev, err
-		}
-	} else if kernel.ErrorCode(err) != kernel.CodeNotFound {
-		return nil, oldRev, err
-	}
-	// candidate is the input and its releases' name@version, by name.
-	candidate := func(id string) (policy.Input, []string, error) {
-		if from != nil {
-			fb, err := a.h.RevisionSummary(*from)
-			if err != nil {
-				return policy.Input{}, nil, err
-			}
-			in, err := a.h.BindingSource(fb, id)
-			return in, releaseKeys(fb.Releases), err
-		}
-		d, err := a.h.Store.Draft()
-		if err != nil {
-			return policy.Input{}, nil, err
-		}
-		var versions []string
-		for _, n := range slices.Sorted(maps.Keys(d.Active)) {
-			versions = append(versions, n+"@"+d.Active[n])
-		}
-		slices.Sort(versions) // as releaseKeys
-		in, err := a.h.DraftSource(id)
-		return in, versions, err
-	}
-	var (
-		built     *policy.Binding
-		warns     []string
-		noProfile bool
-	)
-	build := func(id string, w policy.IndexSink) error {
-		in, versions, err := candidate(id)
-		if err != nil {
-			return err
-		}
-		noProfile = in.Profile == nil
-		if w != nil && !o.force && mayBeUnchanged(old, in, versions) {
-			// Find out before writing a whole index only to drop it.
-			built, _, err = policy.Stream(in, nil)
-			if err == nil && sameBinding(old, built) {
-				return errUnchanged
-			}
-		}
-		built, warns, err = policy.Stream(in, w)
-		if err == nil && !o.force && sameBinding(old, built) {
-			return errUnchanged
-		}
-		return err
-	}
-
-	var newID string
-	if dryRun {
-		revs, err := a.h.Store.Revisions()
-		if err != nil {
-			return nil, oldRev, err
-		}
-		next := uint64(1)
-		if len(revs) > 0 {
-			next = revs[len(revs)-1].Number + 1 // numbers go on after a prune
-		}
-		newID = store.RevisionID(next)
-		if err := build(newID, nil); err != nil {
-			return nil, oldRev, err
-		}
-	} else {
-		rev, err := a.h.Store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
-			if err := build(id, w); err != nil {
-				return store.Revision{}, err
-			}
-			r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Note: note}
-			if from != nil {
-				r.RollbackOf = from.Number
-			}
-			for _, br := range built.Releases {
-				r.Releases = append(r.Releases, store.ReleaseRef(br.Digest, br.Development))
-			}
-			return r, nil
-		})
-		if err != nil {
-			return nil, oldRev, err
-		}
-		newID = rev.ID
-	}
-
-	rep := publishReport{Revision: newID, DryRun: dryRun, Changes: policy.Diff(old, built), Warnings: warns, Tools: map[string]int{},
-		NotTools: policy.NotTools(built), Endpoints: policy.Endpoints(built, noProfile), NoProfile: noProfile, binding: built}
-	if from != nil {
-		rep.RollbackOf = from.ID
-	}
-	for i := range built.Endpoints {
-		p := &built.Endpoints[i]
-		rep.Tools[p.Endpoint] = len(policy.ServedToolNames(built, p))
-	}
-	if from != nil && !dryRun {
-		// The draft follows a rollback: otherwise the next publish, for any
-		// reason, would quietly bring back what was rolled back.
-		if err := a.resetDraft(built); err != nil {
-			return nil, oldRev, err
-		}
-		rep.DraftReset = true
-	}
-	return &rep, oldRev, nil
-}
-
-func (a *app) printPublish(w io.Writer, rep publishReport, old store.Revision) {
+func (a *app) printPublish(w io.Writer, rep home.PublishReport, old store.Revision) {
 	switch {
 	case rep.DryRun:
 		fmt.Fprintf(w, "dry run: would publish %s (the store is unchanged)\n", rep.Revision)
@@ -330,40 +174,9 @@ func printChanges(w io.Writer, c policy.Changes) {
 	}
 }
 
-// sameBinding reports whether a candidate binds the same profile and
-// releases as the active revision; everything else follows from those.
-func sameBinding(old, built *policy.Binding) bool {
-	if old == nil || !bytes.Equal(old.Profile, built.Profile) || len(old.Releases) != len(built.Releases) {
-		return false
-	}
-	for i := range old.Releases {
-		if old.Releases[i].Digest != built.Releases[i].Digest {
-			return false
-		}
-	}
-	return true
-}
-
-// mayBeUnchanged reports whether a candidate could bind what old binds:
-// the same profile and the same release versions (digests are known only
-// once the releases are read).
-func mayBeUnchanged(old *policy.Binding, in policy.Input, versions []string) bool {
-	return old != nil && bytes.Equal(old.Profile, policy.BoundProfile(in.Profile)) && slices.Equal(releaseKeys(old.Releases), versions)
-}
-
-// releaseKeys are the releases' name@version, by name.
-func releaseKeys(rs []policy.BoundRelease) []string {
-	keys := make([]string, len(rs))
-	for i, r := range rs {
-		keys[i] = r.Name + "@" + r.Version
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // unchanged reports a publish that had nothing to do; other errors pass.
 func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
-	if !errors.Is(err, errUnchanged) {
+	if !errors.Is(err, home.ErrUnchanged) {
 		return err
 	}
 	if asJSON {
@@ -372,16 +185,4 @@ func (a *app) unchanged(err error, active store.Revision, asJSON bool) error {
 	fmt.Fprintf(a.stdout, "nothing to publish: the active revision %s already binds this profile and these releases\n", active.ID)
 	fmt.Fprintln(a.stdout, "(use --force to publish a new revision anyway; compact and full tool names change with it)")
 	return nil
-}
-
-// resetDraft makes the draft activate exactly b's releases under b's profile.
-func (a *app) resetDraft(b *policy.Binding) error {
-	return a.h.Store.UpdateDraft(func(d *store.Draft) error {
-		d.Active = make(map[string]string, len(b.Releases))
-		for _, r := range b.Releases {
-			d.Active[r.Name] = r.Version
-		}
-		d.Profile = append([]byte(nil), b.Profile...)
-		return nil
-	})
 }

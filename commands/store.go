@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
@@ -46,7 +45,7 @@ func (a *app) storeCmd() *cli.Command {
 					return err
 				}
 				defer dst.Close()
-				return a.storeCopy(dst, c.Bool("json"))
+				return a.runStoreCopy(storeCopyOptions{dst: dst, json: c.Bool("json")})
 			},
 		}},
 	}
@@ -77,59 +76,21 @@ func (a *app) openDestination(spec string) (*store.Store, error) {
 	return store.New(dir), nil
 }
 
-// copyResult is what store copy prints under --json.
-type copyResult struct {
-	From     string             `json:"from"`
-	To       string             `json:"to"`
-	Buckets  []store.BucketCopy `json:"buckets"`
-	Tasks    []store.BucketCopy `json:"taskBuckets"`
-	Keys     int                `json:"keys"`
-	Bytes    int                `json:"bytes"`
-	Packages []copiedPackage    `json:"packages"`
-	Verified store.VerifyReport `json:"verified"`
+// storeCopyOptions are store copy's flags, --to opened.
+type storeCopyOptions struct {
+	dst  *store.Store
+	json bool
 }
 
-type copiedPackage struct {
-	Release string `json:"release"`
-	Digest  string `json:"digest"`
-	As      string `json:"as"` // "archive" (into a shared store) or "copy" (into a bbolt home)
-}
-
-func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
-	rep, err := a.h.Store.CopyTo(dst)
+// runStoreCopy copies the store into o.dst (home.StoreCopy) and prints
+// what it copied and verified.
+func (a *app) runStoreCopy(o storeCopyOptions) error {
+	dst := o.dst
+	res, err := a.h.StoreCopy(dst)
 	if err != nil {
 		return err
 	}
-	rels, err := a.h.Store.Releases()
-	if err != nil {
-		return err
-	}
-	res := copyResult{From: rep.From, To: rep.To, Buckets: rep.Buckets, Tasks: rep.Tasks, Keys: rep.Keys(), Bytes: rep.Bytes(), Packages: []copiedPackage{}}
-	for _, r := range rels {
-		as, err := a.copyPackage(r, dst)
-		if err != nil {
-			return kernel.Errorf(kernel.ErrorCode(err), "the records are copied, but not the package %s@%s: %v", r.Name, r.Version, err).
-				WithHint(orDefault(kernel.ErrorHint(err), "fix that, empty the destination and copy again"))
-		}
-		res.Packages = append(res.Packages, copiedPackage{Release: r.Name + "@" + r.Version, Digest: r.Digest, As: as})
-	}
-
-	// Verification: the records key by key, the store's invariants, and
-	// every package as a machine using the destination would read it.
-	if res.Verified, err = a.h.Store.VerifyCopy(dst); err != nil {
-		return err
-	}
-	if err := dst.Check(); err != nil {
-		return err
-	}
-	for _, r := range rels {
-		if err := a.verifyPackage(r, dst); err != nil {
-			return kernel.Errorf(kernel.CodeConflict, "the copy of package %s@%s does not verify: %v", r.Name, r.Version, err).
-				WithHint("empty the destination and copy again")
-		}
-	}
-
-	if asJSON {
+	if o.json {
 		return printJSON(a.stdout, res)
 	}
 	fmt.Fprintf(a.stdout, "copied %s to %s\n", res.From, res.To)
@@ -156,72 +117,11 @@ func (a *app) storeCopy(dst *store.Store, asJSON bool) error {
 	default:
 		fmt.Fprintf(a.stdout, "%s made in %s\n", plural(len(res.Packages), "package copy", "package copies"), dst.Home())
 	}
+	n := len(res.Packages) // every release, or StoreCopy failed
 	fmt.Fprintf(a.stdout, "verified: %s, %s the same in both stores (sha256 %s); %s matching %s digest\n",
 		plural(res.Verified.Buckets, "bucket"), plural(res.Verified.Keys, "key"), res.Verified.SHA256[:16],
-		plural(len(rels), "package"), yesno(len(rels) == 1, "its", "their"))
+		plural(n, "package"), yesno(n == 1, "its", "their"))
 	return nil
-}
-
-// copyPackage gives the destination what a machine needs to run r: its
-// archive in a shared store, a copy in a bbolt home.
-func (a *app) copyPackage(r store.Release, dst *store.Store) (string, error) {
-	src := a.h.CopyDir(r.Digest, r.Development)
-	switch {
-	case dst.Shared() && a.h.Store.Shared():
-		return "archive", nil // the blobs bucket came along
-	case dst.Shared():
-		if err := extpkg.CheckInstalled(src, r.Digest); err != nil {
-			return "", kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).
-				WithHint("install the original package again ('rukh install PATH') to repair it, then copy again into an empty destination")
-		}
-		return "archive", a.h.PutArchive(dst, src, r.Digest)
-	case a.h.Store.Shared():
-		return "copy", a.h.MaterialiseFrom(a.h.Store, r.Digest, copiesIn(dst, r.Development))
-	}
-	p, err := extpkg.Load(src, "")
-	if err != nil {
-		return "", err
-	}
-	defer p.Close()
-	if p.Digest != r.Digest {
-		return "", kernel.Errorf(kernel.CodeConflict, "the installed copy has digest %s", p.Digest).
-			WithHint("install the original package again ('rukh install PATH') to repair it, then copy again into an empty destination")
-	}
-	_, _, err = extpkg.Install(p, copiesIn(dst, r.Development))
-	return "copy", err
-}
-
-// verifyPackage checks r in the destination: its copy, or its archive
-// unpacked the way another machine would.
-func (a *app) verifyPackage(r store.Release, dst *store.Store) error {
-	name, err := extpkg.ReleaseDirName(r.Digest)
-	if err != nil {
-		return err
-	}
-	if !dst.Shared() {
-		return extpkg.CheckInstalled(filepath.Join(copiesIn(dst, r.Development), name), r.Digest)
-	}
-	scratch, err := a.h.ScratchDir()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(scratch, "verify-")
-	if err != nil {
-		return kernel.Errorf(kernel.CodeInternal, "cannot create a scratch directory").Wrap(err)
-	}
-	defer os.RemoveAll(tmp)
-	defer extpkg.Remove(tmp, r.Digest) // its files are read-only
-	if err := a.h.MaterialiseFrom(dst, r.Digest, tmp); err != nil {
-		return err
-	}
-	return extpkg.CheckInstalled(filepath.Join(tmp, name), r.Digest)
-}
-
-func copiesIn(st *store.Store, dev bool) string {
-	if dev {
-		return st.DevReleasesDir()
-	}
-	return st.ReleasesDir()
 }
 
 // sizeText is n bytes for people.

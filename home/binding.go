@@ -307,7 +307,7 @@ func (h *Home) candidateReleases(rels []store.Release, trusted map[string]store.
 			defer wg.Done()
 			for i := range next {
 				r := rels[i]
-				if err := h.Materialise(r.Digest, r.Development); err != nil {
+				if err := h.materialise(r.Digest, r.Development); err != nil {
 					errs[i] = err
 					continue
 				}

@@ -37,20 +37,20 @@ func (h *Home) CopiesDir(dev bool) string {
 // store and verified by digest before use; on bbolt the home's copy is
 // the only one and nothing here runs.
 
-// ShareCopy puts the archive of the installed copy dir into a shared store.
-func (h *Home) ShareCopy(dir, digest string) error {
+// shareCopy puts the archive of the installed copy dir into a shared store.
+func (h *Home) shareCopy(dir, digest string) error {
 	if !h.Store.Shared() {
 		return nil
 	}
-	return h.PutArchive(h.Store, dir, digest)
+	return h.putArchive(h.Store, dir, digest)
 }
 
-// PutArchive packs the copy dir into st's archive of digest.
-func (h *Home) PutArchive(st *store.Store, dir, digest string) error {
+// putArchive packs the copy dir into st's archive of digest.
+func (h *Home) putArchive(st *store.Store, dir, digest string) error {
 	if ok, err := st.HasBlob(digest); err != nil || ok {
 		return err
 	}
-	scratch, err := h.ScratchDir()
+	scratch, err := h.scratchDir()
 	if err != nil {
 		return err
 	}
@@ -71,9 +71,9 @@ func (h *Home) PutArchive(st *store.Store, dir, digest string) error {
 	return st.PutBlob(digest, data)
 }
 
-// Materialise makes this machine's copy of the release with digest from
+// materialise makes this machine's copy of the release with digest from
 // the shared store's archive when it has none yet.
-func (h *Home) Materialise(digest string, dev bool) error {
+func (h *Home) materialise(digest string, dev bool) error {
 	dir := h.CopyDir(digest, dev)
 	if !h.Store.Shared() || dir == "" {
 		return nil
@@ -81,16 +81,16 @@ func (h *Home) Materialise(digest string, dev bool) error {
 	if _, err := os.Lstat(dir); err == nil {
 		return nil // present: VerifyCopy judges it
 	}
-	return h.MaterialiseFrom(h.Store, digest, h.CopiesDir(dev))
+	return h.materialiseFrom(h.Store, digest, h.CopiesDir(dev))
 }
 
-// MaterialiseFrom makes a copy of digest in copiesDir from st's archive.
-func (h *Home) MaterialiseFrom(st *store.Store, digest, copiesDir string) error {
+// materialiseFrom makes a copy of digest in copiesDir from st's archive.
+func (h *Home) materialiseFrom(st *store.Store, digest, copiesDir string) error {
 	data, err := st.Blob(digest)
 	if err != nil {
 		return err
 	}
-	scratch, err := h.ScratchDir()
+	scratch, err := h.scratchDir()
 	if err != nil {
 		return err
 	}
@@ -120,9 +120,9 @@ func (h *Home) MaterialiseFrom(st *store.Store, digest, copiesDir string) error 
 	return err
 }
 
-// ScratchDir is the home's directory for temporary files, created when
+// scratchDir is the home's directory for temporary files, created when
 // missing.
-func (h *Home) ScratchDir() (string, error) {
+func (h *Home) scratchDir() (string, error) {
 	scratch := filepath.Join(h.Store.Home(), "tmp")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return "", kernel.Errorf(kernel.CodeInternal, "cannot create %s", scratch).Wrap(err)

@@ -60,7 +60,7 @@ func (h *Home) PinCall(revision string, br *policy.BoundRelease, untrusted map[s
 // CopyProblem reports why the copy of a release is not the one installed
 // (changed, damaged or gone), with the fix as the hint; nil when it is.
 func (h *Home) CopyProblem(name, version, digest string, dev bool) error {
-	if err := h.Materialise(digest, dev); err != nil {
+	if err := h.materialise(digest, dev); err != nil {
 		return err
 	}
 	err := extpkg.VerifyCopy(h.CopyDir(digest, dev), digest)

@@ -60,10 +60,10 @@ func TrustBasis(signer string, unsigned bool) string {
 	}
 }
 
-// CheckSignature returns the trusted key name that signed p, or "" when p is
+// checkSignature returns the trusted key name that signed p, or "" when p is
 // unsigned or signed by an unknown key. A signature by a trusted key that
 // does not verify is always an error: it means tampering.
-func (h *Home) CheckSignature(p *extpkg.Package) (signer, keyID string, err error) {
+func (h *Home) checkSignature(p *extpkg.Package) (signer, keyID string, err error) {
 	if p.Signature == nil {
 		return "", "", nil
 	}
@@ -92,10 +92,10 @@ func (h *Home) CheckSignature(p *extpkg.Package) (signer, keyID string, err erro
 	return "", keyID, nil
 }
 
-// CheckSameSigner refuses a version of a package signed by another key than
+// checkSameSigner refuses a version of a package signed by another key than
 // its earlier signed versions: trusting two publishers must not let one
 // replace the other's package unnoticed.
-func (h *Home) CheckSameSigner(name, version, signer, keyID string) error {
+func (h *Home) checkSameSigner(name, version, signer, keyID string) error {
 	rels, err := h.Store.ReleasesOf(name)
 	if err != nil {
 		return err
