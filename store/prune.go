@@ -164,20 +164,21 @@ func (s *Store) removeRevisions(keep int, removable map[uint64]bool) ([]string, 
 	perTxn := max(1, ops/4)
 	var removed []string
 	for {
+		// A transaction that runs again on a conflict starts its batch
+		// afresh: ids are kept only once it commits.
+		var batch []string
 		more := false
-		err := s.update(func(tx txn) error {
-			batch, m, err := s.removeRevisionBatch(tx, keep, removable, perTxn)
-			if err != nil {
-				return err
-			}
-			more = m
-			removed = append(removed[:len(removed):len(removed)], batch...)
-			return nil
-		})
-		if err != nil || !more {
+		if err := s.update(func(tx txn) error {
+			var err error
+			batch, more, err = s.removeRevisionBatch(tx, keep, removable, perTxn)
+			return err
+		}); err != nil {
 			return removed, err
 		}
-		removed = slices.Clone(removed)
+		removed = append(removed, batch...)
+		if !more {
+			return removed, nil
+		}
 	}
 }
 
