@@ -554,39 +554,9 @@ func newParamSpec(p *Param, at string) (*paramSpec, error) {
 		}
 		spec.r = r
 	case TypeList:
-		for _, k := range []struct {
-			name string
-			set  bool
-		}{{"enum", p.Enum != nil}, {"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil},
-			{"minLength", p.MinLength != nil}, {"maxLength", p.MaxLength != nil}} {
-			if k.set {
-				return nil, invalidf(at+"/"+k.name, "%s belongs in items on a list", k.name)
-			}
-		}
-		if p.Items == nil {
-			return nil, invalidf(at+"/items", "a list needs items")
-		}
-		it := p.Items
-		switch it.Type {
-		case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
-		case "":
-			return nil, invalidf(at+"/items/type", "missing type")
-		default:
-			return nil, invalidf(at+"/items/type", "items type must be a scalar type, not %q", it.Type)
-		}
-		ir, err := scalarRules(it.Type, it.Enum, it.Minimum, it.Maximum, it.MinLength, it.MaxLength, at+"/items")
+		lr, err := newListRules(p, at)
 		if err != nil {
 			return nil, err
-		}
-		lr := &listRules{items: *ir, minItems: -1, maxItems: -1}
-		if err := counter(p.MinItems, at+"/minItems", &lr.minItems); err != nil {
-			return nil, err
-		}
-		if err := counter(p.MaxItems, at+"/maxItems", &lr.maxItems); err != nil {
-			return nil, err
-		}
-		if lr.minItems >= 0 && lr.maxItems >= 0 && lr.minItems > lr.maxItems {
-			return nil, invalidf(at+"/maxItems", "maxItems %d is less than minItems %d", lr.maxItems, lr.minItems)
 		}
 		spec.lr = lr
 	case "":
@@ -605,6 +575,46 @@ func newParamSpec(p *Param, at string) (*paramSpec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// newListRules parses the constraints of p, a list: its items' and its
+// own counts. The scalar keywords belong in items.
+func newListRules(p *Param, at string) (*listRules, error) {
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"enum", p.Enum != nil}, {"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil},
+		{"minLength", p.MinLength != nil}, {"maxLength", p.MaxLength != nil}} {
+		if k.set {
+			return nil, invalidf(at+"/"+k.name, "%s belongs in items on a list", k.name)
+		}
+	}
+	if p.Items == nil {
+		return nil, invalidf(at+"/items", "a list needs items")
+	}
+	it := p.Items
+	switch it.Type {
+	case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
+	case "":
+		return nil, invalidf(at+"/items/type", "missing type")
+	default:
+		return nil, invalidf(at+"/items/type", "items type must be a scalar type, not %q", it.Type)
+	}
+	ir, err := scalarRules(it.Type, it.Enum, it.Minimum, it.Maximum, it.MinLength, it.MaxLength, at+"/items")
+	if err != nil {
+		return nil, err
+	}
+	lr := &listRules{items: *ir, minItems: -1, maxItems: -1}
+	if err := counter(p.MinItems, at+"/minItems", &lr.minItems); err != nil {
+		return nil, err
+	}
+	if err := counter(p.MaxItems, at+"/maxItems", &lr.maxItems); err != nil {
+		return nil, err
+	}
+	if lr.minItems >= 0 && lr.maxItems >= 0 && lr.minItems > lr.maxItems {
+		return nil, invalidf(at+"/maxItems", "maxItems %d is less than minItems %d", lr.maxItems, lr.minItems)
+	}
+	return lr, nil
 }
 
 func counter(n *int, at string, dst *int) error {
@@ -650,46 +660,65 @@ func scalarRules(t ParamType, enum []jsontext.Value, minimum, maximum jsontext.V
 	if r.minLen >= 0 && r.maxLen >= 0 && r.minLen > r.maxLen {
 		return nil, invalidf(at+"/maxLength", "maxLength %d is less than minLength %d", r.maxLen, r.minLen)
 	}
-	plain := &rules{typ: t, minLen: -1, maxLen: -1}
+	if err := r.parseBounds(minimum, maximum, at); err != nil {
+		return nil, err
+	}
+	if enum != nil {
+		if err := r.parseEnum(enum, at); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// parseBounds parses minimum and maximum, when set, into r: each must be a
+// value of r's type, and not the wrong way round.
+func (r *rules) parseBounds(minimum, maximum jsontext.Value, at string) error {
+	plain := &rules{typ: r.typ, minLen: -1, maxLen: -1}
 	if minimum != nil {
 		v, msg := plain.fromJSON(minimum)
 		if msg != "" {
-			return nil, invalidf(at+"/minimum", "minimum %s", msg)
+			return invalidf(at+"/minimum", "minimum %s", msg)
 		}
 		r.min = v
 	}
 	if maximum != nil {
 		v, msg := plain.fromJSON(maximum)
 		if msg != "" {
-			return nil, invalidf(at+"/maximum", "maximum %s", msg)
+			return invalidf(at+"/maximum", "maximum %s", msg)
 		}
 		r.max = v
 	}
 	if r.min != nil && r.max != nil && compareValues(r.min, r.max) > 0 {
-		return nil, invalidf(at+"/maximum", "maximum %s is less than minimum %s", formatValue(r.max), formatValue(r.min))
+		return invalidf(at+"/maximum", "maximum %s is less than minimum %s", formatValue(r.max), formatValue(r.min))
 	}
-	if enum != nil {
-		if len(enum) == 0 {
-			return nil, invalidf(at+"/enum", "enum must not be empty")
-		}
-		for i, raw := range enum {
-			eat := at + "/enum/" + strconv.Itoa(i)
-			v, msg := plain.fromJSON(raw)
-			if msg == "" {
-				bounds := *r
-				bounds.enum = nil
-				msg = bounds.check(v)
-			}
-			if msg != "" {
-				return nil, invalidf(eat, "enum member %s", msg)
-			}
-			for j, o := range r.enum {
-				if compareValues(v, o) == 0 {
-					return nil, invalidf(eat, "enum member %s repeats %s/enum/%d", formatValue(v), at, j)
-				}
-			}
-			r.enum = append(r.enum, v)
-		}
+	return nil
+}
+
+// parseEnum parses enum into r: not empty, each member a value of r's type
+// within r's bounds, none twice.
+func (r *rules) parseEnum(enum []jsontext.Value, at string) error {
+	if len(enum) == 0 {
+		return invalidf(at+"/enum", "enum must not be empty")
 	}
-	return r, nil
+	plain := &rules{typ: r.typ, minLen: -1, maxLen: -1}
+	for i, raw := range enum {
+		eat := at + "/enum/" + strconv.Itoa(i)
+		v, msg := plain.fromJSON(raw)
+		if msg == "" {
+			within := *r
+			within.enum = nil
+			msg = within.check(v)
+		}
+		if msg != "" {
+			return invalidf(eat, "enum member %s", msg)
+		}
+		for j, o := range r.enum {
+			if compareValues(v, o) == 0 {
+				return invalidf(eat, "enum member %s repeats %s/enum/%d", formatValue(v), at, j)
+			}
+		}
+		r.enum = append(r.enum, v)
+	}
+	return nil
 }
