@@ -195,47 +195,16 @@ func (x *extractor) path(rel string) string {
 	return filepath.Join(x.dest, filepath.FromSlash(rel))
 }
 
+// entry checks one tar entry and creates what it names under dest.
 func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		// pax global comments (git archive) create nothing, but count, so
 		// a stream of them cannot run unbounded
 		return x.count(hdr.Name)
 	}
-	rel, kerr := cleanName(hdr.Name)
-	if kerr != nil {
-		return kerr
-	}
-	name := rel
-	if name == "" {
-		name = hdr.Name
-	}
-	if strings.ContainsRune(hdr.Name, 0) {
-		return invalid(name, "entry %q contains a NUL byte", hdr.Name)
-	}
-	switch hdr.Typeflag {
-	case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
-	case tar.TypeLink:
-		return invalid(name, "hard link %q is not allowed", name)
-	case tar.TypeChar, tar.TypeBlock:
-		return invalid(name, "device file %q is not allowed", name)
-	case tar.TypeFifo:
-		return invalid(name, "fifo %q is not allowed", name)
-	default:
-		return invalid(name, "entry %q has unsupported type %q", name, string(rune(hdr.Typeflag)))
-	}
-	if rel == "" {
-		if hdr.Typeflag != tar.TypeDir {
-			return invalid(hdr.Name, "entry %q is not a valid path", hdr.Name)
-		}
-		return nil // "./": the root itself
-	}
-	if err := checkRel(rel, x.lim); err != nil {
-		return err
-	}
-	if hdr.Typeflag != tar.TypeDir {
-		if err := checkModeBits(rel, hdr.FileInfo().Mode()); err != nil {
-			return err
-		}
+	rel, err := checkEntry(hdr, x.lim)
+	if err != nil || rel == "" {
+		return err // "": "./", the root itself
 	}
 	if err := x.parents(rel); err != nil {
 		return err
@@ -246,37 +215,97 @@ func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		if prev == 0 {
-			if err := x.count(rel); err != nil {
-				return err
-			}
-			if err := os.Mkdir(x.path(rel), 0o755); err != nil {
-				return internal(rel, err)
-			}
-		}
-		x.kinds[rel] = xDir
+		return x.dir(rel, prev)
 	case tar.TypeSymlink:
-		if err := checkLinkTarget(rel, hdr.Linkname, x.lim); err != nil {
-			return err
-		}
-		if err := x.count(rel); err != nil {
-			return err
-		}
-		if err := os.Symlink(hdr.Linkname, x.path(rel)); err != nil {
-			return internal(rel, err)
-		}
-		x.kinds[rel] = xLink
+		return x.symlink(rel, hdr.Linkname)
 	case tar.TypeReg:
-		if err := x.count(rel); err != nil {
-			return err
-		}
-		if hdr.Size > x.lim.fileBytes {
-			return invalid(rel, "file %q is larger than %d bytes", rel, x.lim.fileBytes)
-		}
-		x.kinds[rel] = xFile
-		return x.file(rel, hdr, tr)
+		return x.regular(rel, hdr, tr)
 	}
 	return nil
+}
+
+// checkEntry checks what an entry's header alone tells: its name, its type
+// (directories, regular files and symlinks only), its path within lim and
+// its mode bits. rel is its package path; "" is the root, a directory.
+func checkEntry(hdr *tar.Header, lim *limits) (rel string, err error) {
+	rel, err = cleanName(hdr.Name)
+	if err != nil {
+		return "", err
+	}
+	name := rel
+	if name == "" {
+		name = hdr.Name
+	}
+	if strings.ContainsRune(hdr.Name, 0) {
+		return "", invalid(name, "entry %q contains a NUL byte", hdr.Name)
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
+	case tar.TypeLink:
+		return "", invalid(name, "hard link %q is not allowed", name)
+	case tar.TypeChar, tar.TypeBlock:
+		return "", invalid(name, "device file %q is not allowed", name)
+	case tar.TypeFifo:
+		return "", invalid(name, "fifo %q is not allowed", name)
+	default:
+		return "", invalid(name, "entry %q has unsupported type %q", name, string(rune(hdr.Typeflag)))
+	}
+	if rel == "" {
+		if hdr.Typeflag != tar.TypeDir {
+			return "", invalid(hdr.Name, "entry %q is not a valid path", hdr.Name)
+		}
+		return "", nil
+	}
+	if err := checkRel(rel, lim); err != nil {
+		return "", err
+	}
+	if hdr.Typeflag != tar.TypeDir {
+		if err := checkModeBits(rel, hdr.FileInfo().Mode()); err != nil {
+			return "", err
+		}
+	}
+	return rel, nil
+}
+
+// dir makes directory rel, unless a deeper entry already made it (prev).
+func (x *extractor) dir(rel string, prev xkind) error {
+	if prev == 0 {
+		if err := x.count(rel); err != nil {
+			return err
+		}
+		if err := os.Mkdir(x.path(rel), 0o755); err != nil {
+			return internal(rel, err)
+		}
+	}
+	x.kinds[rel] = xDir
+	return nil
+}
+
+// symlink makes rel a symlink to target, which must stay in the package.
+func (x *extractor) symlink(rel, target string) error {
+	if err := checkLinkTarget(rel, target, x.lim); err != nil {
+		return err
+	}
+	if err := x.count(rel); err != nil {
+		return err
+	}
+	if err := os.Symlink(target, x.path(rel)); err != nil {
+		return internal(rel, err)
+	}
+	x.kinds[rel] = xLink
+	return nil
+}
+
+// regular writes regular file rel from tr.
+func (x *extractor) regular(rel string, hdr *tar.Header, tr *tar.Reader) error {
+	if err := x.count(rel); err != nil {
+		return err
+	}
+	if hdr.Size > x.lim.fileBytes {
+		return invalid(rel, "file %q is larger than %d bytes", rel, x.lim.fileBytes)
+	}
+	x.kinds[rel] = xFile
+	return x.file(rel, hdr, tr)
 }
 
 func (x *extractor) file(rel string, hdr *tar.Header, tr *tar.Reader) error {

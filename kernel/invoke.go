@@ -277,8 +277,8 @@ func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
 // the goroutines serving it. On failure it returns the reason and leaves
 // nothing open.
 func (s *session) start() (reason string) {
-	var childSide closers // the child holds its own copies once started
-	defer func() { childSide.close() }()
+	var child childEnds // the child holds its own copies once started
+	defer func() { child.closers.close() }()
 	defer func() {
 		if reason != "" {
 			s.parentSide.close()
@@ -286,23 +286,62 @@ func (s *session) start() (reason string) {
 		}
 	}()
 
-	fds, err := cloexecSocketpair()
+	childConn, err := s.openChannel()
 	if err != nil {
 		return fmt.Sprintf("cannot create the channel: %v", err)
+	}
+	child.closers.add(childConn)
+	child.files = append(child.files, childConn)
+	s.cmd = s.newCmd(childConn)
+	if s.cmd.Stdout, err = s.output(s.inv.Stdout, &child); err == nil {
+		s.cmd.Stderr, err = s.output(s.inv.Stderr, &child)
+	}
+	if err != nil {
+		return fmt.Sprintf("cannot create output pipes: %v", err)
+	}
+	stdinW, err := s.input(&child)
+	if err != nil {
+		return fmt.Sprintf("cannot create the stdin pipe: %v", err)
+	}
+
+	s.proc, err = startTracked(s.cmd, s.id, child.files)
+	if err != nil {
+		return fmt.Sprintf("cannot start program: %v", err)
+	}
+	s.serve(stdinW)
+	return ""
+}
+
+// childEnds are what start opens for the child: closers are closed in the
+// parent once the child holds its own copies (or start failed), and files
+// name this invocation's descriptors.
+type childEnds struct {
+	closers closers
+	files   []*os.File
+}
+
+// openChannel creates the channel, keeps the parent's end in s.conn and
+// returns the child's.
+func (s *session) openChannel() (*os.File, error) {
+	fds, err := cloexecSocketpair()
+	if err != nil {
+		return nil, err
 	}
 	// A nonblocking parent end makes the *os.File pollable, so Close
 	// unblocks a pending Read or Write.
 	if err := syscall.SetNonblock(fds[0], true); err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
-		return fmt.Sprintf("cannot create the channel: %v", err)
+		return nil, err
 	}
 	s.conn = os.NewFile(uintptr(fds[0]), "rukh-channel")
-	childConn := os.NewFile(uintptr(fds[1]), "rukh-channel-child")
 	s.parentSide.add(s.conn)
-	childSide.add(childConn)
-	childFiles := []*os.File{childConn} // what names this invocation's descriptors
+	return os.NewFile(uintptr(fds[1]), "rukh-channel-child"), nil
+}
 
+// newCmd is the program's command, in a process group or session of its
+// own, with the channel's child end as its fourth descriptor.
+func (s *session) newCmd(childConn *os.File) *exec.Cmd {
 	attr := &syscall.SysProcAttr{}
 	plat.procAttr(attr)
 	if s.inv.Terminal {
@@ -310,51 +349,51 @@ func (s *session) start() (reason string) {
 	} else {
 		attr.Setsid = true // no controlling terminal: /dev/tty cannot be opened
 	}
-	s.cmd = &exec.Cmd{
+	return &exec.Cmd{
 		Path:        s.prog,
 		Args:        append([]string{s.prog}, s.inv.Command.Execute.Args...),
 		Env:         s.r.childEnv(s.id),
 		ExtraFiles:  []*os.File{childConn},
 		SysProcAttr: attr,
 	}
+}
 
-	// Streams: an *os.File goes to the child as is (the CLI's terminal);
-	// any other writer gets a pipe drained by a goroutine to EOF.
-	output := func(w io.Writer) (io.Writer, error) {
-		if w == nil {
-			if f := nullDevice(os.O_WRONLY); f != nil {
-				return f, nil
-			}
-			return nil, nil // exec connects the null device
-		}
-		if f, ok := w.(*os.File); ok {
+// output is what the child writes w through: an *os.File goes to the
+// child as is (the CLI's terminal); any other writer gets a pipe drained
+// by a goroutine to EOF.
+func (s *session) output(w io.Writer, child *childEnds) (io.Writer, error) {
+	if w == nil {
+		if f := nullDevice(os.O_WRONLY); f != nil {
 			return f, nil
 		}
-		pr, pw, err := drainPipe()
-		if err != nil {
-			return nil, err
-		}
-		s.parentSide.add(pr)
-		childSide.add(pw)
-		childFiles = append(childFiles, pw)
-		s.readEnds = append(s.readEnds, pr)
-		if s.copies == nil {
-			s.copies = make(chan struct{}, 2)
-		}
-		s.nCopies++
-		go func() {
-			drainTo(w, pr)
-			s.copies <- struct{}{}
-		}()
-		return pw, nil
+		return nil, nil // exec connects the null device
 	}
-	if s.cmd.Stdout, err = output(s.inv.Stdout); err == nil {
-		s.cmd.Stderr, err = output(s.inv.Stderr)
+	if f, ok := w.(*os.File); ok {
+		return f, nil
 	}
+	pr, pw, err := drainPipe()
 	if err != nil {
-		return fmt.Sprintf("cannot create output pipes: %v", err)
+		return nil, err
 	}
-	var stdinW *os.File
+	s.parentSide.add(pr)
+	child.closers.add(pw)
+	child.files = append(child.files, pw)
+	s.readEnds = append(s.readEnds, pr)
+	if s.copies == nil {
+		s.copies = make(chan struct{}, 2)
+	}
+	s.nCopies++
+	go func() {
+		drainTo(w, pr)
+		s.copies <- struct{}{}
+	}()
+	return pw, nil
+}
+
+// input sets the child's stdin: the null device, the caller's file, or a
+// pipe whose write end it returns for serve to copy the caller's reader
+// into.
+func (s *session) input(child *childEnds) (stdinW *os.File, err error) {
 	switch in := s.inv.Stdin.(type) {
 	case nil:
 		// The null device: a closed stdin (nil: exec opens it itself).
@@ -366,18 +405,19 @@ func (s *session) start() (reason string) {
 	default:
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			return fmt.Sprintf("cannot create the stdin pipe: %v", err)
+			return nil, err
 		}
-		childSide.add(pr)
+		child.closers.add(pr)
 		s.parentSide.add(pw)
 		s.cmd.Stdin = pr
 		stdinW = pw
 	}
+	return stdinW, nil
+}
 
-	s.proc, err = startTracked(s.cmd, s.id, childFiles)
-	if err != nil {
-		return fmt.Sprintf("cannot start program: %v", err)
-	}
+// serve starts what serves the started program: the copy into its stdin
+// pipe, if any, the invoke line, and the channel's reader.
+func (s *session) serve(stdinW *os.File) {
 	if stdinW != nil {
 		// Not waited for: it may block reading the caller's reader. Closing
 		// stdinW at the end makes its next write fail.
@@ -397,7 +437,6 @@ func (s *session) start() (reason string) {
 		defer close(s.readerDone)
 		s.readChannel(s.conn, s.events, s.quit)
 	}()
-	return ""
 }
 
 // drainPipe makes a pipe for a child's output stream: the read end is

@@ -389,24 +389,17 @@ func validateMachine(mc *Machine, at string) error {
 	return nil
 }
 
+// validateParams checks a command's params (at is their JSON pointer),
+// that no two claim the same id, flag, short or position, and that the
+// positions make one sequence.
 func validateParams(ps []Param, at string) error {
-	ids := map[string]int{}
-	flags := map[string]int{}
-	shorts := map[string]int{}
-	positions := map[int]int{} // position → param index
+	seen := paramNames{at: at, ids: map[string]int{}, flags: map[string]int{}, shorts: map[string]int{}, positions: map[int]int{}}
 	for i := range ps {
 		p := &ps[i]
 		pat := at + "/" + strconv.Itoa(i)
-		if p.ID == "" {
-			return invalidf(pat+"/id", "missing id")
+		if err := seen.id(p, i, pat); err != nil {
+			return err
 		}
-		if !paramIDRE.MatchString(p.ID) {
-			return invalidf(pat+"/id", "param id %q must match %s", p.ID, paramIDRE)
-		}
-		if j, dup := ids[p.ID]; dup {
-			return invalidf(pat+"/id", "param id %q is already declared by %s/%d", p.ID, at, j)
-		}
-		ids[p.ID] = i
 		if err := checkText(pat+"/description", p.Description, maxTextBytes, false); err != nil {
 			return err
 		}
@@ -416,54 +409,104 @@ func validateParams(ps []Param, at string) error {
 		case p.Flag == "" && p.Position == nil:
 			return invalidf(pat, "a param needs a flag or a position")
 		case p.Flag != "":
-			if !wordRE.MatchString(p.Flag) {
-				return invalidf(pat+"/flag", "flag %q must match %s", p.Flag, wordRE)
-			}
-			if slices.Contains(reservedFlags, p.Flag) {
-				return invalidf(pat+"/flag", "flag %q is reserved", p.Flag)
-			}
-			if j, dup := flags[p.Flag]; dup {
-				return invalidf(pat+"/flag", "flag %q is already declared by %s/%d", p.Flag, at, j)
-			}
-			if j, dup := shorts[p.Flag]; dup && len(p.Flag) == 1 {
-				return invalidf(pat+"/flag", "flag %q is already the short of %s/%d", p.Flag, at, j)
-			}
-			flags[p.Flag] = i
-			if p.Short != "" {
-				if !shortRE.MatchString(p.Short) {
-					return invalidf(pat+"/short", "short %q must be one ASCII letter or digit", p.Short)
-				}
-				if slices.Contains(reservedShorts, p.Short) {
-					return invalidf(pat+"/short", "short %q is reserved", p.Short)
-				}
-				if j, dup := shorts[p.Short]; dup {
-					return invalidf(pat+"/short", "short %q is already declared by %s/%d", p.Short, at, j)
-				}
-				if j, dup := flags[p.Short]; dup {
-					return invalidf(pat+"/short", "short %q is already the flag of %s/%d", p.Short, at, j)
-				}
-				shorts[p.Short] = i
+			if err := seen.flag(p, i, pat); err != nil {
+				return err
 			}
 		default:
-			if p.Short != "" {
-				return invalidf(pat+"/short", "a positional param has no short")
+			if err := seen.position(p, i, pat); err != nil {
+				return err
 			}
-			if *p.Position < 0 {
-				return invalidf(pat+"/position", "position must not be negative")
-			}
-			if j, dup := positions[*p.Position]; dup {
-				return invalidf(pat+"/position", "position %d is already declared by %s/%d", *p.Position, at, j)
-			}
-			if p.Type == TypeBoolean {
-				return invalidf(pat+"/position", "a boolean param needs a flag")
-			}
-			positions[*p.Position] = i
 		}
 		if _, err := newParamSpec(p, pat); err != nil {
 			return err
 		}
 	}
-	// Positions are 0..n-1; only the last may be a list; no required after optional.
+	return checkPositions(ps, seen.positions, at)
+}
+
+// paramNames is what one command's params declared so far claims: each
+// map names the index of the param that claimed an id, flag, short or
+// position. at is the params' JSON pointer.
+type paramNames struct {
+	at        string
+	ids       map[string]int
+	flags     map[string]int
+	shorts    map[string]int
+	positions map[int]int
+}
+
+// id checks p's id, the ith param's, at pat, and claims it.
+func (n *paramNames) id(p *Param, i int, pat string) error {
+	if p.ID == "" {
+		return invalidf(pat+"/id", "missing id")
+	}
+	if !paramIDRE.MatchString(p.ID) {
+		return invalidf(pat+"/id", "param id %q must match %s", p.ID, paramIDRE)
+	}
+	if j, dup := n.ids[p.ID]; dup {
+		return invalidf(pat+"/id", "param id %q is already declared by %s/%d", p.ID, n.at, j)
+	}
+	n.ids[p.ID] = i
+	return nil
+}
+
+// flag checks the flag and short of p, the ith param, at pat, and claims
+// them.
+func (n *paramNames) flag(p *Param, i int, pat string) error {
+	if !wordRE.MatchString(p.Flag) {
+		return invalidf(pat+"/flag", "flag %q must match %s", p.Flag, wordRE)
+	}
+	if slices.Contains(reservedFlags, p.Flag) {
+		return invalidf(pat+"/flag", "flag %q is reserved", p.Flag)
+	}
+	if j, dup := n.flags[p.Flag]; dup {
+		return invalidf(pat+"/flag", "flag %q is already declared by %s/%d", p.Flag, n.at, j)
+	}
+	if j, dup := n.shorts[p.Flag]; dup && len(p.Flag) == 1 {
+		return invalidf(pat+"/flag", "flag %q is already the short of %s/%d", p.Flag, n.at, j)
+	}
+	n.flags[p.Flag] = i
+	if p.Short == "" {
+		return nil
+	}
+	if !shortRE.MatchString(p.Short) {
+		return invalidf(pat+"/short", "short %q must be one ASCII letter or digit", p.Short)
+	}
+	if slices.Contains(reservedShorts, p.Short) {
+		return invalidf(pat+"/short", "short %q is reserved", p.Short)
+	}
+	if j, dup := n.shorts[p.Short]; dup {
+		return invalidf(pat+"/short", "short %q is already declared by %s/%d", p.Short, n.at, j)
+	}
+	if j, dup := n.flags[p.Short]; dup {
+		return invalidf(pat+"/short", "short %q is already the flag of %s/%d", p.Short, n.at, j)
+	}
+	n.shorts[p.Short] = i
+	return nil
+}
+
+// position checks the position of p, the ith param, at pat, and claims it.
+func (n *paramNames) position(p *Param, i int, pat string) error {
+	if p.Short != "" {
+		return invalidf(pat+"/short", "a positional param has no short")
+	}
+	if *p.Position < 0 {
+		return invalidf(pat+"/position", "position must not be negative")
+	}
+	if j, dup := n.positions[*p.Position]; dup {
+		return invalidf(pat+"/position", "position %d is already declared by %s/%d", *p.Position, n.at, j)
+	}
+	if p.Type == TypeBoolean {
+		return invalidf(pat+"/position", "a boolean param needs a flag")
+	}
+	n.positions[*p.Position] = i
+	return nil
+}
+
+// checkPositions checks the positional params of ps, positions mapping
+// each position to its param's index: positions are 0..n-1, only the last
+// may be a list, and no required one follows an optional one.
+func checkPositions(ps []Param, positions map[int]int, at string) error {
 	for pos := 0; pos < len(positions); pos++ {
 		i, ok := positions[pos]
 		if !ok {
@@ -511,39 +554,9 @@ func newParamSpec(p *Param, at string) (*paramSpec, error) {
 		}
 		spec.r = r
 	case TypeList:
-		for _, k := range []struct {
-			name string
-			set  bool
-		}{{"enum", p.Enum != nil}, {"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil},
-			{"minLength", p.MinLength != nil}, {"maxLength", p.MaxLength != nil}} {
-			if k.set {
-				return nil, invalidf(at+"/"+k.name, "%s belongs in items on a list", k.name)
-			}
-		}
-		if p.Items == nil {
-			return nil, invalidf(at+"/items", "a list needs items")
-		}
-		it := p.Items
-		switch it.Type {
-		case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
-		case "":
-			return nil, invalidf(at+"/items/type", "missing type")
-		default:
-			return nil, invalidf(at+"/items/type", "items type must be a scalar type, not %q", it.Type)
-		}
-		ir, err := scalarRules(it.Type, it.Enum, it.Minimum, it.Maximum, it.MinLength, it.MaxLength, at+"/items")
+		lr, err := newListRules(p, at)
 		if err != nil {
 			return nil, err
-		}
-		lr := &listRules{items: *ir, minItems: -1, maxItems: -1}
-		if err := counter(p.MinItems, at+"/minItems", &lr.minItems); err != nil {
-			return nil, err
-		}
-		if err := counter(p.MaxItems, at+"/maxItems", &lr.maxItems); err != nil {
-			return nil, err
-		}
-		if lr.minItems >= 0 && lr.maxItems >= 0 && lr.minItems > lr.maxItems {
-			return nil, invalidf(at+"/maxItems", "maxItems %d is less than minItems %d", lr.maxItems, lr.minItems)
 		}
 		spec.lr = lr
 	case "":
@@ -562,6 +575,46 @@ func newParamSpec(p *Param, at string) (*paramSpec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// newListRules parses the constraints of p, a list: its items' and its
+// own counts. The scalar keywords belong in items.
+func newListRules(p *Param, at string) (*listRules, error) {
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"enum", p.Enum != nil}, {"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil},
+		{"minLength", p.MinLength != nil}, {"maxLength", p.MaxLength != nil}} {
+		if k.set {
+			return nil, invalidf(at+"/"+k.name, "%s belongs in items on a list", k.name)
+		}
+	}
+	if p.Items == nil {
+		return nil, invalidf(at+"/items", "a list needs items")
+	}
+	it := p.Items
+	switch it.Type {
+	case TypeString, TypeBoolean, TypeInteger, TypeNumber, TypeDecimal:
+	case "":
+		return nil, invalidf(at+"/items/type", "missing type")
+	default:
+		return nil, invalidf(at+"/items/type", "items type must be a scalar type, not %q", it.Type)
+	}
+	ir, err := scalarRules(it.Type, it.Enum, it.Minimum, it.Maximum, it.MinLength, it.MaxLength, at+"/items")
+	if err != nil {
+		return nil, err
+	}
+	lr := &listRules{items: *ir, minItems: -1, maxItems: -1}
+	if err := counter(p.MinItems, at+"/minItems", &lr.minItems); err != nil {
+		return nil, err
+	}
+	if err := counter(p.MaxItems, at+"/maxItems", &lr.maxItems); err != nil {
+		return nil, err
+	}
+	if lr.minItems >= 0 && lr.maxItems >= 0 && lr.minItems > lr.maxItems {
+		return nil, invalidf(at+"/maxItems", "maxItems %d is less than minItems %d", lr.maxItems, lr.minItems)
+	}
+	return lr, nil
 }
 
 func counter(n *int, at string, dst *int) error {
@@ -607,46 +660,65 @@ func scalarRules(t ParamType, enum []jsontext.Value, minimum, maximum jsontext.V
 	if r.minLen >= 0 && r.maxLen >= 0 && r.minLen > r.maxLen {
 		return nil, invalidf(at+"/maxLength", "maxLength %d is less than minLength %d", r.maxLen, r.minLen)
 	}
-	plain := &rules{typ: t, minLen: -1, maxLen: -1}
+	if err := r.parseBounds(minimum, maximum, at); err != nil {
+		return nil, err
+	}
+	if enum != nil {
+		if err := r.parseEnum(enum, at); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// parseBounds parses minimum and maximum, when set, into r: each must be a
+// value of r's type, and not the wrong way round.
+func (r *rules) parseBounds(minimum, maximum jsontext.Value, at string) error {
+	plain := &rules{typ: r.typ, minLen: -1, maxLen: -1}
 	if minimum != nil {
 		v, msg := plain.fromJSON(minimum)
 		if msg != "" {
-			return nil, invalidf(at+"/minimum", "minimum %s", msg)
+			return invalidf(at+"/minimum", "minimum %s", msg)
 		}
 		r.min = v
 	}
 	if maximum != nil {
 		v, msg := plain.fromJSON(maximum)
 		if msg != "" {
-			return nil, invalidf(at+"/maximum", "maximum %s", msg)
+			return invalidf(at+"/maximum", "maximum %s", msg)
 		}
 		r.max = v
 	}
 	if r.min != nil && r.max != nil && compareValues(r.min, r.max) > 0 {
-		return nil, invalidf(at+"/maximum", "maximum %s is less than minimum %s", formatValue(r.max), formatValue(r.min))
+		return invalidf(at+"/maximum", "maximum %s is less than minimum %s", formatValue(r.max), formatValue(r.min))
 	}
-	if enum != nil {
-		if len(enum) == 0 {
-			return nil, invalidf(at+"/enum", "enum must not be empty")
-		}
-		for i, raw := range enum {
-			eat := at + "/enum/" + strconv.Itoa(i)
-			v, msg := plain.fromJSON(raw)
-			if msg == "" {
-				bounds := *r
-				bounds.enum = nil
-				msg = bounds.check(v)
-			}
-			if msg != "" {
-				return nil, invalidf(eat, "enum member %s", msg)
-			}
-			for j, o := range r.enum {
-				if compareValues(v, o) == 0 {
-					return nil, invalidf(eat, "enum member %s repeats %s/enum/%d", formatValue(v), at, j)
-				}
-			}
-			r.enum = append(r.enum, v)
-		}
+	return nil
+}
+
+// parseEnum parses enum into r: not empty, each member a value of r's type
+// within r's bounds, none twice.
+func (r *rules) parseEnum(enum []jsontext.Value, at string) error {
+	if len(enum) == 0 {
+		return invalidf(at+"/enum", "enum must not be empty")
 	}
-	return r, nil
+	plain := &rules{typ: r.typ, minLen: -1, maxLen: -1}
+	for i, raw := range enum {
+		eat := at + "/enum/" + strconv.Itoa(i)
+		v, msg := plain.fromJSON(raw)
+		if msg == "" {
+			within := *r
+			within.enum = nil
+			msg = within.check(v)
+		}
+		if msg != "" {
+			return invalidf(eat, "enum member %s", msg)
+		}
+		for j, o := range r.enum {
+			if compareValues(v, o) == 0 {
+				return invalidf(eat, "enum member %s repeats %s/enum/%d", formatValue(v), at, j)
+			}
+		}
+		r.enum = append(r.enum, v)
+	}
+	return nil
 }

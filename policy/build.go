@@ -129,31 +129,9 @@ type epBuild struct {
 }
 
 func (bd *builder) run(in Input) (*Binding, []string, error) {
-	if !revisionIDs.MatchString(in.Revision) {
-		return nil, nil, kernel.Errorf(kernel.CodeInvalid, "invalid revision id %q", in.Revision)
-	}
-	prof := in.Profile
-	if prof == nil {
-		prof = DefaultProfile()
-	}
-	if err := prof.Validate(); err != nil {
-		var ke *kernel.Error
-		if errors.As(err, &ke) {
-			return nil, nil, ke.WithHint("fix the draft profile with `rukh policy set`")
-		}
+	if err := bd.start(in); err != nil {
 		return nil, nil, err
 	}
-	bd.prof = prof.normalized()
-	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
-	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
-	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
-		ep := bd.prof.Endpoints[epName]
-		tmpl, _ := bd.prof.template(ep.Template)
-		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
-			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
-		bd.eps = append(bd.eps, e)
-	}
-
 	source := in.Source
 	if source == nil {
 		rels, err := boundReleases(in.Releases)
@@ -169,9 +147,49 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 			return nil
 		}
 	}
-	// Each release's per-command work that depends on nothing else
-	// (eligibility, the declaration record, the tool bodies) is prepared
-	// on another goroutine while the release before it is built.
+	if err := bd.buildReleases(source); err != nil {
+		return nil, nil, err
+	}
+	return bd.finish()
+}
+
+// start checks the revision id and the profile, and sets up the binding
+// and every endpoint's projection, still empty.
+func (bd *builder) start(in Input) error {
+	if !revisionIDs.MatchString(in.Revision) {
+		return kernel.Errorf(kernel.CodeInvalid, "invalid revision id %q", in.Revision)
+	}
+	prof := in.Profile
+	if prof == nil {
+		prof = DefaultProfile()
+	}
+	if err := prof.Validate(); err != nil {
+		var ke *kernel.Error
+		if errors.As(err, &ke) {
+			return ke.WithHint("fix the draft profile with `rukh policy set`")
+		}
+		return err
+	}
+	bd.prof = prof.normalized()
+	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
+	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
+	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
+		ep := bd.prof.Endpoints[epName]
+		tmpl, _ := bd.prof.template(ep.Template)
+		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
+			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
+		bd.eps = append(bd.eps, e)
+	}
+	return nil
+}
+
+// buildReleases builds every release source yields, checking that they come
+// in name order, one per package.
+//
+// Each release's per-command work that depends on nothing else
+// (eligibility, the declaration record, the tool bodies) is prepared on
+// another goroutine while the release before it is built.
+func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) error) error {
 	seen := map[string]string{}
 	var pending *prepared
 	build := func() error {
@@ -214,12 +232,14 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 		if pending != nil {
 			<-pending.done
 		}
-		return nil, nil, err
+		return err
 	}
-	if err := build(); err != nil {
-		return nil, nil, err
-	}
+	return build()
+}
 
+// finish runs the checks across the whole candidate on what the releases
+// left, writes the index with a sink, and completes the Binding.
+func (bd *builder) finish() (*Binding, []string, error) {
 	b := bd.b
 	var err error
 	if b.Routes, err = buildRoutes(b.Commands); err != nil {

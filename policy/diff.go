@@ -83,7 +83,16 @@ func Diff(old, new *Binding) Changes {
 	}
 	var c Changes
 	c.ProfileChanged = !bytes.Equal(old.Profile, new.Profile)
+	diffEndpoints(&c, old, new)
+	diffRoutes(&c, old.Routes, new.Routes)
+	diffReleases(&c, old.Releases, new.Releases)
+	sortChanges(&c)
+	return c
+}
 
+// diffEndpoints adds to c the endpoints added and removed, the tool name
+// modes changed, and every endpoint's tool changes.
+func diffEndpoints(c *Changes, old, new *Binding) {
 	oldEP := map[string]*Projection{}
 	for i := range old.Endpoints {
 		oldEP[old.Endpoints[i].Endpoint] = &old.Endpoints[i]
@@ -101,17 +110,21 @@ func Diff(old, new *Binding) Changes {
 		} else if om, nm := effectiveMode(o.ToolNames), effectiveMode(p.ToolNames); om != nm {
 			c.ToolNames = append(c.ToolNames, ToolNamesChange{Endpoint: name, Old: om, New: nm, Stated: stated[name] != ""})
 		}
-		diffTools(&c, name, o, p)
+		diffTools(c, name, o, p)
 	}
 	for name, o := range oldEP {
 		if _, ok := newEP[name]; !ok {
 			c.EndpointsRemoved = append(c.EndpointsRemoved, name)
-			diffTools(&c, name, o, &Projection{})
+			diffTools(c, name, o, &Projection{})
 		}
 	}
+}
 
-	oldR := routeIndex(old.Routes)
-	newR := routeIndex(new.Routes)
+// diffRoutes adds to c the CLI routes added, removed, and changed in kind
+// or command.
+func diffRoutes(c *Changes, old, new []Route) {
+	oldR := routeIndex(old)
+	newR := routeIndex(new)
 	for k, r := range newR {
 		o, ok := oldR[k]
 		switch {
@@ -126,13 +139,16 @@ func Diff(old, new *Binding) Changes {
 			c.RoutesRemoved = append(c.RoutesRemoved, k)
 		}
 	}
+}
 
+// diffReleases adds to c the releases added and removed.
+func diffReleases(c *Changes, old, new []BoundRelease) {
 	oldRel := map[string]bool{}
-	for _, r := range old.Releases {
+	for _, r := range old {
 		oldRel[r.Name+"@"+r.Version] = true
 	}
 	newRel := map[string]bool{}
-	for _, r := range new.Releases {
+	for _, r := range new {
 		newRel[r.Name+"@"+r.Version] = true
 	}
 	for k := range newRel {
@@ -145,7 +161,11 @@ func Diff(old, new *Binding) Changes {
 			c.ReleasesRemoved = append(c.ReleasesRemoved, k)
 		}
 	}
+}
 
+// sortChanges puts every list of c in a stable order: the maps Diff
+// walks have none.
+func sortChanges(c *Changes) {
 	byTool := func(a, b ToolChange) int {
 		return cmp.Or(strings.Compare(a.Endpoint, b.Endpoint), strings.Compare(a.Name, b.Name))
 	}
@@ -159,7 +179,6 @@ func Diff(old, new *Binding) Changes {
 	for _, s := range [][]string{c.RoutesAdded, c.RoutesRemoved, c.RoutesChanged, c.ReleasesAdded, c.ReleasesRemoved, c.EndpointsAdded, c.EndpointsRemoved} {
 		slices.Sort(s)
 	}
-	return c
 }
 
 func diffTools(c *Changes, endpoint string, old, new *Projection) {

@@ -35,16 +35,53 @@ func (s *Store) broken(format string, args ...any) error {
 	return &kernel.Error{Code: kernel.CodeInternal, Message: "store invariant broken: " + fmt.Sprintf(format, args...), Path: s.be.where()}
 }
 
+// checkRecords verifies the records' invariants, bucket by bucket; the
+// later checks use what the earlier ones read.
 func (s *Store) checkRecords(tx txn) error {
+	if err := s.checkBuckets(tx); err != nil {
+		return err
+	}
+	digestOf, err := s.checkReleases(tx)
+	if err != nil {
+		return err
+	}
+	if err := s.checkKeys(tx); err != nil {
+		return err
+	}
+	newest, count, err := s.checkRevisions(tx)
+	if err != nil {
+		return err
+	}
+	if err := s.checkObjects(tx); err != nil {
+		return err
+	}
+	if err := s.checkActive(tx, newest, count, digestOf); err != nil {
+		return err
+	}
+	if err := s.checkDraft(tx, digestOf); err != nil {
+		return err
+	}
+	if sec := tx.Bucket(bucketMeta).Get(keySecret); sec != nil && len(sec) != 32 {
+		return s.broken("secret has %d bytes, not 32", len(sec))
+	}
+	return nil
+}
+
+func (s *Store) checkBuckets(tx txn) error {
 	for _, b := range allBuckets {
 		if tx.Bucket(b) == nil && !slices.ContainsFunc([][]byte{bucketGens, bucketObjects, bucketPending}, func(x []byte) bool { return bytes.Equal(x, b) }) {
 			return s.broken("bucket %q is missing", b) // schema-1 files lack the index buckets
 		}
 	}
+	return nil
+}
 
-	// Releases and the digest index must mirror each other.
-	digestOf := map[string]string{} // release key → Ref (its digest, "dev:"-prefixed for development)
-	err := tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
+// checkReleases checks that releases and the digest index mirror each
+// other. digestOf maps each release key to its Ref (its digest,
+// "dev:"-prefixed for development).
+func (s *Store) checkReleases(tx txn) (digestOf map[string]string, err error) {
+	digestOf = map[string]string{}
+	err = tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
 		var rec releaseRec
 		if err := s.decode("release "+string(k), v, &rec); err != nil {
 			return s.broken("release %s does not decode: %v", k, err)
@@ -66,7 +103,7 @@ func (s *Store) checkRecords(tx txn) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := tx.Bucket(bucketDigests).ForEach(func(d, k []byte) error {
 		if digestOf[string(k)] != string(d) {
@@ -74,16 +111,16 @@ func (s *Store) checkRecords(tx txn) error {
 		}
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	installed := map[string]bool{}
-	for _, d := range digestOf {
-		installed[d] = true
-	}
+	return digestOf, nil
+}
 
-	// Keys: name matches, public keys unique.
+// checkKeys checks that each key's entry matches its name and that public
+// keys are unique.
+func (s *Store) checkKeys(tx txn) error {
 	publics := map[string]string{}
-	if err := tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+	return tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
 		var rec keyRec
 		if err := s.decode("key "+string(k), v, &rec); err != nil {
 			return s.broken("key %s does not decode: %v", k, err)
@@ -96,95 +133,127 @@ func (s *Store) checkRecords(tx txn) error {
 		}
 		publics[rec.Public] = rec.Name
 		return nil
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	// Revisions ascending (consecutive unless older ones were pruned), each
-	// with its index or binding intact.
-	var n, count, blobs uint64
+// checkRevisions checks that revisions ascend (consecutive unless older
+// ones were pruned), each with its index or binding intact, and that no
+// binding is left without its revision. It returns the newest revision's
+// number and how many there are.
+func (s *Store) checkRevisions(tx txn) (newest, count uint64, err error) {
+	var blobs uint64
 	if err := tx.Bucket(bucketRevisions).ForEach(func(k, v []byte) error {
 		got, ok := btoi(k)
-		if !ok || got <= n {
-			return s.broken("revision key %x after %s", k, RevisionID(n))
+		if !ok || got <= newest {
+			return s.broken("revision key %x after %s", k, RevisionID(newest))
 		}
-		n = got
+		newest = got
 		count++
 		var rec revisionRec
 		if err := s.decode("revision", v, &rec); err != nil {
-			return s.broken("revision %s does not decode: %v", RevisionID(n), err)
+			return s.broken("revision %s does not decode: %v", RevisionID(newest), err)
 		}
-		switch {
-		case rec.Number != n:
-			return s.broken("revision %s records number %d", RevisionID(n), rec.Number)
-		case rec.ID != RevisionID(n):
-			return s.broken("revision %s records id %q", RevisionID(n), rec.ID)
-		case rec.Parent >= n:
-			return s.broken("revision %s has parent %d, not older than itself", rec.ID, rec.Parent)
-		case rec.RollbackOf >= n:
-			return s.broken("revision %s rolls back to %d, not older than itself", rec.ID, rec.RollbackOf)
+		if err := s.checkRevisionRec(&rec, newest); err != nil {
+			return err
 		}
 		if rec.Index != "" {
 			return s.checkIndex(tx, &rec)
 		}
 		blobs++
-		c := tx.Bucket(bucketBindings).Cursor()
-		bk, bv := c.Seek(k)
-		if !bytes.Equal(bk, k) {
-			return s.broken("revision %s has no binding", rec.ID)
-		}
-		if len(bv) != rec.BindingSize || bindingSum(bv) != rec.BindingSum {
-			return s.broken("revision %s binding does not match its recorded size and sha256", rec.ID)
-		}
-		return nil
+		return s.checkBinding(tx, k, &rec)
 	}); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if bn := tx.Bucket(bucketBindings).Stats().KeyN; uint64(bn) != blobs {
-		return s.broken("%d bindings for %d revisions in the schema-1 layout", bn, blobs)
+		return 0, 0, s.broken("%d bindings for %d revisions in the schema-1 layout", bn, blobs)
 	}
+	return newest, count, nil
+}
 
-	// Shared objects hold what their content address says.
-	if objs := tx.Bucket(bucketObjects); objs != nil {
-		if err := objs.ForEach(func(k, v []byte) error {
-			if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
-				return s.broken("object %x does not match its content address", k)
-			}
-			return nil
-		}); err != nil {
-			return err
+// checkRevisionRec checks that revision n's record names itself and only
+// older revisions.
+func (s *Store) checkRevisionRec(rec *revisionRec, n uint64) error {
+	switch {
+	case rec.Number != n:
+		return s.broken("revision %s records number %d", RevisionID(n), rec.Number)
+	case rec.ID != RevisionID(n):
+		return s.broken("revision %s records id %q", RevisionID(n), rec.ID)
+	case rec.Parent >= n:
+		return s.broken("revision %s has parent %d, not older than itself", rec.ID, rec.Parent)
+	case rec.RollbackOf >= n:
+		return s.broken("revision %s rolls back to %d, not older than itself", rec.ID, rec.RollbackOf)
+	}
+	return nil
+}
+
+// checkBinding checks the binding of a revision of the schema-1 layout,
+// stored under the revision's key k.
+func (s *Store) checkBinding(tx txn, k []byte, rec *revisionRec) error {
+	c := tx.Bucket(bucketBindings).Cursor()
+	bk, bv := c.Seek(k)
+	if !bytes.Equal(bk, k) {
+		return s.broken("revision %s has no binding", rec.ID)
+	}
+	if len(bv) != rec.BindingSize || bindingSum(bv) != rec.BindingSum {
+		return s.broken("revision %s binding does not match its recorded size and sha256", rec.ID)
+	}
+	return nil
+}
+
+// checkObjects checks that shared objects hold what their content address
+// says.
+func (s *Store) checkObjects(tx txn) error {
+	objs := tx.Bucket(bucketObjects)
+	if objs == nil {
+		return nil
+	}
+	return objs.ForEach(func(k, v []byte) error {
+		if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
+			return s.broken("object %x does not match its content address", k)
 		}
-	}
+		return nil
+	})
+}
 
-	// The active pointer: absent before the first publish, then always the
-	// newest revision (every publish and rollback appends and activates).
+// checkActive checks the active pointer: absent before the first publish,
+// then always the newest revision (every publish and rollback appends and
+// activates), binding installed releases only.
+func (s *Store) checkActive(tx txn, newest, count uint64, digestOf map[string]string) error {
 	raw := tx.Bucket(bucketMeta).Get(keyActive)
 	active, ok := btoi(raw)
 	switch {
-	case raw == nil && n != 0:
-		return s.broken("%d revisions but no active pointer", n)
+	case raw == nil && newest != 0:
+		return s.broken("%d revisions but no active pointer", newest)
 	case raw != nil && !ok:
 		return s.broken("active pointer has %d bytes, not 8", len(raw))
 	case raw == nil && count != 0:
 		return s.broken("%d revisions but no active pointer", count)
-	case raw != nil && (active == 0 || active > n):
+	case raw != nil && (active == 0 || active > newest):
 		return s.broken("active pointer %s names no revision", RevisionID(active))
-	case raw != nil && active != n:
-		return s.broken("active pointer %s is not the newest revision %s", RevisionID(active), RevisionID(n))
+	case raw != nil && active != newest:
+		return s.broken("active pointer %s is not the newest revision %s", RevisionID(active), RevisionID(newest))
 	}
-	if active != 0 {
-		rev, err := s.loadRevision(tx, active, false)
-		if err != nil {
-			return s.broken("active revision: %v", err)
-		}
-		for _, d := range rev.Releases {
-			if !installed[d] {
-				return s.broken("active revision %s binds digest %s, which has no release", rev.ID, d)
-			}
+	if active == 0 {
+		return nil
+	}
+	installed := map[string]bool{}
+	for _, d := range digestOf {
+		installed[d] = true
+	}
+	rev, err := s.loadRevision(tx, active, false)
+	if err != nil {
+		return s.broken("active revision: %v", err)
+	}
+	for _, d := range rev.Releases {
+		if !installed[d] {
+			return s.broken("active revision %s binds digest %s, which has no release", rev.ID, d)
 		}
 	}
+	return nil
+}
 
-	// The draft activates installed releases only.
+// checkDraft checks that the draft activates installed releases only.
+func (s *Store) checkDraft(tx txn, digestOf map[string]string) error {
 	d, err := s.loadDraft(tx)
 	if err != nil {
 		return s.broken("draft does not decode: %v", err)
@@ -193,10 +262,6 @@ func (s *Store) checkRecords(tx txn) error {
 		if _, ok := digestOf[name+"@"+d.Active[name]]; !ok {
 			return s.broken("draft activates %s@%s, which is not installed", name, d.Active[name])
 		}
-	}
-
-	if sec := tx.Bucket(bucketMeta).Get(keySecret); sec != nil && len(sec) != 32 {
-		return s.broken("secret has %d bytes, not 32", len(sec))
 	}
 	return nil
 }

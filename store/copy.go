@@ -157,74 +157,7 @@ type seqSetter interface{ SetSequence(uint64) error }
 
 // copyBuckets copies every bucket of s but those skip names into dst.
 func (s *Store) copyBuckets(dst *Store, skip func([]byte) bool) (out []BucketCopy, skipped [][]byte, err error) {
-	maxOps, maxBytes := dst.be.batch()
-	var batch []copyEntry
-	var ops, size int
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := dst.be.update(func(tx txn) error {
-			var b bucket
-			var cur []byte
-			for _, e := range batch {
-				if b == nil || !bytes.Equal(cur, e.bucket) {
-					nb, err := tx.CreateBucketIfNotExists(e.bucket)
-					if err != nil {
-						return err
-					}
-					b, cur = nb, e.bucket
-				}
-				if e.k == nil {
-					ss, ok := b.(seqSetter)
-					if !ok {
-						return errors.New("the destination cannot set a bucket's sequence")
-					}
-					if err := ss.SetSequence(e.seq); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := b.Put(e.k, e.v); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			var ke *kernel.Error
-			if !errors.As(err, &ke) {
-				err = dst.internal("cannot write the copy", err)
-			}
-			return err
-		}
-		batch, ops, size = batch[:0], 0, 0
-		return nil
-	}
-	// add queues one write; the first write of a bucket in a batch costs
-	// one more operation (its marker, on etcd).
-	inBatch := map[string]bool{}
-	add := func(e copyEntry) error {
-		cost := func() int {
-			c := boolInt(e.k != nil)
-			if !inBatch[string(e.bucket)] {
-				c++
-			}
-			return c
-		}
-		n := len(e.k) + len(e.v) + len(e.bucket) + 16
-		if len(batch) > 0 && (ops+cost() > maxOps || size+n > maxBytes) {
-			if err := flush(); err != nil {
-				return err
-			}
-			clear(inBatch)
-		}
-		ops += cost()
-		size += n
-		inBatch[string(e.bucket)] = true
-		batch = append(batch, e)
-		return nil
-	}
+	w := newCopyWriter(dst)
 	_, err = s.view(func(tx txn) error {
 		out, skipped = nil, nil
 		var names [][]byte
@@ -243,23 +176,116 @@ func (s *Store) copyBuckets(dst *Store, skip func([]byte) bool) (out []BucketCop
 				skipped = append(skipped, name)
 				continue
 			}
-			b := tx.Bucket(name)
-			bc := BucketCopy{Name: string(name), Sequence: b.Sequence()}
-			if err := add(copyEntry{bucket: name, seq: bc.Sequence}); err != nil {
-				return err
-			}
-			if err := b.ForEach(func(k, v []byte) error {
-				bc.Keys++
-				bc.Bytes += len(k) + len(v)
-				return add(copyEntry{bucket: name, k: append([]byte(nil), k...), v: append([]byte{}, v...)})
-			}); err != nil {
+			bc, err := w.copyBucket(name, tx.Bucket(name))
+			if err != nil {
 				return err
 			}
 			out = append(out, bc)
 		}
-		return flush()
+		return w.flush()
 	})
 	return out, skipped, err
+}
+
+// copyWriter queues a copy's writes and makes them in transactions no
+// larger than the destination takes.
+type copyWriter struct {
+	dst              *Store
+	maxOps, maxBytes int
+	batch            []copyEntry
+	ops, size        int
+	inBatch          map[string]bool // the buckets the batch writes to
+}
+
+func newCopyWriter(dst *Store) *copyWriter {
+	maxOps, maxBytes := dst.be.batch()
+	return &copyWriter{dst: dst, maxOps: maxOps, maxBytes: maxBytes, inBatch: map[string]bool{}}
+}
+
+// copyBucket queues bucket b, named name: its sequence, then every key.
+func (w *copyWriter) copyBucket(name []byte, b bucket) (BucketCopy, error) {
+	bc := BucketCopy{Name: string(name), Sequence: b.Sequence()}
+	if err := w.add(copyEntry{bucket: name, seq: bc.Sequence}); err != nil {
+		return bc, err
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		bc.Keys++
+		bc.Bytes += len(k) + len(v)
+		return w.add(copyEntry{bucket: name, k: append([]byte(nil), k...), v: append([]byte{}, v...)})
+	})
+	return bc, err
+}
+
+// cost is the operations e adds to the batch: the first write of a bucket
+// in a batch costs one more (its marker, on etcd).
+func (w *copyWriter) cost(e copyEntry) int {
+	c := boolInt(e.k != nil)
+	if !w.inBatch[string(e.bucket)] {
+		c++
+	}
+	return c
+}
+
+// add queues one write, first writing the batch if e would not fit in it.
+func (w *copyWriter) add(e copyEntry) error {
+	n := len(e.k) + len(e.v) + len(e.bucket) + 16
+	if len(w.batch) > 0 && (w.ops+w.cost(e) > w.maxOps || w.size+n > w.maxBytes) {
+		if err := w.flush(); err != nil {
+			return err
+		}
+		clear(w.inBatch)
+	}
+	w.ops += w.cost(e)
+	w.size += n
+	w.inBatch[string(e.bucket)] = true
+	w.batch = append(w.batch, e)
+	return nil
+}
+
+// flush writes the batch in one transaction of the destination.
+func (w *copyWriter) flush() error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	if err := w.dst.be.update(func(tx txn) error { return writeCopyEntries(tx, w.batch) }); err != nil {
+		var ke *kernel.Error
+		if !errors.As(err, &ke) {
+			err = w.dst.internal("cannot write the copy", err)
+		}
+		return err
+	}
+	w.batch, w.ops, w.size = w.batch[:0], 0, 0
+	return nil
+}
+
+// writeCopyEntries makes batch's writes in tx, creating buckets as they
+// come.
+func writeCopyEntries(tx txn, batch []copyEntry) error {
+	var b bucket
+	var cur []byte
+	for _, e := range batch {
+		if b == nil || !bytes.Equal(cur, e.bucket) {
+			nb, err := tx.CreateBucketIfNotExists(e.bucket)
+			if err != nil {
+				return err
+			}
+			b, cur = nb, e.bucket
+		}
+		if e.k == nil {
+			ss, ok := b.(seqSetter)
+			if !ok {
+				return errors.New("the destination cannot set a bucket's sequence")
+			}
+			if err := ss.SetSequence(e.seq); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.Put(e.k, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func boolInt(b bool) int {

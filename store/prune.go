@@ -43,8 +43,40 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 		return out, (&kernel.Error{Code: kernel.CodeUsage, Message: fmt.Sprintf("--keep must be at least 1, got %d", keep)}).
 			WithHint("the active revision is always kept")
 	}
+	candidates, err := s.pruneCandidates(keep)
+	if err != nil {
+		return out, err
+	}
+	// Removal holds each candidate's hold exclusively until the end, so no
+	// call starts holding one that is being removed; a held one is kept.
+	removable, held, release, err := s.holdCandidates(candidates)
+	defer release()
+	if err != nil {
+		return out, err
+	}
+	out = Pruned{Held: held}
+	if out.Revisions, err = s.removeRevisions(keep, removable); err != nil {
+		return out, err
+	}
+	// The first transaction of each phase below runs again from the start
+	// on a conflict, so results are counted only after it commits.
+	var running bool
+	if out.Abandoned, running, err = s.dropAbandoned(); err != nil || running {
+		return out, err
+	}
+	unused, newest, err := s.unusedObjects()
+	if err != nil {
+		return out, err
+	}
+	out.Objects, out.Swept, err = s.sweepObjects(unused, newest)
+	return out, err
+}
+
+// pruneCandidates lists the revisions prune would remove, oldest first:
+// all but the newest keep ones and the active one.
+func (s *Store) pruneCandidates(keep int) ([]uint64, error) {
 	var candidates []uint64
-	if _, err := s.view(func(tx txn) error {
+	_, err := s.view(func(tx txn) error {
 		active := activeNumber(tx)
 		var all []uint64
 		if err := tx.Bucket(bucketRevisions).ForEach(func(k, _ []byte) error {
@@ -61,113 +93,149 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 			}
 		}
 		return nil
-	}); err != nil {
-		return out, err
+	})
+	return candidates, err
+}
+
+// holdCandidates takes each candidate's hold exclusively, without waiting.
+// It returns the ones it took, and those a running call holds with who
+// holds them. release ends the holds taken; the caller runs it, error or
+// not, once the removal is over.
+func (s *Store) holdCandidates(candidates []uint64) (removable map[uint64]bool, held [][2]string, release func(), err error) {
+	var taken []func()
+	release = func() {
+		for _, r := range slices.Backward(taken) {
+			r()
+		}
 	}
-	// Removal holds each candidate's hold exclusively until the end, so no
-	// call starts holding one that is being removed; a held one is kept.
-	removable := map[uint64]bool{}
-	var held [][2]string
+	removable = map[uint64]bool{}
 	for _, n := range candidates {
-		if e, ok := s.be.(sharedBackend); ok {
-			hs, err := e.holders(HoldRevision, RevisionID(n))
-			if err != nil {
-				return out, err
-			}
-			if len(hs) > 0 {
-				held = append(held, [2]string{RevisionID(n), (&InUseError{Holders: hs}).By()})
-				continue
-			}
-			removable[n] = true
-			continue
-		}
-		f, err := lockHold(s.HoldsDir(), s.holdPath(HoldRevision, RevisionID(n)), true)
-		if errors.Is(err, errHeld) {
-			in := &InUseError{Kind: HoldRevision, ID: RevisionID(n), Holders: holders(f)}
-			f.Close()
-			held = append(held, [2]string{RevisionID(n), in.By()})
-			continue
-		}
+		by, r, err := s.tryHoldRevision(n)
 		if err != nil {
-			return out, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot check whether revision " + RevisionID(n) + " is in use", Err: err}
+			return removable, held, release, err
 		}
-		defer f.Close()
+		if by != "" {
+			held = append(held, [2]string{RevisionID(n), by})
+			continue
+		}
+		taken = append(taken, r)
 		removable[n] = true
 	}
-	// The work is done in transactions of bounded size (etcd limits one to
-	// a few hundred operations). Each step leaves a consistent store: a
-	// removed revision's index is marked an abandoned generation in the
-	// transaction that removes its record, so a prune cut short finishes
-	// at the next one.
-	out = Pruned{Held: held}
+	return removable, held, release, nil
+}
+
+// tryHoldRevision takes revision n's hold exclusively without waiting. If
+// another call holds it, by says who and nothing is taken. On etcd it only
+// looks: holds there are keys, not locks, so there is nothing to take.
+func (s *Store) tryHoldRevision(n uint64) (by string, release func(), err error) {
+	id := RevisionID(n)
+	if e, ok := s.be.(sharedBackend); ok {
+		hs, err := e.holders(HoldRevision, id)
+		if err != nil {
+			return "", nil, err
+		}
+		if len(hs) > 0 {
+			return (&InUseError{Holders: hs}).By(), nil, nil
+		}
+		return "", func() {}, nil
+	}
+	f, err := lockHold(s.HoldsDir(), s.holdPath(HoldRevision, id), true)
+	if errors.Is(err, errHeld) {
+		in := &InUseError{Kind: HoldRevision, ID: id, Holders: holders(f)}
+		f.Close()
+		return in.By(), nil, nil
+	}
+	if err != nil {
+		return "", nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot check whether revision " + id + " is in use", Err: err}
+	}
+	return "", func() { f.Close() }, nil
+}
+
+// removeRevisions removes the removable revisions that are still neither
+// among the newest keep nor active, and returns their ids, oldest first
+// (on an error, those removed until then).
+//
+// The work is done in transactions of bounded size (etcd limits one to a
+// few hundred operations). Each step leaves a consistent store: a removed
+// revision's index is marked an abandoned generation in the transaction
+// that removes its record, so a prune cut short finishes at the next one.
+func (s *Store) removeRevisions(keep int, removable map[uint64]bool) ([]string, error) {
 	ops, _ := s.be.batch()
 	perTxn := max(1, ops/4)
+	var removed []string
 	for {
+		// A transaction that runs again on a conflict starts its batch
+		// afresh: ids are kept only once it commits.
+		var batch []string
 		more := false
-		err := s.update(func(tx txn) error {
-			more = false
-			revs, pending := tx.Bucket(bucketRevisions), tx.Bucket(bucketPending)
-			active := activeNumber(tx)
-			var all []uint64
-			if err := revs.ForEach(func(k, _ []byte) error {
-				n, ok := btoi(k)
-				if !ok {
-					return s.internal(fmt.Sprintf("bad revision key %x", k), nil)
-				}
-				all = append(all, n)
-				return nil
-			}); err != nil {
-				return err
-			}
-			var removed []string
-			for i, n := range all {
-				if i >= len(all)-keep || n == active || !removable[n] {
-					continue
-				}
-				if len(removed) == perTxn {
-					more = true
-					break
-				}
-				var rec revisionRec
-				if err := s.decode("revision "+RevisionID(n), revs.Get(itob(n)), &rec); err != nil {
-					return err
-				}
-				if rec.Index != "" {
-					gen, err := genOf(&rec)
-					if err != nil {
-						return s.internal("revision "+rec.ID, err)
-					}
-					if err := pending.Put(gen, []byte(time.Time{}.Format(time.RFC3339Nano))); err != nil {
-						return err
-					}
-				}
-				if err := revs.Delete(itob(n)); err != nil {
-					return err
-				}
-				if err := tx.Bucket(bucketBindings).Delete(itob(n)); err != nil {
-					return err
-				}
-				removed = append(removed, rec.ID)
-			}
-			out.Revisions = append(out.Revisions[:len(out.Revisions):len(out.Revisions)], removed...)
-			return nil
-		})
-		if err != nil {
-			return out, err
+		if err := s.update(func(tx txn) error {
+			var err error
+			batch, more, err = s.removeRevisionBatch(tx, keep, removable, perTxn)
+			return err
+		}); err != nil {
+			return removed, err
 		}
+		removed = append(removed, batch...)
 		if !more {
-			break
+			return removed, nil
 		}
-		out.Revisions = slices.Clone(out.Revisions)
 	}
-	// The first transaction of each loop below runs again from the start on
-	// a conflict, so results are counted only after it commits.
+}
 
-	// Indexes of removed revisions and of publishes that never finished.
-	var abandoned [][]byte
-	running := false
+// removeRevisionBatch removes up to perTxn revisions in tx, oldest first;
+// more says that some are left for another transaction.
+func (s *Store) removeRevisionBatch(tx txn, keep int, removable map[uint64]bool, perTxn int) (removed []string, more bool, err error) {
+	revs, pending := tx.Bucket(bucketRevisions), tx.Bucket(bucketPending)
+	active := activeNumber(tx)
+	var all []uint64
+	if err := revs.ForEach(func(k, _ []byte) error {
+		n, ok := btoi(k)
+		if !ok {
+			return s.internal(fmt.Sprintf("bad revision key %x", k), nil)
+		}
+		all = append(all, n)
+		return nil
+	}); err != nil {
+		return nil, false, err
+	}
+	for i, n := range all {
+		if i >= len(all)-keep || n == active || !removable[n] {
+			continue
+		}
+		if len(removed) == perTxn {
+			return removed, true, nil
+		}
+		var rec revisionRec
+		if err := s.decode("revision "+RevisionID(n), revs.Get(itob(n)), &rec); err != nil {
+			return nil, false, err
+		}
+		if rec.Index != "" {
+			gen, err := genOf(&rec)
+			if err != nil {
+				return nil, false, s.internal("revision "+rec.ID, err)
+			}
+			if err := pending.Put(gen, []byte(time.Time{}.Format(time.RFC3339Nano))); err != nil {
+				return nil, false, err
+			}
+		}
+		if err := revs.Delete(itob(n)); err != nil {
+			return nil, false, err
+		}
+		if err := tx.Bucket(bucketBindings).Delete(itob(n)); err != nil {
+			return nil, false, err
+		}
+		removed = append(removed, rec.ID)
+	}
+	return removed, false, nil
+}
+
+// dropAbandoned removes the indexes of removed revisions and of publishes
+// that never finished, and counts the latter. running says a publish is
+// still writing.
+func (s *Store) dropAbandoned() (abandoned int, running bool, err error) {
+	var gens [][]byte
 	if _, err := s.view(func(tx txn) error {
-		abandoned, running, out.Abandoned = nil, false, 0
+		gens, running, abandoned = nil, false, 0
 		return tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 			t, err := time.Parse(time.RFC3339Nano, string(v))
 			if err == nil && time.Since(t) < abandonedAfter {
@@ -175,31 +243,27 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 				return nil
 			}
 			if err != nil || !t.IsZero() { // zero: a removed revision's index
-				out.Abandoned++
+				abandoned++
 			}
-			abandoned = append(abandoned, clone(k))
+			gens = append(gens, clone(k))
 			return nil
 		})
 	}); err != nil {
-		return out, err
+		return 0, false, err
 	}
-	for _, g := range abandoned {
+	for _, g := range gens {
 		if err := s.deletePrefix(bucketGens, g, func(tx txn) error { return tx.Bucket(bucketPending).Delete(g) }); err != nil {
-			return out, err
+			return abandoned, false, err
 		}
 	}
-	if running {
-		return out, nil
-	}
+	return abandoned, running, nil
+}
 
-	// Mark every object a kept revision refers to, then sweep, in batches
-	// that each first check that no publish began or ended since the mark.
-	var unused [][]byte
-	var newest []byte
-	if _, err := s.view(func(tx txn) error {
+// unusedObjects marks every object a kept revision refers to and returns
+// the others, with the newest revision's key as it was at the mark.
+func (s *Store) unusedObjects() (unused [][]byte, newest []byte, err error) {
+	_, err = s.view(func(tx txn) error {
 		unused, newest = nil, nil
-		gens := tx.Bucket(bucketGens)
-		used := map[string]struct{}{}
 		var kept [][]byte
 		if err := tx.Bucket(bucketRevisions).ForEach(func(k, v []byte) error {
 			newest = clone(k)
@@ -218,28 +282,9 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 		}); err != nil {
 			return err
 		}
+		used := map[string]struct{}{}
 		for _, g := range kept {
-			ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
-			if h, ok := decodeHeader(gens.Get(genKey(g, tagHeader))); ok {
-				used[string(objReleases)+h.Releases] = struct{}{}
-			}
-			if err := ix.Routes(func(r Route) error {
-				if r.Decl != "" {
-					used[string(objDecl)+r.Decl] = struct{}{}
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := ix.walk(genKey(g, tagTool), func(k, v []byte) error {
-				t, ok := decodeTool("", v)
-				if !ok {
-					return s.internal("an index tool record is unreadable", nil)
-				}
-				used[string(objDecl)+t.Decl] = struct{}{}
-				used[string(objBody)+t.Body] = struct{}{}
-				return nil
-			}); err != nil {
+			if err := s.markUsed(tx, g, used); err != nil {
 				return err
 			}
 		}
@@ -249,9 +294,43 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 			}
 			return nil
 		})
-	}); err != nil {
-		return out, err
+	})
+	return unused, newest, err
+}
+
+// markUsed adds to used the object keys generation g refers to: its
+// releases, and its routes' and tools' declarations and bodies.
+func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
+	gens := tx.Bucket(bucketGens)
+	ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
+	if h, ok := decodeHeader(gens.Get(genKey(g, tagHeader))); ok {
+		used[string(objReleases)+h.Releases] = struct{}{}
 	}
+	if err := ix.Routes(func(r Route) error {
+		if r.Decl != "" {
+			used[string(objDecl)+r.Decl] = struct{}{}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return ix.walk(genKey(g, tagTool), func(k, v []byte) error {
+		t, ok := decodeTool("", v)
+		if !ok {
+			return s.internal("an index tool record is unreadable", nil)
+		}
+		used[string(objDecl)+t.Decl] = struct{}{}
+		used[string(objBody)+t.Body] = struct{}{}
+		return nil
+	})
+}
+
+// sweepObjects deletes unused and counts them, in batches that each first
+// check that no publish began or ended since the mark (newest is the
+// newest revision's key then). swept is false when one did: its objects
+// may be among these, so the rest are left for the next prune.
+func (s *Store) sweepObjects(unused [][]byte, newest []byte) (objects int, swept bool, err error) {
+	ops, _ := s.be.batch()
 	for len(unused) > 0 {
 		n := min(len(unused), ops-8)
 		stale := false
@@ -270,16 +349,15 @@ func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 			}
 			return nil
 		}); err != nil {
-			return out, err
+			return objects, false, err
 		}
 		if stale {
-			return out, nil
+			return objects, false, nil
 		}
-		out.Objects += n
+		objects += n
 		unused = unused[n:]
 	}
-	out.Swept = true
-	return out, nil
+	return objects, true, nil
 }
 
 // deletePrefix removes every key of bucket under prefix, in transactions
