@@ -94,7 +94,16 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// Tools: go tool staticcheck (scripts/test.sh), pinned here.
-tool honnef.co/go/tools/cmd/staticcheck
+// Tools, pinned here and run as go tool NAME by scripts/test.sh: staticcheck,
+// and govulncheck (against a vulnerability database snapshot that
+// scripts/vulndb.sh builds from the module proxy).
+tool (
+	golang.org/x/vuln/cmd/govulncheck
+	honnef.co/go/tools/cmd/staticcheck
+)
 
-require honnef.co/go/tools v0.8.2 // indirect
+require (
+	golang.org/x/telemetry v0.0.0-20261010193011-f71dc92da45e // indirect
+	golang.org/x/vuln v1.9.0 // indirect
+	honnef.co/go/tools v0.8.2 // indirect
+)

@@ -1,4 +1,4 @@
-package commands
+package mcpclients
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 )
 
-func TestClientConfigPath(t *testing.T) {
+func TestConfigPath(t *testing.T) {
 	home := map[string]string{"HOME": "/home/ann"}
 	xdg := map[string]string{"HOME": "/home/ann", "XDG_CONFIG_HOME": "/cfg"}
 	mac := map[string]string{"HOME": "/Users/ann", "XDG_CONFIG_HOME": "/cfg"}
@@ -39,33 +39,33 @@ func TestClientConfigPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.client+"/"+tt.goos, func(t *testing.T) {
-			got, err := clientConfigPath(tt.client, tt.goos, func(k string) string { return tt.env[k] })
+			got, err := ConfigPath(tt.client, tt.goos, func(k string) string { return tt.env[k] })
 			if tt.code != "" {
 				if kernel.ErrorCode(err) != tt.code {
-					t.Fatalf("clientConfigPath = %q, %v; want code %s", got, err, tt.code)
+					t.Fatalf("ConfigPath = %q, %v; want code %s", got, err, tt.code)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("clientConfigPath = %q, %v; want %q", got, err, tt.want)
+				t.Fatalf("ConfigPath = %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}
 }
 
-func TestMergeEntry(t *testing.T) {
-	claude := func() *clientEntry {
-		return &clientEntry{client: "claude", section: "mcpServers", key: "rukh-local",
-			server: map[string]any{"command": "/bin/rukh", "args": []string{"serve-mcp"}}}
+func TestMerge(t *testing.T) {
+	claude := func() *Entry {
+		return &Entry{Client: "claude", Section: "mcpServers", Key: "rukh-local",
+			Server: map[string]any{"command": "/bin/rukh", "args": []string{"serve-mcp"}}}
 	}
-	vscode := func() *clientEntry {
-		return &clientEntry{client: "vscode", section: "servers", key: "rukh-web",
-			server: map[string]any{"type": "http", "url": "http://h/x"},
-			inputs: []map[string]any{{"id": "rukh-web-token", "type": "promptString", "password": true}}}
+	vscode := func() *Entry {
+		return &Entry{Client: "vscode", Section: "servers", Key: "rukh-web",
+			Server: map[string]any{"type": "http", "url": "http://h/x"},
+			Inputs: []map[string]any{{"id": "rukh-web-token", "type": "promptString", "password": true}}}
 	}
 	tests := []struct {
 		name   string
-		entry  *clientEntry
+		entry  *Entry
 		old    string
 		want   string // the whole new file
 		action string
@@ -163,18 +163,18 @@ func TestMergeEntry(t *testing.T) {
 			if tt.name != "fresh" {
 				old = []byte(tt.old)
 			}
-			out, action, err := mergeEntry(old, tt.entry)
+			out, action, err := merge(old, tt.entry)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("mergeEntry error = %v; want %q", err, tt.err)
+					t.Fatalf("merge error = %v; want %q", err, tt.err)
 				}
 				return
 			}
 			if err != nil || action != tt.action {
-				t.Fatalf("mergeEntry = %q, %v; want %q", action, err, tt.action)
+				t.Fatalf("merge = %q, %v; want %q", action, err, tt.action)
 			}
 			if tt.want != "" && string(out) != tt.want {
-				t.Fatalf("mergeEntry wrote\n%s\nwant\n%s", out, tt.want)
+				t.Fatalf("merge wrote\n%s\nwant\n%s", out, tt.want)
 			}
 			if action == "unchanged" && string(out) != tt.old {
 				t.Fatalf("an unchanged file was rewritten: %s", out)
