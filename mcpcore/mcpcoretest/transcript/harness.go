@@ -170,6 +170,11 @@ func (h *Harness) Do(t *testing.T, line string) {
 			t.Errorf("%s: %d store watches running, want %s", line, h.watches.Load(), arg)
 		}
 		return
+	case "#ended":
+		if got := strconv.Itoa(len(h.Invoker.Invocations())); got != arg {
+			t.Errorf("%s: %s invocations returned, want %s", line, got, arg)
+		}
+		return
 	case "#hold":
 		h.Out.Hold()
 		return

@@ -58,6 +58,7 @@ type Transport struct {
 //	                 #owner-cancel     end Serve's ctx, as a signal does
 //	                 #hold / #release  stop / resume the client reading
 //	                 #watching N       fail unless N store watches run
+//	                 #ended N          fail unless N invocations returned
 //	               In lines, @REP(n,text)@ repeats text n times and $CURSOR is
 //	               the last nextCursor the server sent.
 //	-- server --   the server's messages, indented; "#serve: …" when Serve
