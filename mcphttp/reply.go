@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/rukh-dev/rukh/mcpcore"
@@ -23,6 +24,11 @@ type reply struct {
 	final  chan mcpcore.Message
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// mu orders Respond against close: a final response is either queued
+	// before the writer leaves (close finishes it) or finished at once.
+	mu     sync.Mutex
+	closed bool
 }
 
 func newReply(parent context.Context) *reply {
@@ -34,11 +40,39 @@ func newReply(parent context.Context) *reply {
 	return r
 }
 
+// Respond queues the final response, or finishes it when nobody will
+// write it: the caller went away, or the writer left. It never blocks
+// (there is one final response, and room for it).
 func (r *reply) Respond(m mcpcore.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.ctx.Err() != nil {
+		m.Finish()
+		return
+	}
 	select {
 	case r.final <- m:
-	case <-r.ctx.Done():
+	default:
 		m.Finish()
+	}
+}
+
+// close is the writer leaving: every message still queued is finished
+// unwritten (the final one releases the core's slot), and so is any that
+// comes later.
+func (r *reply) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for {
+		select {
+		case m := <-r.final:
+			m.Finish()
+		case m := <-r.out:
+			m.Finish()
+		default:
+			return
+		}
 	}
 }
 

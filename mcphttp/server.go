@@ -562,6 +562,9 @@ func decodeHeaderValue(v string) (string, bool) {
 // when it comes first, otherwise an event stream of the notifications and
 // then the response. The caller going away cancels the request.
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, legacy, stream bool) {
+	// Whichever way it ends (a select picks at random when the response
+	// is queued as the caller goes), what it did not write is finished.
+	defer rep.close()
 	st := &sse{w: w, rc: http.NewResponseController(w)}
 	if stream && len(rep.final) == 0 {
 		// Not answered at once (an error or a rejection stays JSON).

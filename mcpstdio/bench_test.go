@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -67,7 +68,7 @@ func BenchmarkListRoundTrip10k(b *testing.B) {
 		done <- Serve(context.Background(), cr, sw, Config{Config: mcpcore.Config{Endpoint: "many", ServerName: "rukh", ServerVersion: "bench",
 			Active:  func() (uint64, error) { return active.Load(), nil },
 			Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return bind, nil }),
-			Invoker: &fakeInvoker{}}})
+			Invoker: &transcript.Invoker{}}})
 	}()
 	rd := bufio.NewReaderSize(sr, 1<<20)
 	req := append(append([]byte(nil), listLine...), '\n')

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 )
 
 // The legacy mapping must not change what a call means: the same call on
@@ -29,8 +30,8 @@ func TestLegacyCallMeansTheSame(t *testing.T) {
 		legacy := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + p + `}}`
 		init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`
 
-		mOut, _, mInv := session(t, nil, func(h *harness) { h.send(t, modern) })
-		lOut, _, lInv := session(t, nil, func(h *harness) { h.send(t, init, legacy) })
+		mOut, _, mInv := session(t, nil, func(h *transcript.Harness) { h.Send(t, modern) })
+		lOut, _, lInv := session(t, nil, func(h *transcript.Harness) { h.Send(t, init, legacy) })
 
 		type callRes struct {
 			Content           jsontext.Value `json:"content"`
@@ -51,12 +52,12 @@ func TestLegacyCallMeansTheSame(t *testing.T) {
 		if m.ResultType == nil || l.ResultType != nil {
 			t.Errorf("%s: resultType modern %v legacy %v", c.name, m.ResultType, l.ResultType)
 		}
-		mi, li := mInv.invocations(), lInv.invocations()
+		mi, li := mInv.Invocations(), lInv.Invocations()
 		if len(mi) != len(li) {
 			t.Fatalf("%s: modern ran %d, legacy %d", c.name, len(mi), len(li))
 		}
 		for i := range mi {
-			a, b := mi[i].inv, li[i].inv
+			a, b := mi[i].Inv, li[i].Inv
 			if a.ID != b.ID || a.Dir != b.Dir || a.Limits != b.Limits || a.Interactive != b.Interactive ||
 				!reflect.DeepEqual(a.Request, b.Request) || !reflect.DeepEqual(a.Command, b.Command) {
 				t.Errorf("%s: invocations differ:\nmodern %+v\nlegacy %+v", c.name, a, b)

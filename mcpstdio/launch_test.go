@@ -14,6 +14,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -27,17 +28,17 @@ func listReq(id int) string {
 func TestOwnerCancelAnswersEveryCall(t *testing.T) {
 	var out string
 	var serveErr error
-	var inv *fakeInvoker
+	var inv *transcript.Invoker
 	synctest.Test(t, func(t *testing.T) {
 		h := startHarnessCfg(t, nil)
-		inv = h.invoker
-		h.send(t, callLine(1, "hang__r1", ""), callLine(2, "slow__r1", ""))
-		h.owner(errors.New("terminated signal received"))
-		serveErr = <-h.done
-		h.finished = true
-		out = string(h.out.bytes())
-		h.cw.Close()
-		h.cr.Close()
+		inv = h.Invoker
+		h.Send(t, callLine(1, "hang__r1", ""), callLine(2, "slow__r1", ""))
+		h.Owner(errors.New("terminated signal received"))
+		serveErr = <-h.Done
+		h.Finished = true
+		out = string(h.Out.Bytes())
+		h.In.Close()
+		h.InR.Close()
 	})
 	if !errors.Is(serveErr, context.Canceled) {
 		t.Errorf("Serve returned %v, want context.Canceled", serveErr)
@@ -55,17 +56,17 @@ func TestOwnerCancelAnswersEveryCall(t *testing.T) {
 			t.Errorf("call %s answered %+v (isError %v), want cancelled: %s", id, r, res.IsError, mcpcore.ReasonOwnerCancel)
 		}
 	}
-	for _, s := range inv.invocations() {
-		if s.ctxErr == nil {
-			t.Errorf("%s returned before its context ended", s.inv.Command.ID)
+	for _, s := range inv.Invocations() {
+		if s.CtxErr == nil {
+			t.Errorf("%s returned before its context ended", s.Inv.Command.ID)
 		}
 	}
 }
 
 // End of input is not the owner's cancel: no answers (the stdio rule).
 func TestEndOfInputAnswersNothing(t *testing.T) {
-	out, err, _ := session(t, nil, func(h *harness) {
-		h.send(t, callLine(1, "hang__r1", ""))
+	out, err, _ := session(t, nil, func(h *transcript.Harness) {
+		h.Send(t, callLine(1, "hang__r1", ""))
 	})
 	if err != nil || strings.Contains(out, `"id":1`) {
 		t.Errorf("Serve %v, output %s: want nil and no answer to call 1", err, out)
@@ -112,8 +113,8 @@ func TestRefusalLoggedOncePerRevision(t *testing.T) {
 			}
 			return b2, nil
 		})
-	}, func(h *harness) {
-		h.send(t, listReq(1), "#active 2", listReq(2), listReq(3), callLine(4, "ok__r2", ""))
+	}, func(h *transcript.Harness) {
+		h.Send(t, listReq(1), "#active 2", listReq(2), listReq(3), callLine(4, "ok__r2", ""))
 	})
 	got := responses(t, out)
 	for _, id := range []string{"2", "3", "4"} {
@@ -134,12 +135,12 @@ func TestCallerFromLaunchBinding(t *testing.T) {
 	mcpcoretest.SetProfile(b, nil)
 	_, _, inv := session(t, func(c *Config) {
 		c.Load = mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil })
-	}, func(h *harness) {
-		h.send(t, callLine(1, "ok__r1", `{"subject":"root"}`), strings.Replace(callLine(2, "ok__r1", ""), `"name"`, `"subject":"root","name"`, 1))
+	}, func(h *transcript.Harness) {
+		h.Send(t, callLine(1, "ok__r1", `{"subject":"root"}`), strings.Replace(callLine(2, "ok__r1", ""), `"name"`, `"subject":"root","name"`, 1))
 	})
-	seen := inv.invocations()
+	seen := inv.Invocations()
 	want := kernel.Caller{Transport: "stdio", Endpoint: "local", Subject: "ci-bot"}
-	if len(seen) != 1 || seen[0].inv.Caller != want {
+	if len(seen) != 1 || seen[0].Inv.Caller != want {
 		t.Fatalf("invocations %+v, want one with caller %+v", seen, want)
 	}
 }
@@ -157,9 +158,9 @@ func TestListBoundedAt30s(t *testing.T) {
 			<-unblock
 			return b, nil
 		})
-	}, func(h *harness) {
-		answered := func() bool { return strings.Contains(string(h.out.bytes()), `"id":1`) }
-		h.send(t, listReq(1))
+	}, func(h *transcript.Harness) {
+		answered := func() bool { return strings.Contains(string(h.Out.Bytes()), `"id":1`) }
+		h.Send(t, listReq(1))
 		time.Sleep(mcpcore.RevisionTimeout - time.Millisecond)
 		synctest.Wait()
 		early = answered()
@@ -168,7 +169,7 @@ func TestListBoundedAt30s(t *testing.T) {
 		onTime = answered()
 		close(unblock)
 		synctest.Wait()
-		h.send(t, listReq(2), callLine(3, "ok__r1", ""))
+		h.Send(t, listReq(2), callLine(3, "ok__r1", ""))
 	})
 	if early || !onTime {
 		t.Errorf("list 1 answered 1 ms before the bound: %v, at it: %v; want false, true", early, onTime)

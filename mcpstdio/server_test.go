@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -33,57 +33,36 @@ func callLine(id int, name, args string) string {
 
 // session runs Serve in a synctest bubble with a scripted client and returns
 // the raw output and Serve's error.
-func session(t *testing.T, cfgEdit func(*Config), script func(h *harness)) (string, error, *fakeInvoker) {
+func session(t *testing.T, cfgEdit func(*Config), script func(h *transcript.Harness)) (string, error, *transcript.Invoker) {
 	t.Helper()
 	var out string
 	var serveErr error
-	var inv *fakeInvoker
+	var inv *transcript.Invoker
 	synctest.Test(t, func(t *testing.T) {
 		h := startHarnessCfg(t, cfgEdit)
-		inv = h.invoker
+		inv = h.Invoker
 		script(h)
-		h.cw.Close()
-		h.out.release()
-		if !h.finished {
-			h.serveErr = <-h.done
-			h.finished = true
-		}
-		h.cancel()
-		h.cr.Close()
-		synctest.Wait()
-		out, serveErr = string(h.out.bytes()), h.serveErr
+		serveErr = h.End()
+		out = string(h.Out.Bytes())
 	})
 	return out, serveErr, inv
 }
 
-func startHarnessCfg(t *testing.T, edit func(*Config)) *harness {
-	h := &harness{out: newGatedWriter(), done: make(chan error, 1), invoker: &fakeInvoker{},
-		changed: make(chan struct{}), watches: new(atomic.Int64)}
-	h.active = new(atomic.Uint64)
-	h.active.Store(1)
-	h.cr, h.cw = io.Pipe()
+// startHarnessCfg serves revision 1 over stdio, with cfg edited by edit.
+func startHarnessCfg(t *testing.T, edit func(*Config)) *transcript.Harness {
+	h := transcript.NewHarness()
 	b := mcpcoretest.Binding(1, 3, mcpcoretest.Template)
 	cfg := Config{Config: mcpcore.Config{
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
-		Active:  func() (uint64, error) { return h.active.Load(), nil },
+		Active:  func() (uint64, error) { return h.Active.Load(), nil },
 		Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
-		Invoker: h.invoker, Logf: t.Logf, NewID: counterIDs(),
+		Invoker: h.Invoker, Logf: t.Logf, NewID: transcript.CounterIDs(),
 	}}
 	if edit != nil {
 		edit(&cfg)
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	h.cancel, h.owner = func() { cancel(nil) }, cancel
-	go func() { h.done <- Serve(ctx, h.cr, h.out, cfg) }()
+	h.Start(func(ctx context.Context, in io.Reader, out io.Writer) error { return Serve(ctx, in, out, cfg) })
 	return h
-}
-
-func (h *harness) send(t *testing.T, lines ...string) {
-	t.Helper()
-	for _, l := range lines {
-		h.do(t, l)
-		synctest.Wait()
-	}
 }
 
 // responses decodes output lines into id -> message.
@@ -104,14 +83,14 @@ func responses(t *testing.T, out string) map[string]map[string]jsontext.Value {
 }
 
 func TestCallPassesPinnedInvocation(t *testing.T) {
-	_, _, inv := session(t, nil, func(h *harness) {
-		h.send(t, callLine(1, "echo__r1", `{"title":"hi"}`))
+	_, _, inv := session(t, nil, func(h *transcript.Harness) {
+		h.Send(t, callLine(1, "echo__r1", `{"title":"hi"}`))
 	})
-	seen := inv.invocations()
+	seen := inv.Invocations()
 	if len(seen) != 1 {
 		t.Fatalf("%d invocations, want 1", len(seen))
 	}
-	got := seen[0].inv
+	got := seen[0].Inv
 	if got.ID != "inv_0001" || got.Dir != "/releases/test.pkg@1.0.0" || got.Interactive || got.Stdin != nil {
 		t.Errorf("invocation = %+v", got)
 	}
@@ -131,8 +110,8 @@ func TestCallPassesPinnedInvocation(t *testing.T) {
 }
 
 func TestRejectedRunsNothing(t *testing.T) {
-	out, _, inv := session(t, nil, func(h *harness) {
-		h.send(t,
+	out, _, inv := session(t, nil, func(h *transcript.Harness) {
+		h.Send(t,
 			callLine(1, "echo__r1", `{}`),
 			callLine(2, "echo__r1", `{"title":"far too long"}`),
 			callLine(3, "interactive__r1", ""),
@@ -140,7 +119,7 @@ func TestRejectedRunsNothing(t *testing.T) {
 			strings.Replace(callLine(5, "echo__r1", `{"title":"hi"}`), `"arguments"`, `"requestState":"x","arguments"`, 1),
 		)
 	})
-	if n := len(inv.invocations()); n != 0 {
+	if n := len(inv.Invocations()); n != 0 {
 		t.Errorf("invoker ran %d times for rejected calls", n)
 	}
 	r := responses(t, out)
@@ -171,7 +150,7 @@ func TestDiagnosticsNeverReachTheWire(t *testing.T) {
 			got = append(got, diag{res.InvocationID, inv.Command.ID, inv.Stdout.(*kernel.Diagnostics).String(), inv.Stderr.(*kernel.Diagnostics).String()})
 			mu.Unlock()
 		}
-	}, func(h *harness) { h.send(t, callLine(1, "noisy__r1", "")) })
+	}, func(h *transcript.Harness) { h.Send(t, callLine(1, "noisy__r1", "")) })
 	if len(got) != 1 {
 		t.Fatalf("%d diagnostics callbacks, want 1", len(got))
 	}
@@ -197,8 +176,8 @@ func TestPublishDuringCallChangesNothing(t *testing.T) {
 			}
 			return b2, nil
 		})
-	}, func(h *harness) {
-		h.send(t, callLine(1, "slow__r1", ""), "#active 2", "#sleep 1500ms")
+	}, func(h *transcript.Harness) {
+		h.Send(t, callLine(1, "slow__r1", ""), "#active 2", "#sleep 1500ms")
 	})
 	r := responses(t, out)
 	if !bytes.Contains(r["1"]["result"], []byte(`"reason":"deadline exceeded"`)) {
@@ -206,8 +185,8 @@ func TestPublishDuringCallChangesNothing(t *testing.T) {
 	}
 	// Revision 2's declaration differs; the call keeps the one it was
 	// resolved with.
-	seen := inv.invocations()
-	if len(seen) != 1 || seen[0].inv.Command.ID != b1.Commands[9].Declaration.ID || seen[0].inv.Command.Summary != b1.Commands[9].Declaration.Summary {
+	seen := inv.Invocations()
+	if len(seen) != 1 || seen[0].Inv.Command.ID != b1.Commands[9].Declaration.ID || seen[0].Inv.Command.Summary != b1.Commands[9].Declaration.Summary {
 		t.Errorf("the call was not pinned to revision 1's declaration: %+v", seen)
 	}
 }
@@ -240,8 +219,8 @@ func TestStoreErrors(t *testing.T) {
 				if tt.load != nil {
 					c.Load = tt.load
 				}
-			}, func(h *harness) {
-				h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
+			}, func(h *transcript.Harness) {
+				h.Send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
 			})
 			if !strings.Contains(out, tt.want) {
 				t.Errorf("got %s, want it to contain %s", out, tt.want)
@@ -261,19 +240,19 @@ func TestTemplateIsFixedAtLaunch(t *testing.T) {
 			}
 			return b2, nil
 		})
-	}, func(h *harness) {
-		h.send(t, callLine(1, "echo__r1", `{"title":"a"}`), "#active 2", callLine(2, "echo__r2", `{"title":"b"}`))
+	}, func(h *transcript.Harness) {
+		h.Send(t, callLine(1, "echo__r1", `{"title":"a"}`), "#active 2", callLine(2, "echo__r2", `{"title":"b"}`))
 	})
-	seen := inv.invocations()
+	seen := inv.Invocations()
 	if len(seen) != 2 {
 		t.Fatalf("%d invocations, want 2", len(seen))
 	}
 	for _, s := range seen {
 		// the launch template keeps 64 diagnostics bytes, the later one 128
-		d := s.inv.Stdout.(*kernel.Diagnostics)
+		d := s.Inv.Stdout.(*kernel.Diagnostics)
 		d.Write(make([]byte, 100))
-		if s.inv.Limits.Timeout != time.Second || len(d.Bytes()) != 64 {
-			t.Errorf("%s ran under %+v with %d diagnostics bytes, want the launch template", s.inv.Request.Input["title"], s.inv.Limits, len(d.Bytes()))
+		if s.Inv.Limits.Timeout != time.Second || len(d.Bytes()) != 64 {
+			t.Errorf("%s ran under %+v with %d diagnostics bytes, want the launch template", s.Inv.Request.Input["title"], s.Inv.Limits, len(d.Bytes()))
 		}
 	}
 }
@@ -287,11 +266,11 @@ func TestLaunchTemplateFromStart(t *testing.T) {
 	_, _, inv := session(t, func(c *Config) {
 		c.Launch = &policy.Launch{Endpoint: "local", Namespace: "test-ns", Subject: "owner", Template: mcpcoretest.Template, Transports: []string{"stdio"}}
 		c.Load = mcpcoretest.Bindings(func(n uint64) (*policy.Binding, error) { return b2, nil })
-	}, func(h *harness) {
-		h.send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))
+	}, func(h *transcript.Harness) {
+		h.Send(t, "#active 2", callLine(1, "echo__r2", `{"title":"a"}`))
 	})
-	seen := inv.invocations()
-	if len(seen) != 1 || seen[0].inv.Limits.Timeout != time.Second {
+	seen := inv.Invocations()
+	if len(seen) != 1 || seen[0].Inv.Limits.Timeout != time.Second {
 		t.Fatalf("invocations = %+v, want one under the launch template", seen)
 	}
 }

@@ -13,29 +13,30 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 	"github.com/rukh-dev/rukh/policy"
 )
 
 // serveResult waits for Serve in a bubble and reports when it returned.
-func returnedWithin(h *harness) (error, bool) {
+func returnedWithin(h *transcript.Harness) (error, bool) {
 	select {
-	case err := <-h.done:
-		h.serveErr, h.finished = err, true
+	case err := <-h.Done:
+		h.ServeErr, h.Finished = err, true
 		return err, true
 	default:
 		return nil, false
 	}
 }
 
-func assertStopped(t *testing.T, inv *fakeInvoker, n int) {
+func assertStopped(t *testing.T, inv *transcript.Invoker, n int) {
 	t.Helper()
-	seen := inv.invocations()
+	seen := inv.Invocations()
 	if len(seen) != n {
 		t.Fatalf("%d invocations ended, want %d", len(seen), n)
 	}
 	for _, s := range seen {
-		if !errors.Is(s.ctxErr, context.Canceled) {
-			t.Errorf("invocation %s ended with ctx %v, want cancelled", s.inv.ID, s.ctxErr)
+		if !errors.Is(s.CtxErr, context.Canceled) {
+			t.Errorf("invocation %s ended with ctx %v, want cancelled", s.Inv.ID, s.CtxErr)
 		}
 	}
 }
@@ -52,7 +53,7 @@ func TestPartialMessageTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := startHarnessCfg(t, func(c *Config) { c.ReadTimeout = tt.timeout })
-				h.send(t, callLine(1, "hang__r1", ""), `#raw "{\"jsonrpc\":"`)
+				h.Send(t, callLine(1, "hang__r1", ""), `#raw "{\"jsonrpc\":"`)
 				start := time.Now()
 				time.Sleep(tt.want - time.Millisecond)
 				synctest.Wait()
@@ -68,12 +69,12 @@ func TestPartialMessageTimeout(t *testing.T) {
 				if kernel.ErrorCode(err) != kernel.CodeUnavailable || !errors.Is(err, errReadTimeout) {
 					t.Errorf("Serve = %v, want a read timeout", err)
 				}
-				assertStopped(t, h.invoker, 1)
-				if out := h.out.bytes(); len(out) != 0 {
+				assertStopped(t, h.Invoker, 1)
+				if out := h.Out.Bytes(); len(out) != 0 {
 					t.Errorf("a stopped invocation was answered: %s", out)
 				}
-				h.cw.Close()
-				h.cr.Close()
+				h.In.Close()
+				h.InR.Close()
 			})
 		})
 	}
@@ -84,19 +85,19 @@ func TestCompleteMessagesNeverTimeOut(t *testing.T) {
 		h := startHarnessCfg(t, nil)
 		// An idle client, then a message sent slowly but within the bound.
 		time.Sleep(time.Minute)
-		h.send(t, `#raw "{\"jsonrpc\":\"2.0\","`)
+		h.Send(t, `#raw "{\"jsonrpc\":\"2.0\","`)
 		time.Sleep(1500 * time.Millisecond)
-		h.send(t, `#raw "\"id\":1,\"method\":\"ping\"}\n"`)
+		h.Send(t, `#raw "\"id\":1,\"method\":\"ping\"}\n"`)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		if _, done := returnedWithin(h); done {
-			t.Fatalf("Serve returned: %v", h.serveErr)
+			t.Fatalf("Serve returned: %v", h.ServeErr)
 		}
-		h.cw.Close()
-		if err := <-h.done; err != nil {
+		h.In.Close()
+		if err := <-h.Done; err != nil {
 			t.Errorf("Serve = %v", err)
 		}
-		if got := string(h.out.bytes()); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		if got := string(h.Out.Bytes()); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
 			t.Errorf("output = %q", got)
 		}
 	})
@@ -114,7 +115,7 @@ func TestBlockedWriteTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := startHarnessCfg(t, func(c *Config) { c.WriteTimeout = tt.timeout })
-				h.send(t, callLine(1, "hang__r1", ""), "#hold",
+				h.Send(t, callLine(1, "hang__r1", ""), "#hold",
 					`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{`+modernMeta+`}}`)
 				time.Sleep(tt.want - time.Millisecond)
 				synctest.Wait()
@@ -130,10 +131,10 @@ func TestBlockedWriteTimeout(t *testing.T) {
 				if !errors.Is(err, errWriteTimeout) {
 					t.Errorf("Serve = %v, want a write timeout", err)
 				}
-				assertStopped(t, h.invoker, 1)
-				h.out.release()
-				h.cw.Close()
-				h.cr.Close()
+				assertStopped(t, h.Invoker, 1)
+				h.Out.Release()
+				h.In.Close()
+				h.InR.Close()
 			})
 		})
 	}
@@ -144,12 +145,12 @@ func TestBlockedWriteTimeout(t *testing.T) {
 func TestFullQueueClosesTransport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startHarnessCfg(t, func(c *Config) { c.WriteTimeout = time.Hour })
-		h.send(t, "#hold")
+		h.Send(t, "#hold")
 		for i := 0; i < maxQueueMessages+1; i++ {
-			h.send(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			h.Send(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 		}
 		// One message is being written, 32 are queued; the next waits.
-		h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		h.Send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 		if _, done := returnedWithin(h); done {
 			t.Fatal("Serve returned while a response could still be queued")
 		}
@@ -159,24 +160,24 @@ func TestFullQueueClosesTransport(t *testing.T) {
 		if !done || !errors.Is(err, errWriteTimeout) && !errors.Is(err, errQueueFull) {
 			t.Fatalf("Serve = %v (returned %v), want a transport timeout", err, done)
 		}
-		h.out.release()
-		h.cw.Close()
-		h.cr.Close()
+		h.Out.Release()
+		h.In.Close()
+		h.InR.Close()
 	})
 }
 
 func TestEOFStopsInvocations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startHarnessCfg(t, nil)
-		h.send(t, callLine(1, "hang__r1", ""), callLine(2, "hang__r1", ""))
-		h.cw.Close()
+		h.Send(t, callLine(1, "hang__r1", ""), callLine(2, "hang__r1", ""))
+		h.In.Close()
 		synctest.Wait()
 		err, done := returnedWithin(h)
 		if !done || err != nil {
 			t.Fatalf("Serve = %v (returned %v), want nil at once", err, done)
 		}
-		assertStopped(t, h.invoker, 2)
-		if out := h.out.bytes(); len(out) != 0 {
+		assertStopped(t, h.Invoker, 2)
+		if out := h.Out.Bytes(); len(out) != 0 {
 			t.Errorf("stopped invocations were answered: %s", out)
 		}
 	})
@@ -185,16 +186,16 @@ func TestEOFStopsInvocations(t *testing.T) {
 func TestContextCancelStopsServe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startHarnessCfg(t, nil)
-		h.send(t, callLine(1, "hang__r1", ""))
-		h.cancel()
+		h.Send(t, callLine(1, "hang__r1", ""))
+		h.Cancel()
 		synctest.Wait()
 		err, done := returnedWithin(h)
 		if !done || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Serve = %v (returned %v)", err, done)
 		}
-		assertStopped(t, h.invoker, 1)
-		h.cw.Close()
-		h.cr.Close()
+		assertStopped(t, h.Invoker, 1)
+		h.In.Close()
+		h.InR.Close()
 	})
 }
 
@@ -271,6 +272,6 @@ func testConfig(t *testing.T) Config {
 		Endpoint: "local", ServerName: "rukh", ServerVersion: "test",
 		Active:  func() (uint64, error) { return 1, nil },
 		Load:    mcpcoretest.Bindings(func(uint64) (*policy.Binding, error) { return b, nil }),
-		Invoker: &fakeInvoker{}, Logf: t.Logf,
+		Invoker: &transcript.Invoker{}, Logf: t.Logf,
 	}}
 }

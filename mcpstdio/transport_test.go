@@ -2,6 +2,7 @@ package mcpstdio
 
 import (
 	"bytes"
+	"github.com/rukh-dev/rukh/mcpcore/mcpcoretest/transcript"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -12,8 +13,8 @@ import (
 
 func TestQueueBounds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGatedWriter()
-		g.hold()
+		g := &transcript.GatedWriter{}
+		g.Hold()
 		var failed atomic.Value
 		q := newOutQueue(g, time.Hour, func(err error) { failed.Store(err) })
 		push := func(n int, droppable bool, wait time.Duration) error {
@@ -36,11 +37,11 @@ func TestQueueBounds(t *testing.T) {
 		if err := push(10, false, 2*time.Second); err != errQueueFull || time.Since(start) != 2*time.Second {
 			t.Errorf("a response over 32 messages: %v after %v, want errQueueFull after 2s", err, time.Since(start))
 		}
-		g.release()
+		g.Release()
 		synctest.Wait()
 		q.close()
 		<-q.done
-		if got := len(g.bytes()); got != 33*10 {
+		if got := len(g.Bytes()); got != 33*10 {
 			t.Errorf("wrote %d bytes, want %d", got, 330)
 		}
 		if failed.Load() != nil {
@@ -48,8 +49,8 @@ func TestQueueBounds(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		g := newGatedWriter()
-		g.hold()
+		g := &transcript.GatedWriter{}
+		g.Hold()
 		q := newOutQueue(g, time.Hour, func(error) {})
 		q.push(outMsg{Data: []byte("first")}, false, 0)
 		synctest.Wait()
@@ -62,7 +63,7 @@ func TestQueueBounds(t *testing.T) {
 		if err := q.push(outMsg{Data: []byte("x")}, true, 0); err != errQueueFull {
 			t.Errorf("over 4 MiB: %v, want errQueueFull", err)
 		}
-		g.release()
+		g.Release()
 		q.close()
 		<-q.done
 	})
@@ -70,8 +71,8 @@ func TestQueueBounds(t *testing.T) {
 
 func TestDroppedMessagesAreNotWritten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGatedWriter()
-		g.hold()
+		g := &transcript.GatedWriter{}
+		g.Hold()
 		q := newOutQueue(g, time.Hour, func(error) {})
 		var drop atomic.Bool
 		var done atomic.Int32
@@ -80,10 +81,10 @@ func TestDroppedMessagesAreNotWritten(t *testing.T) {
 		q.push(outMsg{Data: []byte("b\n"), Drop: &drop, Done: func() { done.Add(1) }}, false, 0)
 		q.push(outMsg{Data: []byte("c\n"), Done: func() { done.Add(1) }}, false, 0)
 		drop.Store(true) // e.g. notifications/cancelled arrives while queued
-		g.release()
+		g.Release()
 		q.close()
 		<-q.done
-		if got := string(g.bytes()); got != "a\nc\n" {
+		if got := string(g.Bytes()); got != "a\nc\n" {
 			t.Errorf("wrote %q", got)
 		}
 		if done.Load() != 2 {

@@ -2,7 +2,9 @@
 // MCP core (mcpcore and its transports), as net/http/httptest is for
 // net/http: a hand-built binding of behaviour tools ("test.<slug>": echo,
 // hang, progress, …) and fillers, and the serve views the core reads. Test
-// code only; it imports no transport.
+// code only; it imports no transport, and not mcpcore either, so that
+// mcpcore's own tests can use it. The session harness, the fakes that play
+// the tools and the golden transcript runner are its subpackage transcript.
 package mcpcoretest
 
 import (

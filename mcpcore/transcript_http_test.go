@@ -1,4 +1,4 @@
-package mcpstdio
+package mcpcore_test
 
 import (
 	"bufio"
@@ -11,45 +11,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcphttp"
 	"github.com/rukh-dev/rukh/policy"
 )
-
-// TestTranscriptsHTTP replays the core's transcripts over HTTP: each client
-// line is one POST to an in-process mcphttp handler, sent with the headers
-// an HTTP client of that era would send, and every message of every
-// response (a JSON body, or an event stream's events) is the server's
-// output, in the order written. A transcript whose HTTP output differs for
-// a reason inherent to the transport says so in its config (stdio-only,
-// http-differs); every other one must give the same messages as over stdio.
-func TestTranscriptsHTTP(t *testing.T) { runTranscripts(t, transportHTTP) }
-
-// servedOverHTTP serves every endpoint of every revision on both
-// transports, unless the revision names its transports itself.
-func servedOverHTTP(revs map[uint64]*policy.Binding) {
-	for _, b := range revs {
-		var p map[string]any
-		if err := jsonv2.Unmarshal(b.Profile, &p); err != nil {
-			panic(err)
-		}
-		eps, _ := p["endpoints"].(map[string]any)
-		for _, e := range eps {
-			ep := e.(map[string]any)
-			if _, ok := ep["transports"]; !ok {
-				ep["transports"] = []string{policy.TransportStdio, policy.TransportHTTP}
-			}
-		}
-		data, err := jsonv2.Marshal(p, jsonv2.Deterministic(true))
-		if err != nil {
-			panic(err)
-		}
-		b.Profile = data
-	}
-}
 
 // serveHTTP is Serve's counterpart for the HTTP harness: it reads the
 // client's lines from in and answers them on out until in ends (then every

@@ -1,4 +1,4 @@
-package mcpstdio
+package transcript
 
 import (
 	"context"
@@ -10,31 +10,37 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 )
 
-// fakeInvoker runs no process: each test command has a fixed behaviour.
-type fakeInvoker struct {
+// Invoker is the kernel.Invoker of every harness: it runs no process; each
+// test command (see mcpcoretest) has a fixed behaviour, and every
+// invocation is recorded.
+type Invoker struct {
 	mu   sync.Mutex
-	seen []seenInvocation
+	seen []Invocation
 }
 
-type seenInvocation struct {
-	inv    kernel.Invocation
-	ctxErr error // ctx.Err() when Invoke returned
+// Invocation is one recorded call of Invoke.
+type Invocation struct {
+	Inv    kernel.Invocation
+	CtxErr error // ctx.Err() when Invoke returned
 }
 
-func (f *fakeInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+// Invoke behaves as inv.Command.ID says and records the call.
+func (f *Invoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
 	res := f.behave(ctx, inv)
 	f.mu.Lock()
-	f.seen = append(f.seen, seenInvocation{inv: *inv, ctxErr: ctx.Err()})
+	f.seen = append(f.seen, Invocation{Inv: *inv, CtxErr: ctx.Err()})
 	f.mu.Unlock()
 	return res
 }
 
-func (f *fakeInvoker) invocations() []seenInvocation {
+// Invocations are the calls that returned, in order.
+func (f *Invoker) Invocations() []Invocation {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]seenInvocation(nil), f.seen...)
+	return append([]Invocation(nil), f.seen...)
 }
 
 func text(s string) jsontext.Value {
@@ -44,7 +50,7 @@ func text(s string) jsontext.Value {
 
 func float(f float64) *float64 { return &f }
 
-func (f *fakeInvoker) behave(ctx context.Context, inv *kernel.Invocation) kernel.Result {
+func (f *Invoker) behave(ctx context.Context, inv *kernel.Invocation) kernel.Result {
 	r := kernel.Result{InvocationID: inv.ID}
 	switch inv.Command.ID {
 	case "test.ok":
@@ -88,7 +94,7 @@ func (f *fakeInvoker) behave(ctx context.Context, inv *kernel.Invocation) kernel
 		fmt.Fprintln(inv.Stderr, strings.Repeat("e", 100))
 		r.Outcome, r.CommandResult = kernel.Succeeded, text("quiet on the wire")
 	case "test.big":
-		r.Outcome, r.CommandResult = kernel.Succeeded, text(strings.Repeat("x", maxResponseBytes))
+		r.Outcome, r.CommandResult = kernel.Succeeded, text(strings.Repeat("x", mcpcore.MaxResponseBytes))
 	default:
 		r.Outcome, r.CommandResult = kernel.Succeeded, text(inv.Command.ID)
 	}

@@ -1,4 +1,4 @@
-package mcpstdio
+package transcript
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/rukh-dev/rukh/tasks"
 )
 
-// fakeTasks is an in-memory mcpcore.TaskHost for transcripts: counter ids,
+// Tasks is an in-memory mcpcore.TaskHost for harnesses: counter ids,
 // the bubble's clock, the harness's invoker. The real host (the tasks
 // package over the store) is tested against the real binary.
-type fakeTasks struct {
+type Tasks struct {
 	inv kernel.Invoker
 	mu  sync.Mutex
 	n   int
@@ -31,11 +31,13 @@ type fakeTask struct {
 	done   chan struct{}
 }
 
-func newFakeTasks(inv kernel.Invoker) *fakeTasks {
-	return &fakeTasks{inv: inv, all: map[string]*fakeTask{}}
+// NewTasks is a task host that runs its tasks through inv.
+func NewTasks(inv kernel.Invoker) *Tasks {
+	return &Tasks{inv: inv, all: map[string]*fakeTask{}}
 }
 
-func (f *fakeTasks) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.Invocation) (mcpcore.TaskInfo, error) {
+// Start starts a task, unless the caller keeps MaxTasks already.
+func (f *Tasks) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.Invocation) (mcpcore.TaskInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	kept := 0
@@ -88,11 +90,11 @@ func (f *fakeTasks) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.
 // store backend with a value limit would.
 const fakeRecordLimit = 1 << 20
 
-func (f *fakeTasks) expired(t *fakeTask) bool {
+func (f *Tasks) expired(t *fakeTask) bool {
 	return !time.Now().Before(t.info.CreatedAt.Add(time.Duration(t.info.TTLMs) * time.Millisecond))
 }
 
-func (f *fakeTasks) get(id string, who mcpcore.TaskCaller) (*fakeTask, error) {
+func (f *Tasks) get(id string, who mcpcore.TaskCaller) (*fakeTask, error) {
 	t := f.all[id]
 	if t == nil || t.who != who || f.expired(t) {
 		return nil, kernel.Errorf(kernel.CodeNotFound, "no task %q", id)
@@ -100,7 +102,8 @@ func (f *fakeTasks) get(id string, who mcpcore.TaskCaller) (*fakeTask, error) {
 	return t, nil
 }
 
-func (f *fakeTasks) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
+// Get is task id, when who owns it and it has not expired.
+func (f *Tasks) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, err := f.get(id, who)
@@ -110,7 +113,8 @@ func (f *fakeTasks) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, er
 	return t.info, nil
 }
 
-func (f *fakeTasks) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
+// Cancel stops task id and waits for it to end.
+func (f *Tasks) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, error) {
 	f.mu.Lock()
 	t, err := f.get(id, who)
 	f.mu.Unlock()
@@ -122,7 +126,8 @@ func (f *fakeTasks) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo,
 	return f.Get(id, who)
 }
 
-func (f *fakeTasks) close() {
+// Close stops every task and waits for them.
+func (f *Tasks) Close() {
 	f.mu.Lock()
 	for _, t := range f.all {
 		t.cancel()
