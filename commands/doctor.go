@@ -154,7 +154,7 @@ func (a *app) doctor() *doctorReport {
 	} else if b != nil {
 		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
 	}
-	if untrusted, err := a.untrustedActive(); err != nil {
+	if untrusted, err := a.h.UntrustedActive(); err != nil {
 		add("trust of the active releases", err)
 	} else {
 		for _, r := range untrusted {

@@ -76,13 +76,4 @@ func (a *app) policyCmd() *cli.Command {
 	}
 }
 
-func (a *app) draftProfile() (*policy.Profile, error) {
-	d, err := a.h.Store.Draft()
-	if err != nil {
-		return nil, err
-	}
-	if d.Profile == nil {
-		return policy.DefaultProfile(), nil
-	}
-	return policy.ParseProfile(d.Profile)
-}
+func (a *app) draftProfile() (*policy.Profile, error) { return a.h.DraftProfile() }

@@ -117,7 +117,7 @@ func (a *app) status() (*statusReport, error) {
 			}
 		}
 		liveProfile = b.Profile
-		untrusted, err := a.untrustedActive()
+		untrusted, err := a.h.UntrustedActive()
 		if err != nil {
 			return nil, err
 		}
