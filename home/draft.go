@@ -8,6 +8,7 @@ import (
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -108,4 +109,17 @@ func (h *Home) RevisionsBinding(r store.Release) []string {
 		}
 	}
 	return ids
+}
+
+// SetDraftProfile replaces the draft profile with p, stored in its
+// canonical form, which it returns.
+func (h *Home) SetDraftProfile(p *policy.Profile) ([]byte, error) {
+	canon := p.Canonical()
+	if err := h.Store.UpdateDraft(func(d *store.Draft) error {
+		d.Profile = canon
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return canon, nil
 }
