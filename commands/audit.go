@@ -13,6 +13,13 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
+type auditOptions struct {
+	Agent string // only this agent's calls
+	Since string // an RFC 3339 time or a duration
+	Limit int    // the newest N; 0 for all
+	JSON  bool
+}
+
 func (a *app) auditCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
@@ -27,43 +34,46 @@ func (a *app) auditCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			since, err := parseSince(c.String("since"), time.Now())
-			if err != nil {
-				return err
-			}
-			limit := c.Int("limit")
-			if limit < 0 {
-				return usageErr("--limit must be 0 or more")
-			}
-			recs, total, err := a.h.Store.Audit(store.AuditQuery{Agent: c.String("agent"), Since: since, Limit: int(limit)})
-			if err != nil {
-				return err
-			}
-			if recs == nil {
-				recs = []store.AuditRecord{}
-			}
-			if c.Bool("json") {
-				return printJSON(a.stdout, map[string]any{"records": recs, "total": total})
-			}
-			if total == 0 {
-				fmt.Fprintln(a.stdout, "no calls recorded")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tTRANSPORT\tAGENT\tCREDENTIAL\tENDPOINT\tTOOL\tCOMMAND\tOUTCOME\tDURATION\tREASON")
-			for _, r := range recs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Time.UTC().Format(time.RFC3339Nano), r.Transport,
-					dash(r.Agent), dash(r.Credential), r.Endpoint, dash(r.Tool), dash(r.Command), r.Outcome, r.DurationMs, dash(r.Reason))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if total > len(recs) {
-				fmt.Fprintf(a.stdout, "(the newest %d of %d; --limit 0 shows all)\n", len(recs), total)
-			}
-			return nil
+			return a.runAudit(&auditOptions{Agent: c.String("agent"), Since: c.String("since"), Limit: c.Int("limit"), JSON: c.Bool("json")})
 		},
 	}
+}
+
+func (a *app) runAudit(opts *auditOptions) error {
+	since, err := parseSince(opts.Since, time.Now())
+	if err != nil {
+		return err
+	}
+	if opts.Limit < 0 {
+		return usageErr("--limit must be 0 or more")
+	}
+	recs, total, err := a.h.Store.Audit(store.AuditQuery{Agent: opts.Agent, Since: since, Limit: opts.Limit})
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []store.AuditRecord{}
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, map[string]any{"records": recs, "total": total})
+	}
+	if total == 0 {
+		fmt.Fprintln(a.stdout, "no calls recorded")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tTRANSPORT\tAGENT\tCREDENTIAL\tENDPOINT\tTOOL\tCOMMAND\tOUTCOME\tDURATION\tREASON")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Time.UTC().Format(time.RFC3339Nano), r.Transport,
+			dash(r.Agent), dash(r.Credential), r.Endpoint, dash(r.Tool), dash(r.Command), r.Outcome, r.DurationMs, dash(r.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if total > len(recs) {
+		fmt.Fprintf(a.stdout, "(the newest %d of %d; --limit 0 shows all)\n", len(recs), total)
+	}
+	return nil
 }
 
 func dash(s string) string {

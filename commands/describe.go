@@ -30,6 +30,11 @@ type describeReport struct {
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
 }
 
+type describeOptions struct {
+	Args []string // a command id, or its words
+	JSON bool
+}
+
 func (a *app) describeCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "describe",
@@ -40,18 +45,7 @@ func (a *app) describeCmd() *cli.Command {
 			if c.Args().Len() == 0 {
 				return usageErr("describe needs a COMMAND")
 			}
-			if done, err := a.describeOther(c.Args().Slice(), c.Bool("json")); done || err != nil {
-				return err
-			}
-			rep, err := a.describe(c.Args().Slice())
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(a.stdout, rep)
-			}
-			printDescribe(a.stdout, rep)
-			return nil
+			return a.runDescribe(&describeOptions{Args: c.Args().Slice(), JSON: c.Bool("json")})
 		},
 	}
 }
@@ -418,4 +412,19 @@ func (a *app) describeOther(args []string, asJSON bool) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+func (a *app) runDescribe(opts *describeOptions) error {
+	if done, err := a.describeOther(opts.Args, opts.JSON); done || err != nil {
+		return err
+	}
+	rep, err := a.describe(opts.Args)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, rep)
+	}
+	printDescribe(a.stdout, rep)
+	return nil
 }

@@ -11,6 +11,17 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
+type packageSignOptions struct {
+	Dir  string
+	Key  string // the private key file
+	JSON bool
+}
+
+type packagePackOptions struct {
+	Dir, Archive string
+	JSON         bool
+}
+
 func (a *app) packageCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "package",
@@ -28,23 +39,7 @@ func (a *app) packageCmd() *cli.Command {
 					if c.Args().Len() != 1 {
 						return usageErr("package sign takes exactly one DIR")
 					}
-					b, err := os.ReadFile(c.String("key"))
-					if err != nil {
-						return kernel.Errorf(kernel.CodeInvalid, "cannot read key file %s", c.String("key")).Wrap(err)
-					}
-					priv, err := extpkg.ParsePrivateKey(strings.TrimSpace(string(b)))
-					if err != nil {
-						return err
-					}
-					digest, err := extpkg.SignDir(c.Args().First(), priv)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(a.stdout, map[string]string{"digest": digest})
-					}
-					fmt.Fprintf(a.stdout, "signed %s %s\n", c.Args().First(), digest)
-					return nil
+					return a.runPackageSign(&packageSignOptions{Dir: c.Args().First(), Key: c.String("key"), JSON: c.Bool("json")})
 				},
 			},
 			{
@@ -56,16 +51,40 @@ func (a *app) packageCmd() *cli.Command {
 					if c.Args().Len() != 2 {
 						return usageErr("package pack takes DIR and OUT.tar.gz")
 					}
-					if err := extpkg.Pack(c.Args().Get(0), c.Args().Get(1)); err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(a.stdout, map[string]string{"package": c.Args().Get(0), "archive": c.Args().Get(1)})
-					}
-					fmt.Fprintf(a.stdout, "wrote %s\n", c.Args().Get(1))
-					return nil
+					return a.runPackagePack(&packagePackOptions{Dir: c.Args().Get(0), Archive: c.Args().Get(1), JSON: c.Bool("json")})
 				},
 			},
 		},
 	}
+}
+
+func (a *app) runPackageSign(opts *packageSignOptions) error {
+	b, err := os.ReadFile(opts.Key)
+	if err != nil {
+		return kernel.Errorf(kernel.CodeInvalid, "cannot read key file %s", opts.Key).Wrap(err)
+	}
+	priv, err := extpkg.ParsePrivateKey(strings.TrimSpace(string(b)))
+	if err != nil {
+		return err
+	}
+	digest, err := extpkg.SignDir(opts.Dir, priv)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, map[string]string{"digest": digest})
+	}
+	fmt.Fprintf(a.stdout, "signed %s %s\n", opts.Dir, digest)
+	return nil
+}
+
+func (a *app) runPackagePack(opts *packagePackOptions) error {
+	if err := extpkg.Pack(opts.Dir, opts.Archive); err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, map[string]string{"package": opts.Dir, "archive": opts.Archive})
+	}
+	fmt.Fprintf(a.stdout, "wrote %s\n", opts.Archive)
+	return nil
 }

@@ -7,9 +7,17 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
-	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
+
+type policySetOptions struct {
+	File string
+	JSON bool
+}
+
+type policyShowOptions struct {
+	Published bool // the active revision's profile, not the draft's
+}
 
 func (a *app) policyCmd() *cli.Command {
 	return &cli.Command{
@@ -25,29 +33,7 @@ func (a *app) policyCmd() *cli.Command {
 					if c.Args().Len() != 1 {
 						return usageErr("policy set takes exactly one FILE")
 					}
-					data, err := os.ReadFile(c.Args().First())
-					if err != nil {
-						return kernel.Errorf(kernel.CodeInvalid, "cannot read %s", c.Args().First()).Wrap(err)
-					}
-					p, err := policy.ParseProfile(data)
-					if err != nil {
-						return kernel.InFile(c.Args().First(), data, err)
-					}
-					canon := p.Canonical()
-					if err := a.h.Store.UpdateDraft(func(d *store.Draft) error {
-						d.Profile = canon
-						return nil
-					}); err != nil {
-						return err
-					}
-					for _, w := range p.TaskWarnings() {
-						fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w)
-					}
-					if c.Bool("json") {
-						return printJSON(a.stdout, canon)
-					}
-					fmt.Fprintf(a.stdout, "draft profile set: %d endpoint(s) (run 'rukh publish' to make it live)\n", len(p.Endpoints))
-					return nil
+					return a.runPolicySet(&policySetOptions{File: c.Args().First(), JSON: c.Bool("json")})
 				},
 			},
 			{
@@ -55,34 +41,52 @@ func (a *app) policyCmd() *cli.Command {
 				Usage: "print the draft profile (defaults filled in)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "published", Usage: "show the active revision's profile instead"}, jsonFlag()},
 				Action: func(ctx context.Context, c *cli.Command) error {
-					if c.Bool("published") {
-						b, _, err := a.h.ActiveBinding()
-						if err != nil {
-							return err
-						}
-						if b == nil {
-							return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
-						}
-						return printJSON(a.stdout, b.Profile)
-					}
-					p, err := a.draftProfile()
-					if err != nil {
-						return err
-					}
-					return printJSON(a.stdout, p.Canonical())
+					return a.runPolicyShow(&policyShowOptions{Published: c.Bool("published")})
 				},
 			},
 		},
 	}
 }
 
-func (a *app) draftProfile() (*policy.Profile, error) {
-	d, err := a.h.Store.Draft()
+func (a *app) draftProfile() (*policy.Profile, error) { return a.h.DraftProfile() }
+
+func (a *app) runPolicySet(opts *policySetOptions) error {
+	data, err := os.ReadFile(opts.File)
 	if err != nil {
-		return nil, err
+		return kernel.Errorf(kernel.CodeInvalid, "cannot read %s", opts.File).Wrap(err)
 	}
-	if d.Profile == nil {
-		return policy.DefaultProfile(), nil
+	p, err := policy.ParseProfile(data)
+	if err != nil {
+		return kernel.InFile(opts.File, data, err)
 	}
-	return policy.ParseProfile(d.Profile)
+	canon, err := a.h.SetDraftProfile(p)
+	if err != nil {
+		return err
+	}
+	for _, w := range p.TaskWarnings() {
+		fmt.Fprintf(a.stderr, "rukh: warning: %s\n", w)
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, canon)
+	}
+	fmt.Fprintf(a.stdout, "draft profile set: %d endpoint(s) (run 'rukh publish' to make it live)\n", len(p.Endpoints))
+	return nil
+}
+
+func (a *app) runPolicyShow(opts *policyShowOptions) error {
+	if opts.Published {
+		b, _, err := a.h.ActiveBinding()
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
+		}
+		return printJSON(a.stdout, b.Profile)
+	}
+	p, err := a.draftProfile()
+	if err != nil {
+		return err
+	}
+	return printJSON(a.stdout, p.Canonical())
 }

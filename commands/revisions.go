@@ -3,24 +3,22 @@ package commands
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
-type revisionEntry struct {
-	Revision    string    `json:"revision"`
-	Active      bool      `json:"active"`
-	CreatedAt   time.Time `json:"createdAt"`
-	Parent      string    `json:"parent,omitempty"`
-	RollbackOf  string    `json:"rollbackOf,omitempty"`
-	Releases    int       `json:"releases"`
-	Development bool      `json:"development"` // binds a development release (NAME@dev)
-	Note        string    `json:"note,omitempty"`
+type revisionsOptions struct {
+	Show     bool // show Revision, else list them all
+	Revision string
+	JSON     bool
+}
+
+type revisionsPruneOptions struct {
+	Keep int
+	JSON bool
 }
 
 func (a *app) revisionsCmd() *cli.Command {
@@ -41,107 +39,51 @@ func (a *app) revisionsCmd() *cli.Command {
 				if !c.IsSet("keep") {
 					return usageErr("revisions prune needs --keep N (how many of the newest revisions to keep)")
 				}
-				return a.pruneRevisions(int(c.Int("keep")), c.Bool("json"))
+				return a.runRevisionsPrune(&revisionsPruneOptions{Keep: int(c.Int("keep")), JSON: c.Bool("json")})
 			},
 		}},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			switch c.Args().Len() {
-			case 0:
-			case 1:
-				return a.showRevision(c.Args().First(), c.Bool("json"))
-			default:
+			if c.Args().Len() > 1 {
 				return usageErr("revisions takes at most one REV")
 			}
-			revs, err := a.h.Store.Revisions()
-			if err != nil {
-				return err
-			}
-			active, err := a.h.Store.Active()
-			if err != nil {
-				return err
-			}
-			entries := []revisionEntry{}
-			for i := len(revs) - 1; i >= 0; i-- {
-				r := revs[i]
-				e := revisionEntry{Revision: r.ID, Active: r.Number == active, CreatedAt: r.CreatedAt, Releases: len(r.Releases), Note: r.Note,
-					Development: slices.ContainsFunc(r.Releases, store.IsDevRef)}
-				if r.Parent != 0 {
-					e.Parent = store.RevisionID(r.Parent)
-				}
-				if r.RollbackOf != 0 {
-					e.RollbackOf = store.RevisionID(r.RollbackOf)
-				}
-				entries = append(entries, e)
-			}
-			if c.Bool("json") {
-				return printJSON(a.stdout, entries)
-			}
-			if len(entries) == 0 {
-				fmt.Fprintln(a.stdout, "nothing published yet (rukh publish)")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "REVISION\tACTIVE\tCREATED\tRELEASES\tNOTE")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d%s\t%s\n", e.Revision, yesno(e.Active, "*", ""), e.CreatedAt.Format(time.RFC3339), e.Releases, yesno(e.Development, " (dev)", ""), e.Note)
-			}
-			return tw.Flush()
+			return a.runRevisions(&revisionsOptions{Show: c.Args().Len() == 1, Revision: c.Args().First(), JSON: c.Bool("json")})
 		},
 	}
 }
 
-type revisionDetail struct {
-	revisionEntry
-	Bound     []string       `json:"bound"`     // name@version digest
-	Endpoints map[string]int `json:"endpoints"` // tools per endpoint
-	// DevReleases are the bound development releases (NAME@dev).
-	DevReleases []string `json:"developmentReleases"`
+func (a *app) runRevisions(opts *revisionsOptions) error {
+	if opts.Show {
+		return a.showRevision(opts)
+	}
+	entries, err := a.h.RevisionList()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.stdout, "nothing published yet (rukh publish)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REVISION\tACTIVE\tCREATED\tRELEASES\tNOTE")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d%s\t%s\n", e.Revision, yesno(e.Active, "*", ""), e.CreatedAt.Format(time.RFC3339), e.Releases, yesno(e.Development, " (dev)", ""), e.Note)
+	}
+	return tw.Flush()
 }
 
-// showRevision prints what one revision binds: releases and tools per
-// endpoint, so an owner can see what a rollback would bring back.
-func (a *app) showRevision(ref string, asJSON bool) error {
-	n, err := store.ParseRevisionID(ref)
+// showRevision prints what one revision binds.
+func (a *app) showRevision(opts *revisionsOptions) error {
+	d, err := a.h.ShowRevision(opts.Revision)
 	if err != nil {
 		return err
 	}
-	rev, err := a.h.Store.Revision(n)
-	if err != nil {
-		return err
-	}
-	b, err := a.h.RevisionBinding(rev)
-	if err != nil {
-		return err
-	}
-	active, err := a.h.Store.Active()
-	if err != nil {
-		return err
-	}
-	d := revisionDetail{
-		revisionEntry: revisionEntry{Revision: rev.ID, Active: rev.Number == active, CreatedAt: rev.CreatedAt, Releases: len(rev.Releases), Note: rev.Note},
-		Bound:         []string{},
-		Endpoints:     map[string]int{},
-		DevReleases:   []string{},
-	}
-	if rev.Parent != 0 {
-		d.Parent = store.RevisionID(rev.Parent)
-	}
-	if rev.RollbackOf != 0 {
-		d.RollbackOf = store.RevisionID(rev.RollbackOf)
-	}
-	for _, r := range b.Releases {
-		d.Bound = append(d.Bound, r.Name+"@"+r.Version+" "+r.Digest)
-		if r.Development {
-			d.DevReleases = append(d.DevReleases, r.Name+"@"+r.Version)
-			d.Development = true
-		}
-	}
-	for _, p := range b.Endpoints {
-		d.Endpoints[p.Endpoint] = len(p.Tools)
-	}
-	if asJSON {
+	if opts.JSON {
 		return printJSON(a.stdout, d)
 	}
+	b := d.Binding
 	fmt.Fprintf(a.stdout, "revision %s%s, published %s\n", d.Revision, yesno(d.Active, " (active)", ""), d.CreatedAt.Format(time.RFC3339))
 	if d.Note != "" {
 		fmt.Fprintf(a.stdout, "note: %s\n", d.Note)
@@ -156,13 +98,13 @@ func (a *app) showRevision(ref string, asJSON bool) error {
 	return nil
 }
 
-// pruneRevisions removes older revisions and the records only they use.
-func (a *app) pruneRevisions(keep int, asJSON bool) error {
-	p, err := a.h.Store.PruneRevisions(keep)
+// runRevisionsPrune removes older revisions and the records only they use.
+func (a *app) runRevisionsPrune(opts *revisionsPruneOptions) error {
+	p, err := a.h.Store.PruneRevisions(opts.Keep)
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if opts.JSON {
 		held := map[string]string{}
 		for _, h := range p.Held {
 			held[h[0]] = h[1]

@@ -20,6 +20,17 @@ type taskView struct {
 
 func viewTask(t store.Task) taskView { return taskView{Task: t, ExpiresAt: t.ExpiresAt()} }
 
+type tasksListOptions struct {
+	Endpoint string // "" for every endpoint
+	JSON     bool
+}
+
+// taskIDOptions serve the verbs that take one task ID and --json.
+type taskIDOptions struct {
+	ID   string
+	JSON bool
+}
+
 func (a *app) tasksCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "tasks",
@@ -32,31 +43,7 @@ func (a *app) tasksCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if _, err := a.h.Store.RecoverTasks(""); err != nil {
-				return err
-			}
-			ts, err := a.h.Store.Tasks(c.String("endpoint"))
-			if err != nil {
-				return err
-			}
-			views := make([]taskView, 0, len(ts))
-			for _, t := range ts {
-				views = append(views, viewTask(t))
-			}
-			if c.Bool("json") {
-				return printJSON(a.stdout, map[string]any{"tasks": views})
-			}
-			if len(ts) == 0 {
-				fmt.Fprintln(a.stdout, "no tasks")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATE\tENDPOINT\tAGENT\tTOOL\tCOMMAND\tCREATED\tSTATUS")
-			for _, t := range ts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, taskState(t), t.Endpoint, dash(t.Agent), t.Tool, t.Command,
-					t.CreatedAt.UTC().Format(time.RFC3339), dash(oneLine(t.StatusMessage)))
-			}
-			return tw.Flush()
+			return a.runTasksList(&tasksListOptions{Endpoint: c.String("endpoint"), JSON: c.Bool("json")})
 		},
 		Commands: []*cli.Command{
 			{
@@ -69,16 +56,7 @@ func (a *app) tasksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					// Task records the task cancelled if its process is gone.
-					t, err := a.h.Store.Task(id)
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(a.stdout, viewTask(t))
-					}
-					a.printTask(t)
-					return nil
+					return a.runTasksShow(&taskIDOptions{ID: id, JSON: c.Bool("json")})
 				},
 			},
 			{
@@ -91,42 +69,69 @@ func (a *app) tasksCmd() *cli.Command {
 					if err != nil {
 						return err
 					}
-					t, err := a.h.Store.RequestTaskCancel(id)
-					if err != nil {
-						return err
-					}
-					if !t.Final() {
-						// The owner notices the flag on its next look (tasks.PollInterval).
-						t = a.awaitTask(ctx, id, t, 5*time.Second)
-					}
-					if c.Bool("json") {
-						return printJSON(a.stdout, viewTask(t))
-					}
-					switch {
-					case t.State == store.TaskCancelled:
-						fmt.Fprintf(a.stdout, "cancelled task %s\n", id)
-					case t.Final():
-						fmt.Fprintf(a.stdout, "task %s had already ended: %s\n", id, t.State)
-					default:
-						fmt.Fprintf(a.stdout, "asked task %s to stop; its process (pid %d) has not recorded it yet: 'rukh tasks show %s' tells\n", id, t.Owner.PID, id)
-					}
-					return nil
+					return a.runTasksCancel(ctx, &taskIDOptions{ID: id, JSON: c.Bool("json")})
 				},
 			},
 		},
 	}
 }
 
-// awaitTask polls task id until it is final or wait has passed.
-func (a *app) awaitTask(ctx context.Context, id string, t store.Task, wait time.Duration) store.Task {
-	deadline := time.Now().Add(wait)
-	for !t.Final() && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-		if n, err := a.h.Store.Task(id); err == nil {
-			t = n
-		}
+func (a *app) runTasksList(opts *tasksListOptions) error {
+	ts, err := a.h.Tasks(opts.Endpoint)
+	if err != nil {
+		return err
 	}
-	return t
+	views := make([]taskView, 0, len(ts))
+	for _, t := range ts {
+		views = append(views, viewTask(t))
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, map[string]any{"tasks": views})
+	}
+	if len(ts) == 0 {
+		fmt.Fprintln(a.stdout, "no tasks")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tENDPOINT\tAGENT\tTOOL\tCOMMAND\tCREATED\tSTATUS")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, taskState(t), t.Endpoint, dash(t.Agent), t.Tool, t.Command,
+			t.CreatedAt.UTC().Format(time.RFC3339), dash(oneLine(t.StatusMessage)))
+	}
+	return tw.Flush()
+}
+
+func (a *app) runTasksShow(opts *taskIDOptions) error {
+	// Task records the task cancelled if its process is gone.
+	t, err := a.h.Store.Task(opts.ID)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, viewTask(t))
+	}
+	a.printTask(t)
+	return nil
+}
+
+func (a *app) runTasksCancel(ctx context.Context, opts *taskIDOptions) error {
+	t, err := a.h.CancelTask(ctx, opts.ID, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(a.stdout, viewTask(t))
+	}
+	id := opts.ID
+	switch {
+	case t.State == store.TaskCancelled:
+		fmt.Fprintf(a.stdout, "cancelled task %s\n", id)
+	case t.Final():
+		fmt.Fprintf(a.stdout, "task %s had already ended: %s\n", id, t.State)
+	default:
+		fmt.Fprintf(a.stdout, "asked task %s to stop; its process (pid %d) has not recorded it yet: 'rukh tasks show %s' tells\n", id, t.Owner.PID, id)
+	}
+	return nil
 }
 
 func taskState(t store.Task) string {

@@ -13,6 +13,11 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
+type toolsOptions struct {
+	Endpoint string
+	JSON     bool
+}
+
 func (a *app) toolsCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "tools",
@@ -25,73 +30,7 @@ func (a *app) toolsCmd() *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			b, rev, err := a.h.ActiveBinding()
-			if err != nil {
-				return err
-			}
-			if b == nil {
-				return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
-			}
-			p, err := policy.Visible(b, c.String("endpoint"))
-			if err != nil {
-				return err
-			}
-			dev := devReleases(b)
-			var devNames []string
-			for _, t := range p.Tools {
-				if dev[t.Release] {
-					devNames = append(devNames, t.Name)
-				}
-			}
-			// tools/list serves the job family after the tools
-			jobNames := policy.JobToolNames(b, p)
-			a.warnEndpoint(b, p.Endpoint, policy.DefaultServerKey(p.Endpoint))
-			if c.Bool("json") {
-				wires := make([]jsontext.Value, 0, len(p.Tools)+len(jobNames))
-				for _, t := range p.Tools {
-					wires = append(wires, t.Wire)
-				}
-				for i, n := range jobNames {
-					wires = append(wires, mcpcore.JobToolWire(policy.JobToolIDs[i], n))
-				}
-				levels := make(map[string]string, len(p.Tools)) // tool name → security level
-				for _, t := range p.Tools {
-					levels[t.Name] = t.Level()
-				}
-				out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires, "security": levels}
-				if tasks, only := taskTools(b, p); len(tasks) > 0 {
-					out["tasks"] = tasks // tools whose calls may become tasks
-					if len(only) > 0 {
-						out["taskOnly"] = only // tools whose calls may only run as tasks
-					}
-				}
-				if len(devNames) > 0 {
-					out["development"] = devNames // tools from development releases (NAME@dev)
-				}
-				if len(jobNames) > 0 {
-					out["jobTools"] = jobNames // the job family: status, result and cancel of a task
-				}
-				return printJSON(a.stdout, out)
-			}
-			fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobNames))
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			tp := b.TasksOf(p.Endpoint)
-			for _, t := range p.Tools {
-				var w struct {
-					Title string `json:"title"`
-				}
-				_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
-				fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
-					yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
-			}
-			for i, n := range jobNames {
-				var w struct {
-					Title string `json:"title"`
-				}
-				_ = json.Unmarshal(mcpcore.JobToolWire(policy.JobToolIDs[i], n), &w, json.RejectUnknownMembers(false))
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, policy.JobToolIDs[i], "(job family)", w.Title, "-")
-			}
-			return tw.Flush()
+			return a.runTools(&toolsOptions{Endpoint: c.String("endpoint"), JSON: c.Bool("json")})
 		},
 	}
 }
@@ -109,4 +48,74 @@ func taskTools(b *policy.Binding, p *policy.Projection) (tasks, only []string) {
 		}
 	}
 	return tasks, only
+}
+
+func (a *app) runTools(opts *toolsOptions) error {
+	b, rev, err := a.h.ActiveBinding()
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
+	}
+	p, err := policy.Visible(b, opts.Endpoint)
+	if err != nil {
+		return err
+	}
+	dev := devReleases(b)
+	var devNames []string
+	for _, t := range p.Tools {
+		if dev[t.Release] {
+			devNames = append(devNames, t.Name)
+		}
+	}
+	// tools/list serves the job family after the tools
+	jobNames := policy.JobToolNames(b, p)
+	a.warnEndpoint(b, p.Endpoint, policy.DefaultServerKey(p.Endpoint))
+	if opts.JSON {
+		wires := make([]jsontext.Value, 0, len(p.Tools)+len(jobNames))
+		for _, t := range p.Tools {
+			wires = append(wires, t.Wire)
+		}
+		for i, n := range jobNames {
+			wires = append(wires, mcpcore.JobToolWire(policy.JobToolIDs[i], n))
+		}
+		levels := make(map[string]string, len(p.Tools)) // tool name → security level
+		for _, t := range p.Tools {
+			levels[t.Name] = t.Level()
+		}
+		out := map[string]any{"revision": rev.ID, "endpoint": p.Endpoint, "namespace": p.Namespace, "tools": wires, "security": levels}
+		if tasks, only := taskTools(b, p); len(tasks) > 0 {
+			out["tasks"] = tasks // tools whose calls may become tasks
+			if len(only) > 0 {
+				out["taskOnly"] = only // tools whose calls may only run as tasks
+			}
+		}
+		if len(devNames) > 0 {
+			out["development"] = devNames // tools from development releases (NAME@dev)
+		}
+		if len(jobNames) > 0 {
+			out["jobTools"] = jobNames // the job family: status, result and cancel of a task
+		}
+		return printJSON(a.stdout, out)
+	}
+	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobNames))
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	tp := b.TasksOf(p.Endpoint)
+	for _, t := range p.Tools {
+		var w struct {
+			Title string `json:"title"`
+		}
+		_ = json.Unmarshal(t.Wire, &w, json.RejectUnknownMembers(false))
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
+			yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
+	}
+	for i, n := range jobNames {
+		var w struct {
+			Title string `json:"title"`
+		}
+		_ = json.Unmarshal(mcpcore.JobToolWire(policy.JobToolIDs[i], n), &w, json.RejectUnknownMembers(false))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, policy.JobToolIDs[i], "(job family)", w.Title, "-")
+	}
+	return tw.Flush()
 }

@@ -1,0 +1,128 @@
+package home
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rukh-dev/rukh/extpkg"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// DoctorCheck is one check of the home, a line of `rukh doctor`.
+type DoctorCheck struct {
+	Check   string `json:"check"`
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// DoctorReport is every check of one home.
+type DoctorReport struct {
+	Home     string        `json:"home"`
+	Healthy  bool          `json:"healthy"`
+	Problems int           `json:"problems"`
+	Checks   []DoctorCheck `json:"checks"`
+}
+
+// Doctor runs every check it can: a failed one does not stop the others,
+// except that nothing is read from a home that is not safe to read.
+func (h *Home) Doctor() *DoctorReport {
+	rep := &DoctorReport{Home: h.Store.Home(), Checks: []DoctorCheck{}}
+	add := func(check string, err error) bool {
+		ch := DoctorCheck{Check: check, OK: err == nil}
+		if err != nil {
+			ch.Problem, ch.Hint = err.Error(), kernel.ErrorHint(err)
+			rep.Problems++
+		}
+		rep.Checks = append(rep.Checks, ch)
+		return err == nil
+	}
+	defer func() { rep.Healthy = rep.Problems == 0 }()
+
+	if !add("home permissions", h.Store.CheckHome()) {
+		return rep
+	}
+	// Every bbolt file of the home, not only the store: a damaged one
+	// fails whatever reads it.
+	if files, err := h.Store.HomeFiles(); err != nil {
+		add("store files", err)
+	} else {
+		for _, name := range files {
+			add("store file "+name, h.Store.CheckFile(name))
+		}
+	}
+	if ok, err := h.Store.Exists(); err != nil {
+		add("store", err)
+		return rep
+	} else if !ok {
+		add("store (none yet: nothing was installed in this home)", nil)
+		return rep
+	}
+	if err := h.Store.Check(); !add("store consistency", err) && errors.Is(err, store.ErrDamaged) {
+		return rep // everything else would read the damaged file again
+	}
+	rels, err := h.Store.Releases()
+	if err != nil {
+		add("release records", err)
+		return rep
+	}
+	known := map[string]bool{} // copy directories the records name
+	for _, r := range rels {
+		dir := h.CopyDir(r.Digest, r.Development)
+		known[dir] = true
+		what := fmt.Sprintf("release %s@%s", r.Name, r.Version)
+		if _, err := os.Lstat(dir); err != nil && h.Store.Shared() {
+			// On a shared store a machine makes its copy on first use.
+			add(fmt.Sprintf("%s (no copy on this machine yet: made from the store on first use)", what), nil)
+			continue
+		}
+		if err := extpkg.CheckInstalled(dir, r.Digest); err != nil {
+			hint := "install the original package again ('rukh install PATH') to repair it"
+			if r.Development {
+				hint = "run 'rukh dev PATH' on the package again to replace it"
+			}
+			add(what, kernel.Errorf(kernel.CodeConflict, "the installed copy was changed or damaged").Wrap(err).WithHint(hint))
+			continue
+		}
+		add(fmt.Sprintf("%s matches %s", what, r.Digest), nil)
+	}
+	// Copies no record names: left by an older rukh or put there by hand.
+	for _, dev := range []bool{false, true} {
+		ents, err := os.ReadDir(h.CopiesDir(dev))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			p := filepath.Join(h.CopiesDir(dev), e.Name())
+			if known[p] || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			add("copies", kernel.Errorf(kernel.CodeConflict, "%s is not an installed release", p).
+				WithHint(fmt.Sprintf("nothing runs it; remove it: chmod -R u+w %s && rm -rf %s", p, p)))
+		}
+	}
+	if n, err := h.Store.PurgeCredentials(); err != nil {
+		add("agent credentials", err)
+	} else {
+		add(fmt.Sprintf("agent credentials (%d ended long ago, purged)", n), nil)
+	}
+	if b, rev, err := h.ActiveBinding(); err != nil {
+		add("active revision", err)
+	} else if b != nil {
+		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
+	}
+	if untrusted, err := h.UntrustedActive(); err != nil {
+		add("trust of the active releases", err)
+	} else {
+		for _, r := range untrusted {
+			add(fmt.Sprintf("release %s@%s", r.Name, r.Version), kernel.Errorf(kernel.CodeDenied,
+				"the active revision binds it, but its signer %s (%s) is no longer trusted: its calls are refused", r.Signer, r.KeyID).
+				WithHint(UntrustedHint(r.Name)))
+		}
+	}
+	return rep
+}
