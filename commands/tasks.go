@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rukh-dev/rukh/serve"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
@@ -97,7 +98,7 @@ func (a *app) tasksCmd() *cli.Command {
 					}
 					if !t.Final() {
 						// The owner notices the flag on its next look (tasks.PollInterval).
-						t = a.awaitTask(ctx, id, t, 5*time.Second)
+						t, _ = serve.AwaitFinal(ctx, a.h.Store, t, 5*time.Second) // a failed read: what it read before
 					}
 					if c.Bool("json") {
 						return printJSON(a.stdout, viewTask(t))
@@ -115,18 +116,6 @@ func (a *app) tasksCmd() *cli.Command {
 			},
 		},
 	}
-}
-
-// awaitTask polls task id until it is final or wait has passed.
-func (a *app) awaitTask(ctx context.Context, id string, t store.Task, wait time.Duration) store.Task {
-	deadline := time.Now().Add(wait)
-	for !t.Final() && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-		if n, err := a.h.Store.Task(id); err == nil {
-			t = n
-		}
-	}
-	return t
 }
 
 func taskState(t store.Task) string {
