@@ -124,7 +124,7 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 		o.Logf("metrics on http://%s/metrics", mln.Addr())
 	}
 	for _, e := range eps {
-		o.Logf("endpoint %q on %s://%s%s%s/%s", e.Core.Endpoint, scheme, ln.Addr(), mcphttp.PathPrefix, e.Namespace, e.Core.Endpoint)
+		o.Logf("endpoint %q on %s://%s%s", e.Core.Endpoint, scheme, ln.Addr(), EndpointPath(e.Namespace, e.Core.Endpoint))
 	}
 	o.Logf("listening on %s://%s", scheme, ln.Addr())
 	served := make(chan error, 1)
@@ -157,6 +157,11 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	}
 	h.Close()
 	return nil
+}
+
+// EndpointPath is where serve-http serves an endpoint of a namespace.
+func EndpointPath(namespace, endpoint string) string {
+	return mcphttp.PathPrefix + namespace + "/" + endpoint
 }
 
 // waitCalls returns when no call runs any more, or at ctx's end.
