@@ -117,7 +117,7 @@ func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 }
 
 // prime is serve-mcp's start: in one store read it fixes the launch binding
-// of the endpoint (as launch does, refusing an endpoint the published
+// of the endpoint (as Launch does, refusing an endpoint the published
 // profile does not name; nil when nothing is published) and keeps the
 // revision with that binding and its first list page, so the profile is
 // decoded once and the first requests need no store open.
