@@ -3,12 +3,10 @@ package commands
 import (
 	"context"
 	"fmt"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
-	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
@@ -96,48 +94,4 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, kernel.Errorf(kernel.CodeUsage, "invalid --since %q", s).
 		WithHint("give an RFC 3339 time (2026-07-01T12:00:00Z) or a duration back from now (90m, 24h)")
-}
-
-// serveAudit records serve-mcp's calls: the invoker wrapper notes when each
-// starts and which tool it was called as, and the post-call hook appends
-// the record through a batching writer, off the call's path.
-type serveAudit struct {
-	inner    kernel.Invoker
-	w        *store.AuditWriter
-	endpoint string
-	started  sync.Map // *kernel.Invocation → auditStart
-}
-
-type auditStart struct {
-	at   time.Time
-	tool string
-}
-
-func newServeAudit(inner kernel.Invoker, w *store.AuditWriter, endpoint string) *serveAudit {
-	return &serveAudit{inner: inner, w: w, endpoint: endpoint}
-}
-
-func (s *serveAudit) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
-	st := auditStart{at: time.Now()}
-	if pin, ok := mcpstdio.PinnedOf(ctx); ok {
-		st.tool = pin.Tool // the name the call was resolved by, in its revision
-	}
-	s.started.Store(inv, st)
-	return s.inner.Invoke(ctx, inv)
-}
-
-// done appends the audit record of a finished invocation.
-func (s *serveAudit) done(inv *kernel.Invocation, res kernel.Result) {
-	v, ok := s.started.LoadAndDelete(inv)
-	st, _ := v.(auditStart)
-	rec := store.AuditRecord{Time: time.Now(), Transport: inv.Caller.Transport, Agent: inv.Caller.Agent,
-		Credential: inv.Caller.Credential, Endpoint: s.endpoint, Tool: st.tool, InvocationID: inv.ID, Outcome: string(res.Outcome)}
-	if inv.Command != nil {
-		rec.Command = inv.Command.ID
-	}
-	if ok {
-		rec.Time = st.at
-		rec.DurationMs = time.Since(st.at).Milliseconds()
-	}
-	s.w.Add(rec)
 }

@@ -1,11 +1,9 @@
 package commands
 
 import (
-	"context"
 	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
-	"github.com/rukh-dev/rukh/mcpstdio"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -25,11 +23,4 @@ func (a *app) pinCLI(t cliTarget, bc *policy.BoundCommand, output string) (dir s
 		return "", nil, &exitError{code: outcomeExit(kernel.ExecutionFailed), outcome: string(kernel.ExecutionFailed), err: err}
 	}
 	return dir, unpin, nil
-}
-
-// pinnedOf is what the serving core pinned for the call under ctx, for
-// home.PinningInvoker.
-func pinnedOf(ctx context.Context) (revision uint64, release *policy.BoundRelease, ok bool) {
-	p, ok := mcpstdio.PinnedOf(ctx)
-	return p.Revision, p.Release, ok
 }

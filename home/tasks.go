@@ -24,12 +24,20 @@ func (h *Home) CancelTask(ctx context.Context, id string, wait time.Duration) (s
 	if err != nil {
 		return store.Task{}, err
 	}
-	deadline := time.Now().Add(wait)
-	for !t.Final() && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-		if n, err := h.Store.Task(id); err == nil {
-			t = n
+	t, _ = AwaitFinal(ctx, h.Store, t, wait) // a failed read: what it read before
+	return t, nil
+}
+
+// AwaitFinal reads task t again until it is final, ctx ends or wait has
+// passed, and returns what it read last; a failed read ends the wait.
+func AwaitFinal(ctx context.Context, st *store.Store, t store.Task, wait time.Duration) (store.Task, error) {
+	for deadline := time.Now().Add(wait); !t.Final() && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(20 * time.Millisecond)
+		n, err := st.Task(t.ID)
+		if err != nil {
+			return t, err
 		}
+		t = n
 	}
 	return t, nil
 }

@@ -1,16 +1,17 @@
-package commands
+package serve
 
 import (
 	"cmp"
 	"slices"
 	"sync"
 
-	"github.com/rukh-dev/rukh/mcpstdio"
+	"github.com/rukh-dev/rukh/home"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 )
 
-// serveCache keeps what the last requests of a serve-mcp process read of
+// catalogCache keeps what the last requests of a serving process read of
 // the active revision (its header, the list pages and the tools they
 // asked for) and answers the next requests from it while the store file's
 // stamp is the one taken before that read: then a request costs one
@@ -19,8 +20,9 @@ import (
 // true; the stamp only tells whether it is still the active one. Bounded:
 // one revision, cachePageBytes of page bodies, cacheAheadBytes of pages
 // read ahead, cacheTools tools.
-type serveCache struct {
-	a        *app
+type catalogCache struct {
+	h        *home.Home
+	reads    storeReads
 	endpoint string
 
 	mu    sync.Mutex
@@ -59,7 +61,7 @@ type cachedRev struct {
 	// until a request takes it or a newer one needs its room.
 	ahead      map[int][]cachedTool
 	aheadBytes int
-	tools      map[string]*mcpstdio.Resolved
+	tools      map[string]*mcpcore.Resolved
 	digest     *[32]byte
 }
 
@@ -86,24 +88,27 @@ type pageLoad struct {
 // (docs/performance.md). Memory is the bound that matters here.
 const batchPages = 1
 
-// storeReads bounds the store opens of this process's requests at once. Each
-// open maps the store file anew, and the pages a request touches count once
-// per mapping in the resident set, so with no bound many agents walking a
-// large catalogue at once multiply it (docs/performance.md). Opens are CPU
-// work on the caller's thread, so more at once than this buys no throughput
-// on small machines either.
-var storeReads = make(chan struct{}, 2)
+// storeReads bounds the store opens of a process's requests at once: every
+// catalogue cache of the process shares one. Each open maps the store file
+// anew, and the pages a request touches count once per mapping in the
+// resident set, so with no bound many agents walking a large catalogue at
+// once multiply it (docs/performance.md). Opens are CPU work on the
+// caller's thread, so more at once than newStoreReads allows buys no
+// throughput on small machines either.
+type storeReads chan struct{}
 
-// boundedRead runs read, one of at most cap(storeReads) at once.
-func boundedRead(read func() error) error {
-	storeReads <- struct{}{}
-	defer func() { <-storeReads }()
+func newStoreReads() storeReads { return make(storeReads, 2) }
+
+// bounded runs read, one of at most cap(r) at once.
+func (r storeReads) bounded(read func() error) error {
+	r <- struct{}{}
+	defer func() { <-r }()
 	return read()
 }
 
 func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 	r := &cachedRev{endpoint: endpoint, n: ix.Number(), revision: ix.Revision(), profile: ix.Profile(),
-		pages: map[int][]cachedTool{}, tools: map[string]*mcpstdio.Resolved{}}
+		pages: map[int][]cachedTool{}, tools: map[string]*mcpcore.Resolved{}}
 	r.ep, r.has = ix.Endpoint(endpoint)
 	for _, e := range ix.Endpoints() {
 		r.endpoints = append(r.endpoints, e.Name)
@@ -112,15 +117,15 @@ func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 }
 
 // prime is serve-mcp's start: in one store read it fixes the launch binding
-// of the endpoint (as launch does, refusing an endpoint the published
+// of the endpoint (as Launch does, refusing an endpoint the published
 // profile does not name; nil when nothing is published) and keeps the
 // revision with that binding and its first list page, so the profile is
 // decoded once and the first requests need no store open.
-func (c *serveCache) prime() (*policy.Launch, error) {
-	st, stamped := c.a.h.Store.Stamp()
+func (c *catalogCache) prime() (*policy.Launch, error) {
+	st, stamped := c.h.Store.Stamp()
 	var l *policy.Launch
 	var rev *cachedRev
-	published, err := c.a.h.ViewActive(func(ix *store.Index) error {
+	published, err := c.h.ViewActive(func(ix *store.Index) error {
 		r := newCachedRev(ix, c.endpoint)
 		var err error
 		if l, err = policy.LaunchOf(r.profile, c.endpoint); err != nil {
@@ -132,7 +137,7 @@ func (c *serveCache) prime() (*policy.Launch, error) {
 		r.launchOnce.Do(func() { r.launch = l })
 		if r.has && r.ep.Pages > 0 {
 			// a failure here is the first request's to report
-			_ = (&cachedCatalog{a: c.a, rev: r, ix: ix}).Page(0, func(string, []byte) error { return nil })
+			_ = (&cachedCatalog{cache: c, rev: r, ix: ix}).Page(0, func(string, []byte) error { return nil })
 		}
 		rev = r
 		return nil
@@ -153,7 +158,7 @@ func (c *serveCache) prime() (*policy.Launch, error) {
 
 // settle waits until no page of the kept revision is being read, ahead of
 // requests or for them: tests count the records a request reads.
-func (c *serveCache) settle() {
+func (c *catalogCache) settle() {
 	c.mu.Lock()
 	r := c.rev
 	c.mu.Unlock()
@@ -162,13 +167,13 @@ func (c *serveCache) settle() {
 	}
 }
 
-// view is mcpstdio.Config.View over the cache.
-func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) error {
-	st, stamped := c.a.h.Store.Stamp()
+// view is mcpcore.Config.View over the cache.
+func (c *catalogCache) view(n uint64, fn func(uint64, mcpcore.Catalog) error) error {
+	st, stamped := c.h.Store.Stamp()
 	c.mu.Lock()
 	rev := c.rev
 	switch {
-	case !stamped || !c.a.h.Store.Unchanged(c.stamp, st):
+	case !stamped || !c.h.Store.Unchanged(c.stamp, st):
 		rev = nil
 	case c.stamp != st:
 		c.stamp = st // only our own audit records were added since
@@ -178,7 +183,7 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 		if rev.n == 0 {
 			return fn(0, nil)
 		}
-		return fn(rev.n, &cachedCatalog{a: c.a, rev: rev})
+		return fn(rev.n, &cachedCatalog{cache: c, rev: rev})
 	}
 
 	// Read the store, keeping what is read when it is the active revision.
@@ -192,18 +197,18 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 		}
 	}
 	if n != 0 {
-		return boundedRead(func() error {
-			return c.a.h.Store.ViewRevision(n, func(ix *store.Index) error {
-				return fn(ix.Number(), &cachedCatalog{a: c.a, rev: newCachedRev(ix, c.endpoint), ix: ix})
+		return c.reads.bounded(func() error {
+			return c.h.Store.ViewRevision(n, func(ix *store.Index) error {
+				return fn(ix.Number(), &cachedCatalog{cache: c, rev: newCachedRev(ix, c.endpoint), ix: ix})
 			})
 		})
 	}
 	var kept *cachedRev
 	var published bool
-	err := boundedRead(func() (err error) {
-		published, err = c.a.h.ViewActive(func(ix *store.Index) error {
+	err := c.reads.bounded(func() (err error) {
+		published, err = c.h.ViewActive(func(ix *store.Index) error {
 			kept = newCachedRev(ix, c.endpoint)
-			cc := &cachedCatalog{a: c.a, rev: kept, ix: ix}
+			cc := &cachedCatalog{cache: c, rev: kept, ix: ix}
 			err := fn(ix.Number(), cc)
 			cc.ix = nil
 			return err
@@ -221,20 +226,20 @@ func (c *serveCache) view(n uint64, fn func(uint64, mcpstdio.Catalog) error) err
 	return nil
 }
 
-// cachedCatalog is mcpstdio.Catalog over a cachedRev. What the cache does
+// cachedCatalog is mcpcore.Catalog over a cachedRev. What the cache does
 // not hold it reads from ix (during the read that made it) or from the
 // store, and keeps within the bounds.
 type cachedCatalog struct {
-	a   *app
-	rev *cachedRev
-	ix  *store.Index
+	cache *catalogCache
+	rev   *cachedRev
+	ix    *store.Index
 }
 
 func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {
 	if c.ix != nil {
 		return fn(c.ix)
 	}
-	return boundedRead(func() error { return c.a.h.Store.ViewRevision(c.rev.n, fn) })
+	return c.cache.reads.bounded(func() error { return c.cache.h.Store.ViewRevision(c.rev.n, fn) })
 }
 
 func (c *cachedCatalog) HasEndpoint() bool   { return c.rev.has }
@@ -483,7 +488,7 @@ func pageSize(page []cachedTool) int {
 	return size
 }
 
-func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
+func (c *cachedCatalog) Resolve(name string) (*mcpcore.Resolved, error) {
 	r := c.rev
 	r.mu.Lock()
 	res, ok := r.tools[name]
@@ -492,7 +497,7 @@ func (c *cachedCatalog) Resolve(name string) (*mcpstdio.Resolved, error) {
 		return res, nil
 	}
 	err := c.read(func(ix *store.Index) error {
-		sc := &storeCatalog{a: c.a, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}
+		sc := &storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}
 		var err error
 		res, err = sc.Resolve(name)
 		return err
@@ -520,7 +525,7 @@ func (c *cachedCatalog) Digest() ([32]byte, error) {
 	var sum [32]byte
 	err := c.read(func(ix *store.Index) error {
 		var err error
-		sum, err = mcpstdio.DigestPages(&storeCatalog{a: c.a, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has})
+		sum, err = mcpcore.DigestPages(&storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has})
 		return err
 	})
 	if err != nil {

@@ -1,77 +1,40 @@
-package commands
+package serve
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
-	"github.com/rukh-dev/rukh/mcphttp"
-	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 	"github.com/rukh-dev/rukh/tasks"
 )
 
-// startTasks makes a serving process the owner of the tasks it will run,
-// when its endpoint lets any command run as one: it records as cancelled
-// the tasks of owners that died without recording them (SIGKILL), and
-// returns the runner; stop stops its running tasks and records them
-// cancelled. No task policy: nil and a no-op.
-func (a *app) startTasks(launch *policy.Launch, inv kernel.Invoker, done func(*kernel.Invocation, kernel.Result), logf func(string, ...any)) (*tasks.Runner, func(), error) {
-	if launch == nil || launch.Tasks == nil {
-		return nil, func() {}, nil
-	}
-	owner, release, err := a.becomeTaskOwner(logf)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := tasks.New(a.h.Store, owner, inv, logf)
-	r.Done = done
-	return r, func() {
-		r.Close()
-		release()
-	}, nil
-}
-
-// becomeTaskOwner makes this process an owner of tasks and records as
-// cancelled the tasks of owners that died without recording them.
-func (a *app) becomeTaskOwner(logf func(string, ...any)) (store.TaskOwner, func(), error) {
-	owner, release, err := a.h.Store.BecomeTaskOwner()
-	if err != nil {
-		return store.TaskOwner{}, nil, err
-	}
-	if n, err := a.h.Store.RecoverTasks(owner.ID); errors.Is(err, store.ErrDamaged) {
-		release() // no task could be recorded: refuse to serve them
-		return store.TaskOwner{}, nil, err
-	} else if err != nil {
-		logf("tasks: cannot look for the tasks of ended servers: %v", err)
-	} else if n > 0 {
-		logf("tasks: recorded %d task(s) cancelled: the server that ran them ended without a chance to", n)
-	}
-	return owner, release, nil
-}
-
-// startHTTPTasks gives each HTTP endpoint with a task policy its runner
-// (one owner for the process); stop stops them all.
-func (a *app) startHTTPTasks(eps []mcphttp.Endpoint, logf func(string, ...any)) (stop func(), err error) {
+// startTasks makes the serving process the owner of the tasks it will run,
+// when one of its endpoints lets any command run as one: it records as
+// cancelled the tasks of owners that died without recording them
+// (SIGKILL), and gives each such endpoint a runner over its invoker and
+// its diagnostics hook (one owner for the process); stop stops their
+// running tasks and records them cancelled. No task policy: a no-op.
+func (p *process) startTasks(cores []*mcpcore.Config) (stop func(), err error) {
 	var runners []*tasks.Runner
 	var owner store.TaskOwner
 	release := func() {}
-	for i := range eps {
-		core := &eps[i].Core
+	for _, core := range cores {
 		if core.Launch == nil || core.Launch.Tasks == nil {
 			continue
 		}
 		if runners == nil {
-			if owner, release, err = a.becomeTaskOwner(logf); err != nil {
+			if owner, release, err = p.becomeTaskOwner(); err != nil {
 				return nil, err
 			}
 		}
-		r := tasks.New(a.h.Store, owner, core.Invoker, logf)
+		r := tasks.New(p.h.Store, owner, core.Invoker, p.logf)
 		r.Done = core.Diagnostics
 		runners = append(runners, r)
-		core.Tasks = &taskHost{r: r, st: a.h.Store}
+		core.Tasks = &taskHost{r: r, st: p.h.Store}
 	}
 	return func() {
 		for _, r := range runners {
@@ -79,6 +42,24 @@ func (a *app) startHTTPTasks(eps []mcphttp.Endpoint, logf func(string, ...any)) 
 		}
 		release()
 	}, nil
+}
+
+// becomeTaskOwner makes this process an owner of tasks and records as
+// cancelled the tasks of owners that died without recording them.
+func (p *process) becomeTaskOwner() (store.TaskOwner, func(), error) {
+	owner, release, err := p.h.Store.BecomeTaskOwner()
+	if err != nil {
+		return store.TaskOwner{}, nil, err
+	}
+	if n, err := p.h.Store.RecoverTasks(owner.ID); errors.Is(err, store.ErrDamaged) {
+		release() // no task could be recorded: refuse to serve them
+		return store.TaskOwner{}, nil, err
+	} else if err != nil {
+		p.logf("tasks: cannot look for the tasks of ended servers: %v", err)
+	} else if n > 0 {
+		p.logf("tasks: recorded %d task(s) cancelled: the server that ran them ended without a chance to", n)
+	}
+	return owner, release, nil
 }
 
 // taskHost is mcpcore.TaskHost over the runner and the store: a task is
@@ -117,9 +98,8 @@ func (h *taskHost) Cancel(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, 
 		return mcpcore.TaskInfo{}, err
 	}
 	t, err := h.r.Cancel(id)
-	for deadline := time.Now().Add(500 * time.Millisecond); err == nil && !t.Final() && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		t, err = h.st.Task(id)
+	if err == nil {
+		t, err = home.AwaitFinal(context.Background(), h.st, t, 500*time.Millisecond)
 	}
 	if err != nil {
 		return mcpcore.TaskInfo{}, err

@@ -1,0 +1,136 @@
+package serve
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rukh-dev/rukh/home"
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/store"
+)
+
+// Launch fixes an endpoint's launch binding from the active revision's
+// endpoint record, refusing an endpoint the published profile does not name
+// (a typo would otherwise serve an agent no tools). Nothing published: nil.
+func Launch(h *home.Home, endpoint string) (*policy.Launch, error) {
+	var l *policy.Launch
+	_, err := h.ViewActive(func(ix *store.Index) (err error) {
+		if l, err = policy.LaunchOf(ix.Profile(), endpoint); err != nil {
+			return err
+		}
+		if l == nil {
+			return noEndpoint(ix, endpoint)
+		}
+		return nil
+	})
+	return l, err
+}
+
+func noEndpoint(ix *store.Index, endpoint string) error {
+	var names []string
+	for _, e := range ix.Endpoints() {
+		names = append(names, e.Name)
+	}
+	return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
+		Hint: "published endpoints: " + strings.Join(names, ", ")}
+}
+
+// serveView reads, for a request, the one page or tool record it needs
+// from the store, or answers it from what the last requests read while the
+// store is unchanged (cache.go). The launch binding and the first list
+// page are read at start.
+func serveView(h *home.Home, reads storeReads, endpoint string) func(uint64, func(uint64, mcpcore.Catalog) error) error {
+	return primedCache(h, reads, endpoint).view
+}
+
+// primedCache is a catalogCache that holds the first list page.
+func primedCache(h *home.Home, reads storeReads, endpoint string) *catalogCache {
+	c := &catalogCache{h: h, reads: reads, endpoint: endpoint}
+	_ = c.view(0, func(_ uint64, cat mcpcore.Catalog) error {
+		if cat == nil {
+			return nil
+		}
+		cat.Launch() // decodes the profile: kept with the revision
+		if !cat.HasEndpoint() || cat.Pages() == 0 {
+			return nil
+		}
+		return cat.Page(0, func(string, []byte) error { return nil })
+	}) // a failure here is the first request's to report
+	return c
+}
+
+// storeCatalog is mcpcore.Catalog over one indexed revision, valid during
+// one store read.
+type storeCatalog struct {
+	h        *home.Home
+	ix       *store.Index
+	endpoint string
+	ep       store.EndpointInfo
+	has      bool
+
+	launchOnce sync.Once
+	launch     *policy.Launch
+}
+
+func (c *storeCatalog) HasEndpoint() bool { return c.has }
+
+func (c *storeCatalog) Launch() *policy.Launch {
+	c.launchOnce.Do(func() {
+		l, err := policy.LaunchOf(c.ix.Profile(), c.endpoint)
+		if err == nil {
+			c.launch = l
+		}
+	})
+	return c.launch
+}
+
+func (c *storeCatalog) Template() policy.Template {
+	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
+	if err != nil {
+		return policy.Template{}
+	}
+	return m.Template
+}
+func (c *storeCatalog) Pages() int       { return c.ep.Pages }
+func (c *storeCatalog) Revision() string { return c.ix.Revision() }
+func (c *storeCatalog) Digest() ([32]byte, error) {
+	return mcpcore.DigestPages(c)
+}
+
+func (c *storeCatalog) Endpoints() []string {
+	var names []string
+	for _, e := range c.ix.Endpoints() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+func (c *storeCatalog) Page(i int, fn func(name string, body []byte) error) error {
+	return c.ix.Page(c.ep.Name, i, fn)
+}
+
+func (c *storeCatalog) Resolve(name string) (*mcpcore.Resolved, error) {
+	t, ok, err := c.ix.Tool(c.ep.Name, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	raw, err := c.ix.Decl(t.Decl)
+	if err != nil {
+		return nil, err
+	}
+	bc, err := policy.DecodeCommand(raw)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: tool %q: declaration: %v", c.ix.Revision(), name, err)
+	}
+	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: endpoint %s: %v", c.ix.Revision(), c.ep.Name, err)
+	}
+	name, version, _ := strings.Cut(bc.Release, "@")
+	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
+	return &mcpcore.Resolved{Command: &bc.Declaration, Dir: c.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
+}
