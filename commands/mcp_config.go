@@ -118,9 +118,8 @@ func (a *app) runMCPConfig(o mcpConfigOptions) error {
 	}
 	switch {
 	case o.write && client == mcpclients.ClaudeDesktop && o.http && !o.fileSet:
-		return &kernel.Error{Code: kernel.CodeUnsupported,
-			Message: "Claude Desktop does not connect to HTTP servers named in its config file",
-			Hint:    "add the URL under Settings > Connectors in Claude Desktop, or write the stdio entry (drop --http), or use --client claude-code"}
+		return kernel.Errorf(kernel.CodeUnsupported, "Claude Desktop does not connect to HTTP servers named in its config file").
+			WithHint("add the URL under Settings > Connectors in Claude Desktop, or write the stdio entry (drop --http), or use --client claude-code")
 	case client == mcpclients.ClaudeCode && !o.fileSet:
 		return a.printClaudeAdd(e, o.write)
 	case o.write:
@@ -158,13 +157,12 @@ func (a *app) mcpConfigStdio(client, ep, key string) (*mcpclients.Entry, error) 
 func (a *app) mcpConfigHTTP(o mcpConfigOptions, launch *policy.Launch, name string) (*mcpclients.Entry, error) {
 	ep := o.endpoint
 	if launch == nil {
-		return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "nothing is published: an HTTP entry needs the endpoint's namespace",
-			Hint: "publish first ('rukh publish')"}
+		return nil, kernel.Errorf(kernel.CodeNotFound, "nothing is published: an HTTP entry needs the endpoint's namespace").
+			WithHint("publish first ('rukh publish')")
 	}
 	if !launch.Serves(policy.TransportHTTP) {
-		return nil, &kernel.Error{Code: kernel.CodeInvalid,
-			Message: fmt.Sprintf("endpoint %q is not served over HTTP: its transports are %s", ep, strings.Join(launch.Transports, ", ")),
-			Hint:    `add "http" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or drop --http for a stdio entry`}
+		return nil, kernel.Errorf(kernel.CodeInvalid, "endpoint %q is not served over HTTP: its transports are %s", ep, strings.Join(launch.Transports, ", ")).
+			WithHint(`add "http" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or drop --http for a stdio entry`)
 	}
 	if b, _, err := a.h.ActiveBinding(); err == nil {
 		a.warnEndpoint(b, ep, name)

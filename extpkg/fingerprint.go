@@ -75,10 +75,12 @@ func RecordFingerprint(dir, digest string) error {
 		return nil
 	}
 	if err := visit("."); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot fingerprint the installed copy", Path: dir, Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot fingerprint the installed copy").AtPath(dir).Wrap(err)
 	}
 	if err := writeReadOnly(FingerprintPath(dir), buf); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot record the fingerprint of the installed copy", Path: dir, Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot record the fingerprint of the installed copy").
+			AtPath(dir).
+			Wrap(err)
 	}
 	return nil
 }

@@ -47,11 +47,11 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 		damaged = true
 	}
 	if err := os.MkdirAll(releasesDir, 0o755); err != nil {
-		return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot create releases directory", Err: err}
+		return "", false, kernel.Errorf(kernel.CodeInternal, "cannot create releases directory").Wrap(err)
 	}
 	tmp, err := os.MkdirTemp(releasesDir, ".tmp-"+name+"-")
 	if err != nil {
-		return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot create release directory", Err: err}
+		return "", false, kernel.Errorf(kernel.CodeInternal, "cannot create release directory").Wrap(err)
 	}
 	defer func() {
 		if tmp != "" {
@@ -80,7 +80,7 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 	}
 	if damaged {
 		if err := removeTree(dir); err != nil {
-			return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot replace the damaged release copy", Err: err}
+			return "", false, kernel.Errorf(kernel.CodeInternal, "cannot replace the damaged release copy").Wrap(err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -88,7 +88,7 @@ func Install(p *Package, releasesDir string) (dir string, existed bool, err erro
 		if cerr := CheckInstalled(dir, p.Digest); cerr == nil {
 			return dir, true, RecordFingerprint(dir, p.Digest)
 		}
-		return "", false, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot move release into place", Err: err}
+		return "", false, kernel.Errorf(kernel.CodeInternal, "cannot move release into place").Wrap(err)
 	}
 	tmp = ""
 	// After the rename: moving a directory changes its ctime.
@@ -183,7 +183,7 @@ func makeReadOnly(root string) error {
 		}
 	}
 	if err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot make release read-only", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot make release read-only").Wrap(err)
 	}
 	return nil
 }
@@ -216,11 +216,11 @@ func Remove(releasesDir, digest string) error {
 	_, _ = rand.Read(rnd[:])
 	aside := filepath.Join(releasesDir, ".rm-"+name+"-"+hex.EncodeToString(rnd[:]))
 	if err := os.Rename(dir, aside); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot remove release", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot remove release").Wrap(err)
 	}
 	removeFingerprint(dir)
 	if err := removeTree(aside); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot remove release", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot remove release").Wrap(err)
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func CheckInstalled(dir, digest string) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return kernel.Errorf(kernel.CodeNotFound, "release %s is not installed", digest)
 		}
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot read release", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot read release").Wrap(err)
 	}
 	if !fi.IsDir() {
 		return kernel.Errorf(kernel.CodeConflict, "release path %q is not a directory", dir)

@@ -55,7 +55,7 @@ func load(src, scratch string, lim *limits) (_ *Package, err error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, kernel.Errorf(kernel.CodeNotFound, "package %q does not exist", src)
 		}
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot read package", Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot read package").Wrap(err)
 	}
 	p := &Package{}
 	var t *tree
@@ -91,13 +91,13 @@ func load(src, scratch string, lim *limits) (_ *Package, err error) {
 func (p *Package) unpack(src string, size int64, scratch string, lim *limits) (*tree, error) {
 	f, err := os.Open(src)
 	if err != nil {
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot read package", Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot read package").Wrap(err)
 	}
 	defer f.Close()
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot read package", Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot read package").Wrap(err)
 	}
 	switch sniff(head[:n]) {
 	case "gzip":
@@ -120,11 +120,11 @@ func (p *Package) unpack(src string, size int64, scratch string, lim *limits) (*
 		scratch = os.TempDir()
 	}
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot create scratch directory", Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot create scratch directory").Wrap(err)
 	}
 	dir, err := os.MkdirTemp(scratch, "extpkg-")
 	if err != nil {
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot create scratch directory", Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot create scratch directory").Wrap(err)
 	}
 	p.scratch = dir
 	if err := extract(f, dir, lim); err != nil {

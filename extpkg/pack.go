@@ -46,16 +46,16 @@ func Pack(dir, out string) error {
 	defer os.Remove(tmp) // no-op after the rename
 	err = writeTarGz(f, p)
 	if cerr := f.Close(); err == nil && cerr != nil {
-		err = &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: cerr}
+		err = kernel.Errorf(kernel.CodeInternal, "cannot write archive").Wrap(cerr)
 	}
 	if err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot write archive").Wrap(err)
 	}
 	if err := os.Rename(tmp, absOut); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot write archive").Wrap(err)
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func writeTarGz(w io.Writer, p *Package) error {
 			return refuseType(rel, m)
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Path: rel, Err: err}
+			return kernel.Errorf(kernel.CodeInternal, "cannot write archive").AtPath(rel).Wrap(err)
 		}
 		if hdr.Typeflag == tar.TypeReg {
 			if err := copyFile(tw, p.Root, rel, hdr.Size); err != nil {
@@ -112,10 +112,10 @@ func writeTarGz(w io.Writer, p *Package) error {
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot write archive").Wrap(err)
 	}
 	if err := gz.Close(); err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write archive", Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot write archive").Wrap(err)
 	}
 	return nil
 }

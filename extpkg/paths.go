@@ -19,7 +19,7 @@ func invalid(p, format string, args ...any) *kernel.Error {
 }
 
 func internal(p string, err error) *kernel.Error {
-	return &kernel.Error{Code: kernel.CodeInternal, Message: "cannot read package", Path: p, Err: err}
+	return kernel.Errorf(kernel.CodeInternal, "cannot read package").AtPath(p).Wrap(err)
 }
 
 // checkElem reports why one path element is not allowed in a package, or "".

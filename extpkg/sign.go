@@ -28,7 +28,7 @@ const (
 func GenerateKey() (pub, priv string, err error) {
 	pk, sk, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return "", "", &kernel.Error{Code: kernel.CodeInternal, Message: "cannot generate key", Err: err}
+		return "", "", kernel.Errorf(kernel.CodeInternal, "cannot generate key").Wrap(err)
 	}
 	return FormatPublicKey(pk), PrivateKeyPrefix + base64.StdEncoding.EncodeToString(sk.Seed()), nil
 }
@@ -145,7 +145,7 @@ func SignDir(dir string, priv ed25519.PrivateKey) (digest string, err error) {
 	}
 	f, err := os.CreateTemp(p.Root, ".rukh-extension.sig-")
 	if err != nil {
-		return "", &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write signature", Err: err}
+		return "", kernel.Errorf(kernel.CodeInternal, "cannot write signature").Wrap(err)
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after the rename
@@ -160,7 +160,7 @@ func SignDir(dir string, priv ed25519.PrivateKey) (digest string, err error) {
 		err = os.Rename(tmp, filepath.Join(p.Root, kernel.SignatureFile))
 	}
 	if err != nil {
-		return "", &kernel.Error{Code: kernel.CodeInternal, Message: "cannot write signature", Err: err}
+		return "", kernel.Errorf(kernel.CodeInternal, "cannot write signature").Wrap(err)
 	}
 	return p.Digest, nil
 }

@@ -88,11 +88,11 @@ func (x *extractor) archiveError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return invalid("", "archive is truncated")
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, new(flate.CorruptInputError)):
-		return &kernel.Error{Code: kernel.CodeInvalid, Message: "archive is corrupt", Err: err}
+		return kernel.Errorf(kernel.CodeInvalid, "archive is corrupt").Wrap(err)
 	case errors.Is(err, tar.ErrHeader), errors.Is(err, tar.ErrFieldTooLong):
-		return &kernel.Error{Code: kernel.CodeInvalid, Message: "archive is corrupt", Err: err}
+		return kernel.Errorf(kernel.CodeInvalid, "archive is corrupt").Wrap(err)
 	}
-	return &kernel.Error{Code: kernel.CodeInvalid, Message: "cannot read archive", Err: err}
+	return kernel.Errorf(kernel.CodeInvalid, "cannot read archive").Wrap(err)
 }
 
 // extract unpacks a .tar.gz stream into the empty directory dest, checking

@@ -31,7 +31,8 @@ const (
 
 // Error is Rukh's one error type. Path names the offending location when
 // there is one (a JSON pointer such as /commands/0/params/1/default, or a
-// file inside a package); Hint suggests the next step to a person.
+// file inside a package); Hint suggests the next step to a person. An Error
+// is built one way: Errorf, then AtPath, WithHint and Wrap as needed.
 type Error struct {
 	Code    Code
 	Message string

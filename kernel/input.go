@@ -430,7 +430,7 @@ func (lr *listRules) fromJSON(v jsontext.Value, at string) ([]any, *Error) {
 		if k == 'n' {
 			msg = "null is not allowed"
 		}
-		return nil, &Error{Code: CodeInvalid, Path: at, Message: msg}
+		return nil, Errorf(CodeInvalid, "%s", msg).AtPath(at)
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(v))
 	if _, err := d.ReadToken(); err != nil {
@@ -443,11 +443,11 @@ func (lr *listRules) fromJSON(v jsontext.Value, at string) ([]any, *Error) {
 			return nil, JSONError(err)
 		}
 		if len(out) == lr.maxCount() {
-			return nil, &Error{Code: CodeInvalid, Path: at, Message: lr.checkCount(len(out) + 1)}
+			return nil, Errorf(CodeInvalid, "%s", lr.checkCount(len(out)+1)).AtPath(at)
 		}
 		x, msg := lr.items.fromJSON(item)
 		if msg != "" {
-			return nil, &Error{Code: CodeInvalid, Path: at + "/" + strconv.Itoa(len(out)), Message: msg}
+			return nil, Errorf(CodeInvalid, "%s", msg).AtPath(at + "/" + strconv.Itoa(len(out)))
 		}
 		out = append(out, x)
 	}
@@ -473,7 +473,7 @@ func (s *paramSpec) fromJSON(v jsontext.Value, at string) (any, *Error) {
 	}
 	x, msg := s.r.fromJSON(v)
 	if msg != "" {
-		return nil, &Error{Code: CodeInvalid, Path: at, Message: msg}
+		return nil, Errorf(CodeInvalid, "%s", msg).AtPath(at)
 	}
 	return x, nil
 }
@@ -485,16 +485,16 @@ func (s *paramSpec) check(v any, at string) *Error {
 		items := v.([]any)
 		for i, x := range items {
 			if msg := s.lr.items.check(x); msg != "" {
-				return &Error{Code: CodeInvalid, Path: at + "/" + strconv.Itoa(i), Message: msg}
+				return Errorf(CodeInvalid, "%s", msg).AtPath(at + "/" + strconv.Itoa(i))
 			}
 		}
 		if msg := s.lr.checkCount(len(items)); msg != "" {
-			return &Error{Code: CodeInvalid, Path: at, Message: msg}
+			return Errorf(CodeInvalid, "%s", msg).AtPath(at)
 		}
 		return nil
 	}
 	if msg := s.r.check(v); msg != "" {
-		return &Error{Code: CodeInvalid, Path: at, Message: msg}
+		return Errorf(CodeInvalid, "%s", msg).AtPath(at)
 	}
 	return nil
 }
@@ -510,7 +510,7 @@ func specs(c *Command) ([]paramSpec, error) {
 	for i := range c.Params {
 		s, err := newParamSpec(&c.Params[i], "/params/"+strconv.Itoa(i))
 		if err != nil {
-			return nil, &Error{Code: CodeInternal, Message: "command " + strconv.Quote(c.ID) + " has an invalid declaration", Err: err}
+			return nil, Errorf(CodeInternal, "%s", "command "+strconv.Quote(c.ID)+" has an invalid declaration").Wrap(err)
 		}
 		out[i] = *s
 	}
@@ -527,7 +527,7 @@ func specIndex(ss []paramSpec, id string) int {
 }
 
 func unknownParam(id string) *Error {
-	return &Error{Code: CodeInvalid, Path: "/" + PointerToken(id), Message: "unknown parameter " + strconv.Quote(id)}
+	return Errorf(CodeInvalid, "%s", "unknown parameter "+strconv.Quote(id)).AtPath("/" + PointerToken(id))
 }
 
 // RequestFromJSON converts MCP tool arguments to the canonical Request.
@@ -545,7 +545,7 @@ func RequestFromJSON(c *Command, args jsontext.Value) (Request, error) {
 			return Request{}, err
 		}
 		if k := bytes.TrimSpace(args); len(k) == 0 || k[0] != '{' {
-			return Request{}, &Error{Code: CodeInvalid, Message: "arguments must be a JSON object"}
+			return Request{}, Errorf(CodeInvalid, "arguments must be a JSON object")
 		}
 		d := jsontext.NewDecoder(bytes.NewReader(args))
 		if _, err := d.ReadToken(); err != nil {
@@ -607,10 +607,10 @@ func RequestFromCLI(c *Command, given []CLIValue) (Request, error) {
 			}
 			at += "/" + strconv.Itoa(len(vals[i].([]any)))
 			if len(vals[i].([]any)) == s.lr.maxCount() {
-				return Request{}, &Error{Code: CodeInvalid, Path: "/" + cv.Param, Message: s.lr.checkCount(s.lr.maxCount() + 1)}
+				return Request{}, Errorf(CodeInvalid, "%s", s.lr.checkCount(s.lr.maxCount()+1)).AtPath("/" + cv.Param)
 			}
 		} else if set[i] {
-			return Request{}, &Error{Code: CodeInvalid, Path: at, Message: "given more than once"}
+			return Request{}, Errorf(CodeInvalid, "given more than once").AtPath(at)
 		}
 		var x any
 		var msg string
@@ -623,7 +623,7 @@ func RequestFromCLI(c *Command, given []CLIValue) (Request, error) {
 			x, msg = r.fromCLI(cv.Text)
 		}
 		if msg != "" {
-			return Request{}, &Error{Code: CodeInvalid, Path: at, Message: msg}
+			return Request{}, Errorf(CodeInvalid, "%s", msg).AtPath(at)
 		}
 		if s.lr != nil {
 			vals[i] = append(vals[i].([]any), x)
@@ -648,11 +648,11 @@ func finishRequest(c *Command, ss []paramSpec, vals []any, given []bool) (Reques
 		case s.p.Default != nil:
 			v, err := s.fromJSON(s.p.Default, at)
 			if err != nil {
-				return Request{}, &Error{Code: CodeInternal, Path: at, Message: "default does not convert", Err: err}
+				return Request{}, Errorf(CodeInternal, "default does not convert").AtPath(at).Wrap(err)
 			}
 			vals[i] = v
 		case s.p.Required:
-			return Request{}, &Error{Code: CodeInvalid, Path: at, Message: "required parameter " + strconv.Quote(s.p.ID) + " is missing"}
+			return Request{}, Errorf(CodeInvalid, "%s", "required parameter "+strconv.Quote(s.p.ID)+" is missing").AtPath(at)
 		default:
 			continue
 		}
@@ -662,7 +662,7 @@ func finishRequest(c *Command, ss []paramSpec, vals []any, given []bool) (Reques
 		req.Input[s.p.ID] = vals[i]
 	}
 	if n := len(appendInput(nil, req.Input)); n > MaxInputBytes {
-		return Request{}, &Error{Code: CodeInvalid, Message: "input is " + strconv.Itoa(n) + " bytes encoded, over the limit of " + strconv.Itoa(MaxInputBytes)}
+		return Request{}, Errorf(CodeInvalid, "%s", "input is "+strconv.Itoa(n)+" bytes encoded, over the limit of "+strconv.Itoa(MaxInputBytes))
 	}
 	return req, nil
 }

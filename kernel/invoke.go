@@ -167,7 +167,7 @@ func programPath(dir, program string) (string, error) {
 	}
 	p, err := filepath.Abs(filepath.Join(dir, rel))
 	if err != nil {
-		return "", &Error{Code: CodeInternal, Message: "cannot resolve the program path", Err: err}
+		return "", Errorf(CodeInternal, "cannot resolve the program path").Wrap(err)
 	}
 	return p, nil
 }

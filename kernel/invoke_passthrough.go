@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -62,7 +61,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 
 	proc, err := startTracked(cmd, "", nil)
 	if err != nil {
-		return -1, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("cannot start program %q", c.Execute.Program), Err: err}
+		return -1, Errorf(CodeUnavailable, "cannot start program %q", c.Execute.Program).Wrap(err)
 	}
 	pgid := proc.leader
 	if tty >= 0 {
@@ -94,7 +93,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 	untrack(proc)
 	ps := cmd.ProcessState
 	if ps == nil {
-		return -1, &Error{Code: CodeInternal, Message: "cannot wait for the program", Err: waitErr}
+		return -1, Errorf(CodeInternal, "cannot wait for the program").Wrap(waitErr)
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"bytes"
-	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -57,7 +56,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	if data = bytes.TrimSpace(data); len(data) == 0 || data[0] != '{' {
-		return nil, &Error{Code: CodeInvalid, Message: "manifest must be a JSON object"}
+		return nil, Errorf(CodeInvalid, "manifest must be a JSON object")
 	}
 	var head struct {
 		APIVersion jsontext.Value `json:"apiVersion"`
@@ -68,16 +67,17 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	var api string
 	switch {
 	case head.APIVersion == nil:
-		return nil, &Error{Code: CodeInvalid, Path: "/apiVersion", Message: "missing apiVersion"}
+		return nil, Errorf(CodeInvalid, "missing apiVersion").AtPath("/apiVersion")
 	case head.APIVersion.Kind() != '"':
-		return nil, &Error{Code: CodeInvalid, Path: "/apiVersion", Message: "apiVersion must be a string"}
+		return nil, Errorf(CodeInvalid, "apiVersion must be a string").AtPath("/apiVersion")
 	}
 	if err := json.Unmarshal(head.APIVersion, &api); err != nil {
 		return nil, JSONError(err)
 	}
 	if api != APIVersion1 && api != APIVersion2 {
-		return nil, &Error{Code: CodeUnsupported, Path: "/apiVersion", Message: "unsupported apiVersion " + strconv.Quote(api),
-			Hint: "this rukh reads " + APIVersion1 + " and " + APIVersion2}
+		return nil, Errorf(CodeUnsupported, "%s", "unsupported apiVersion "+strconv.Quote(api)).
+			AtPath("/apiVersion").
+			WithHint("this rukh reads " + APIVersion1 + " and " + APIVersion2)
 	}
 	if err := rejectNulls(data); err != nil {
 		return nil, err
@@ -134,12 +134,12 @@ func rejectNulls(data []byte) error {
 		if len(parts) > 6 && parts[1] == "commands" && parts[3] == "execute" && parts[4] == "result" && parts[5] == "schema" {
 			continue
 		}
-		return &Error{Code: CodeInvalid, Path: string(p), Message: "null is not allowed"}
+		return Errorf(CodeInvalid, "null is not allowed").AtPath(string(p))
 	}
 }
 
 func invalidf(path, format string, args ...any) *Error {
-	return &Error{Code: CodeInvalid, Path: path, Message: fmt.Sprintf(format, args...)}
+	return Errorf(CodeInvalid, format, args...).AtPath(path)
 }
 
 // route is one CLI word sequence (a path or an alias) and where it was declared.

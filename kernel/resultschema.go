@@ -573,7 +573,7 @@ func (c *rcheck) fail(format string, args ...any) *Error {
 
 func (c *rcheck) late() error {
 	if resultClock().After(c.deadline) {
-		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("result check took longer than %s", resultCheckTime)}
+		return Errorf(CodeInvalid, "result check took longer than %s", resultCheckTime)
 	}
 	return nil
 }

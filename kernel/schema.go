@@ -145,7 +145,7 @@ func InputSchema(c *Command) (jsontext.Value, error) {
 		if s.p.Default != nil {
 			v, err := s.fromJSON(s.p.Default, "")
 			if err != nil {
-				return nil, &Error{Code: CodeInternal, Path: "/params/" + strconv.Itoa(i) + "/default", Message: "default does not convert", Err: err}
+				return nil, Errorf(CodeInternal, "default does not convert").AtPath("/params/" + strconv.Itoa(i) + "/default").Wrap(err)
 			}
 			p.raw("default", appendValue(nil, v))
 		} else if s.p.Required {
@@ -230,13 +230,13 @@ func buildOutputSchema(r *ResultDecl, started bool) (jsontext.Value, error) {
 		case ResultStructured:
 			data := r.Schema.Clone()
 			if err := data.Compact(); err != nil {
-				return nil, &Error{Code: CodeInternal, Message: "result schema is not valid JSON", Err: err}
+				return nil, Errorf(CodeInternal, "result schema is not valid JSON").Wrap(err)
 			}
 			crp.raw("kind", []byte(`{"const":"structured"}`))
 			crp.raw("data", data)
 			cr.raw("properties", crp.bytes()).raw("required", []byte(`["kind","data"]`))
 		default:
-			return nil, &Error{Code: CodeInternal, Message: "unknown result kind " + strconv.Quote(r.Kind)}
+			return nil, Errorf(CodeInternal, "%s", "unknown result kind "+strconv.Quote(r.Kind))
 		}
 		cr.raw("additionalProperties", []byte("false"))
 		props.raw("commandResult", cr.bytes())

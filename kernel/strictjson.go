@@ -28,7 +28,7 @@ type JSONLimits struct {
 // problem is.
 func CheckJSON(data []byte, lim JSONLimits) error {
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
-		return &Error{Code: CodeInvalid, Message: fmt.Sprintf("JSON text is %d bytes, over the limit of %d", len(data), lim.MaxBytes)}
+		return Errorf(CodeInvalid, "JSON text is %d bytes, over the limit of %d", len(data), lim.MaxBytes)
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(data))
 	type frame struct{ object, expectName bool }
@@ -51,14 +51,15 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 			if counts {
 				members++
 				if lim.MaxMembers > 0 && members > lim.MaxMembers {
-					return &Error{Code: CodeInvalid, Path: string(d.StackPointer()), Message: fmt.Sprintf("more than %d object members and array elements", lim.MaxMembers)}
+					return Errorf(CodeInvalid, "more than %d object members and array elements", lim.MaxMembers).
+						AtPath(string(d.StackPointer()))
 				}
 			}
 		}
 		if k == '{' || k == '[' {
 			stack = append(stack, frame{object: k == '{', expectName: true})
 			if lim.MaxDepth > 0 && len(stack) > lim.MaxDepth {
-				return &Error{Code: CodeInvalid, Path: string(d.StackPointer()), Message: fmt.Sprintf("nested deeper than %d", lim.MaxDepth)}
+				return Errorf(CodeInvalid, "nested deeper than %d", lim.MaxDepth).AtPath(string(d.StackPointer()))
 			}
 		}
 		if len(stack) == 0 {
@@ -69,7 +70,7 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 		if err != nil {
 			return JSONError(err)
 		}
-		return &Error{Code: CodeInvalid, Message: "several top-level JSON values"}
+		return Errorf(CodeInvalid, "several top-level JSON values")
 	}
 	return nil
 }
@@ -83,7 +84,7 @@ func JSONError(err error) *Error {
 		return ke
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &Error{Code: CodeInvalid, Message: "unexpected end of JSON input"}
+		return Errorf(CodeInvalid, "unexpected end of JSON input")
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
@@ -96,7 +97,7 @@ func JSONError(err error) *Error {
 			msg += " " + strconv.Quote(ptr.LastToken())
 			ptr = ptr.Parent()
 		}
-		return &Error{Code: CodeInvalid, Path: string(ptr), Message: msg}
+		return Errorf(CodeInvalid, "%s", msg).AtPath(string(ptr))
 	}
 	var me *json.SemanticError
 	if errors.As(err, &me) {
@@ -111,13 +112,13 @@ func JSONError(err error) *Error {
 			}
 		}
 		msg := semanticMessage(me)
-		e := &Error{Code: CodeInvalid, Path: string(me.JSONPointer), Message: msg}
+		e := Errorf(CodeInvalid, "%s", msg).AtPath(string(me.JSONPointer))
 		if errors.Is(me.Err, json.ErrUnknownName) {
 			e.Hint = DidYouMean(me.JSONPointer.LastToken(), "", memberNames(me.GoType))
 		}
 		return e
 	}
-	return &Error{Code: CodeInvalid, Message: strings.TrimPrefix(err.Error(), "jsontext: "), Err: nil}
+	return Errorf(CodeInvalid, "%s", strings.TrimPrefix(err.Error(), "jsontext: "))
 }
 
 // memberNames lists the JSON member names of struct type t (or of what

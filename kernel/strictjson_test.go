@@ -60,11 +60,11 @@ func TestInFile(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"member", text, &Error{Code: CodeInvalid, Path: "/c", Message: "bad"}, "f.json:4:3: /c: bad"},
-		{"after a wide character", text, &Error{Code: CodeInvalid, Path: "/d", Message: "bad"}, "f.json:4:13: /d: bad"},
-		{"array element", text, &Error{Code: CodeInvalid, Path: "/a/1/b", Message: "bad"}, "f.json:3:6: /a/1/b: bad"},
-		{"missing member: the enclosing object", text, &Error{Code: CodeInvalid, Path: "/a/1/x", Message: "missing"}, "f.json:3:5: /a/1/x: missing"},
-		{"no path: the root", text, &Error{Code: CodeInvalid, Message: "bad"}, "f.json:1:1: bad"},
+		{"member", text, Errorf(CodeInvalid, "bad").AtPath("/c"), "f.json:4:3: /c: bad"},
+		{"after a wide character", text, Errorf(CodeInvalid, "bad").AtPath("/d"), "f.json:4:13: /d: bad"},
+		{"array element", text, Errorf(CodeInvalid, "bad").AtPath("/a/1/b"), "f.json:3:6: /a/1/b: bad"},
+		{"missing member: the enclosing object", text, Errorf(CodeInvalid, "missing").AtPath("/a/1/x"), "f.json:3:5: /a/1/x: missing"},
+		{"no path: the root", text, Errorf(CodeInvalid, "bad"), "f.json:1:1: bad"},
 		{"trailing comma", "{\n  \"a\": 1,\n}\n", nil, "f.json:2:9: "},
 		{"truncated", "{\n  \"a\": [1,\n", nil, "f.json:2:11: unexpected end of JSON input"},
 		{"duplicate name", "{\"a\": 1,\n \"a\": 2}", nil, "f.json:2:2: "},

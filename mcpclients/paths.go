@@ -33,11 +33,11 @@ var Names = []string{ClaudeDesktop, ClaudeCode, Cursor, VSCode}
 func ConfigPath(client, goos string, env func(string) string) (string, error) {
 	home := env("HOME")
 	if home == "" || !filepath.IsAbs(home) {
-		return "", (&kernel.Error{Code: kernel.CodeInvalid, Message: "cannot find the client's config file: HOME is unset"}).
+		return "", kernel.Errorf(kernel.CodeInvalid, "cannot find the client's config file: HOME is unset").
 			WithHint("name the file with --file")
 	}
 	if goos == "windows" {
-		return "", (&kernel.Error{Code: kernel.CodeUnsupported, Message: "rukh does not know the client config files of Windows"}).
+		return "", kernel.Errorf(kernel.CodeUnsupported, "rukh does not know the client config files of Windows").
 			WithHint("name the file with --file")
 	}
 	appData := filepath.Join(home, ".config")

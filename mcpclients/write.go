@@ -43,14 +43,14 @@ func Write(file string, e *Entry, now time.Time) (*Change, error) {
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			return nil, (&kernel.Error{Code: kernel.CodeInvalid, Message: "the symbolic link leads nowhere rukh can write", Path: abs, Err: err}).
+			return nil, kernel.Errorf(kernel.CodeInvalid, "the symbolic link leads nowhere rukh can write").AtPath(abs).Wrap(err).
 				WithHint("fix the link, or name the file to write with --file")
 		}
 		ch.Through, ch.Path = abs, target
 	}
 	path := ch.Path
 	refuse := func(msg, hint string, err error) error {
-		return &kernel.Error{Code: kernel.CodeInvalid, Message: msg + "; nothing was changed", Path: path, Hint: hint, Err: err}
+		return kernel.Errorf(kernel.CodeInvalid, "%s", msg+"; nothing was changed").AtPath(path).WithHint(hint).Wrap(err)
 	}
 	var old []byte
 	mode := fs.FileMode(0o600) // a client's config may hold other servers' tokens
@@ -145,7 +145,7 @@ func writeSynced(f *os.File, data []byte) error {
 func replaceFile(path string, old, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
 	fail := func(err error) error {
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: "cannot write it; nothing was changed", Path: path, Err: err})
+		return kernel.Errorf(kernel.CodeInvalid, "cannot write it; nothing was changed").AtPath(path).Wrap(err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".rukh-*")
 	if err != nil {
@@ -165,7 +165,8 @@ func replaceFile(path string, old, data []byte, mode fs.FileMode) error {
 		return fail(err)
 	}
 	if (err == nil) != (old != nil) || !bytes.Equal(now, old) {
-		return (&kernel.Error{Code: kernel.CodeConflict, Message: "the file changed while rukh was writing it; nothing was changed", Path: path}).
+		return kernel.Errorf(kernel.CodeConflict, "the file changed while rukh was writing it; nothing was changed").
+			AtPath(path).
 			WithHint("run the command again (quit the client first if it keeps rewriting the file)")
 	}
 	if err := os.Rename(tmp, path); err != nil {

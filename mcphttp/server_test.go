@@ -60,7 +60,7 @@ type creds struct {
 	consuming chan chan struct{}
 }
 
-var errStoreDown = &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is unavailable"}
+var errStoreDown = kernel.Errorf(kernel.CodeUnavailable, "the etcd store is unavailable")
 
 func (c *creds) Authenticate(token string) (kernel.Credential, error) {
 	if c.down.Load() {

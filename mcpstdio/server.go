@@ -160,9 +160,9 @@ func (s *server) start(owner context.Context) {
 
 func transportError(err error) error {
 	if err == errReadTimeout || err == errWriteTimeout || err == errQueueFull {
-		return &kernel.Error{Code: kernel.CodeUnavailable, Message: "mcp transport closed", Err: err}
+		return kernel.Errorf(kernel.CodeUnavailable, "mcp transport closed").Wrap(err)
 	}
-	return &kernel.Error{Code: kernel.CodeUnavailable, Message: "writing to the client", Err: err}
+	return kernel.Errorf(kernel.CodeUnavailable, "writing to the client").Wrap(err)
 }
 
 // fail reports a transport failure to the serve loop; the first one wins.

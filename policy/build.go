@@ -213,8 +213,7 @@ func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) err
 		}
 		if err == nil {
 			if v, dup := seen[r.Name]; dup {
-				err = &kernel.Error{Code: kernel.CodeConflict,
-					Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
+				err = kernel.Errorf(kernel.CodeConflict, "package %s has two active releases: %s and %s", r.Name, v, r.Version)
 			} else if r.Name < bd.lastName {
 				err = kernel.Errorf(kernel.CodeInternal, "release %s comes after %s: releases must come in name order", r.Name, bd.lastName)
 			}
@@ -376,12 +375,11 @@ func (bd *builder) release(p *prepared) error {
 	for i := range r.Manifest.Commands {
 		c := &r.Manifest.Commands[i]
 		if inBuiltinNamespace(c.ID) {
-			return &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("command %s (%s) is in the built-in rukh namespace", c.ID, rel)}
+			return kernel.Errorf(kernel.CodeInvalid, "command %s (%s) is in the built-in rukh namespace", c.ID, rel)
 		}
 		if j, dup := bd.owner[c.ID]; dup {
-			return &kernel.Error{Code: kernel.CodeConflict,
-				Message: fmt.Sprintf("command identity %q is declared by both %s and %s", c.ID, b.Commands[j].Release, rel),
-				Hint:    "deactivate one of the two packages"}
+			return kernel.Errorf(kernel.CodeConflict, "command identity %q is declared by both %s and %s", c.ID, b.Commands[j].Release, rel).
+				WithHint("deactivate one of the two packages")
 		}
 		pc := &p.cmds[i]
 		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason)}
@@ -448,10 +446,9 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 			if e.mode == ToolNamesStable {
 				hint = `set "toolNames": "compact" for this endpoint in the profile (compact names carry a fingerprint of the whole id), or change the id of one of the two commands`
 			}
-			e.err = &kernel.Error{Code: kernel.CodeConflict, Path: "/endpoints/" + kernel.PointerToken(e.name),
-				Message: fmt.Sprintf("commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)",
-					other, bd.b.Commands[bd.owner[other]].Release, id, bc.Release, name, e.mode),
-				Hint: hint}
+			e.err = kernel.Errorf(kernel.CodeConflict, "commands %s (%s) and %s (%s) would both be tool %q (toolNames %s)", other, bd.b.Commands[bd.owner[other]].Release, id, bc.Release, name, e.mode).
+				AtPath("/endpoints/" + kernel.PointerToken(e.name)).
+				WithHint(hint)
 			continue
 		}
 		e.names[name] = id
@@ -469,8 +466,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 			v.body, v.rawLen, v.sum, v.done = pb.body, pb.rawLen, pb.sum, true
 		}
 		if size := len(wireNamePrefix) + len(name) + 2 + v.rawLen - 1; size > MaxToolBytes {
-			e.err = &kernel.Error{Code: kernel.CodeInvalid,
-				Message: fmt.Sprintf("command %s (%s): tool object is %d bytes, over the %d-byte page limit", id, bc.Release, size, MaxToolBytes)}
+			e.err = kernel.Errorf(kernel.CodeInvalid, "command %s (%s): tool object is %d bytes, over the %d-byte page limit", id, bc.Release, size, MaxToolBytes)
 			continue
 		}
 		t := Tool{Name: name, Command: id, Release: bc.Release, Security: toolSecurity(e.ep, id)}
@@ -636,8 +632,7 @@ func boundReleases(in []ReleaseInput) ([]ReleaseInput, error) {
 			return nil, err
 		}
 		if v, dup := seen[r.Name]; dup {
-			return nil, &kernel.Error{Code: kernel.CodeConflict,
-				Message: fmt.Sprintf("package %s has two active releases: %s and %s", r.Name, v, r.Version)}
+			return nil, kernel.Errorf(kernel.CodeConflict, "package %s has two active releases: %s and %s", r.Name, v, r.Version)
 		}
 		seen[r.Name] = r.Version
 		out = append(out, r)
@@ -659,13 +654,13 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 	add := func(words []string, side routeSide) error {
 		key := strings.Join(words, " ")
 		if len(words) == 0 {
-			return &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("%s has an empty path", side)}
+			return kernel.Errorf(kernel.CodeInvalid, "%s has an empty path", side)
 		}
 		if kernel.IsBuiltinVerb(words[0]) {
-			return &kernel.Error{Code: kernel.CodeConflict, Message: fmt.Sprintf("route %q: %s collides with built-in verb %q", key, side, words[0])}
+			return kernel.Errorf(kernel.CodeConflict, "route %q: %s collides with built-in verb %q", key, side, words[0])
 		}
 		if prev, dup := terms[key]; dup {
-			return &kernel.Error{Code: kernel.CodeConflict, Message: fmt.Sprintf("route %q: %s collides with %s", key, prev, side)}
+			return kernel.Errorf(kernel.CodeConflict, "route %q: %s collides with %s", key, prev, side)
 		}
 		terms[key] = side
 		order = append(order, terminal{words, side})
@@ -692,8 +687,7 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 		for n := 1; n < len(t.words); n++ {
 			key := strings.Join(t.words[:n], " ")
 			if term, clash := terms[key]; clash {
-				return nil, &kernel.Error{Code: kernel.CodeConflict,
-					Message: fmt.Sprintf("route %q: %s collides with group of %s (%s)", key, term, t.side.command, t.side.release)}
+				return nil, kernel.Errorf(kernel.CodeConflict, "route %q: %s collides with group of %s (%s)", key, term, t.side.command, t.side.release)
 			}
 			if _, ok := groups[key]; !ok {
 				groups[key] = routeSide{RouteGroup, t.side.command, t.side.release}
@@ -797,7 +791,7 @@ func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 
 func wrapCommand(err error, bc *BoundCommand, what string) error {
 	code := kernel.ErrorCode(err)
-	return &kernel.Error{Code: code, Message: fmt.Sprintf("command %s (%s): %s", bc.Declaration.ID, bc.Release, what), Err: err}
+	return kernel.Errorf(code, "command %s (%s): %s", bc.Declaration.ID, bc.Release, what).Wrap(err)
 }
 
 func reasonIf(cond bool, reason string) string {

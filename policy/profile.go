@@ -206,7 +206,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 		return nil, err
 	}
 	if k := jsontext.Value(bytes.TrimSpace(data)).Kind(); k != '{' {
-		return nil, &kernel.Error{Code: kernel.CodeInvalid, Message: "profile must be a JSON object"}
+		return nil, kernel.Errorf(kernel.CodeInvalid, "profile must be a JSON object")
 	}
 	var raw rawProfile
 	if err := json.Unmarshal(data, &raw, json.RejectUnknownMembers(true)); err != nil {
@@ -306,7 +306,7 @@ func (t rawTemplate) spec(path string) (TemplateSpec, error) {
 // rules fail, the first in sorted name order is reported.
 func (p *Profile) Validate() error {
 	if p == nil {
-		return &kernel.Error{Code: kernel.CodeInvalid, Message: "no profile"}
+		return kernel.Errorf(kernel.CodeInvalid, "no profile")
 	}
 	if len(p.Endpoints) > maxEndpoints {
 		return invalidAt("/endpoints", fmt.Sprintf("%d endpoints, over the limit of %d", len(p.Endpoints), maxEndpoints))
@@ -534,7 +534,7 @@ func profileJSONError(err error) error {
 }
 
 func invalidAt(path, msg string) *kernel.Error {
-	return &kernel.Error{Code: kernel.CodeInvalid, Path: path, Message: msg}
+	return kernel.Errorf(kernel.CodeInvalid, "%s", msg).AtPath(path)
 }
 
 func sortedCopy(s []string) []string {

@@ -175,17 +175,17 @@ func Authorize(level string, cred kernel.Credential, commandID string) error {
 		return kernel.Errorf(kernel.CodeInternal, "unknown credential kind %q", cred.Kind)
 	}
 	if cred.Kind == kernel.CredentialOneTime && cred.Command != "" && cred.Command != commandID {
-		return &kernel.Error{Code: kernel.CodeDenied, Err: ErrInsufficientScope,
-			Message: fmt.Sprintf("the one-time token was minted for %s, not %s", cred.Command, commandID)}
+		return kernel.Errorf(kernel.CodeDenied, "the one-time token was minted for %s, not %s", cred.Command, commandID).
+			Wrap(ErrInsufficientScope)
 	}
 	if !ok {
 		need := "a short-lived or one-time token"
 		if level == SecurityStrict {
 			need = "a one-time token"
 		}
-		return &kernel.Error{Code: kernel.CodeDenied, Err: ErrInsufficientScope,
-			Message: fmt.Sprintf("%s is %s: it needs %s, not a %s credential", commandID, level, need, cred.Kind),
-			Hint:    mintHint(level, cred, commandID)}
+		return kernel.Errorf(kernel.CodeDenied, "%s is %s: it needs %s, not a %s credential", commandID, level, need, cred.Kind).
+			WithHint(mintHint(level, cred, commandID)).
+			Wrap(ErrInsufficientScope)
 	}
 	return nil
 }

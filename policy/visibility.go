@@ -17,7 +17,7 @@ import (
 // endpoint's whole projection. An unknown endpoint is CodeNotFound.
 func Visible(b *Binding, endpoint string) (*Projection, error) {
 	if b == nil {
-		return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "no revision is published", Hint: "run `rukh publish`"}
+		return nil, kernel.Errorf(kernel.CodeNotFound, "no revision is published").WithHint("run `rukh publish`")
 	}
 	var names []string
 	for i := range b.Endpoints {
@@ -26,8 +26,8 @@ func Visible(b *Binding, endpoint string) (*Projection, error) {
 		}
 		names = append(names, b.Endpoints[i].Endpoint)
 	}
-	return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "unknown endpoint " + strconv.Quote(endpoint),
-		Hint: "published endpoints: " + strings.Join(names, ", ") + "; add others to the profile with 'rukh policy set' and publish"}
+	return nil, kernel.Errorf(kernel.CodeNotFound, "%s", "unknown endpoint "+strconv.Quote(endpoint)).
+		WithHint("published endpoints: " + strings.Join(names, ", ") + "; add others to the profile with 'rukh policy set' and publish")
 }
 
 // Command finds a bound command by identity (commands are sorted by id).
@@ -133,8 +133,8 @@ func LaunchFrom(binding []byte, endpoint string) (*Launch, error) {
 		l, ok := p.launchOf(endpoint)
 		if !ok {
 			names := slices.Sorted(maps.Keys(p.Endpoints))
-			return nil, &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
-				Hint: "published endpoints: " + strings.Join(names, ", ")}
+			return nil, kernel.Errorf(kernel.CodeNotFound, "%s", "the published profile has no endpoint "+strconv.Quote(endpoint)).
+				WithHint("published endpoints: " + strings.Join(names, ", "))
 		}
 		return l, nil
 	}

@@ -35,8 +35,8 @@ func noEndpoint(ix *store.Index, endpoint string) error {
 	for _, e := range ix.Endpoints() {
 		names = append(names, e.Name)
 	}
-	return &kernel.Error{Code: kernel.CodeNotFound, Message: "the published profile has no endpoint " + strconv.Quote(endpoint),
-		Hint: "published endpoints: " + strings.Join(names, ", ")}
+	return kernel.Errorf(kernel.CodeNotFound, "%s", "the published profile has no endpoint "+strconv.Quote(endpoint)).
+		WithHint("published endpoints: " + strings.Join(names, ", "))
 }
 
 // serveView reads, for a request, the one page or tool record it needs

@@ -56,9 +56,8 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	defer ln.Close()
 	loopback := isLoopback(ln.Addr())
 	if !loopback && o.TLSCert == "" && !o.InsecureHTTP {
-		return &kernel.Error{Code: kernel.CodeInvalid,
-			Message: fmt.Sprintf("refusing plain HTTP on the non-loopback address %s: bearer tokens would cross the network in the clear", ln.Addr()),
-			Hint:    "give --tls-cert and --tls-key, listen on 127.0.0.1, or accept the risk with --insecure-http (behind a TLS proxy)"}
+		return kernel.Errorf(kernel.CodeInvalid, "refusing plain HTTP on the non-loopback address %s: bearer tokens would cross the network in the clear", ln.Addr()).
+			WithHint("give --tls-cert and --tls-key, listen on 127.0.0.1, or accept the risk with --insecure-http (behind a TLS proxy)")
 	}
 	m := newHTTPMetrics()
 	p := newProcess(o.Home, o.Version, o.Logf)
@@ -107,8 +106,8 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	if o.TLSCert != "" {
 		pair, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
-			return &kernel.Error{Code: kernel.CodeInvalid, Message: "cannot load the TLS certificate: " + err.Error(),
-				Hint: "give a PEM certificate with --tls-cert and its key with --tls-key"}
+			return kernel.Errorf(kernel.CodeInvalid, "%s", "cannot load the TLS certificate: "+err.Error()).
+				WithHint("give a PEM certificate with --tls-cert and its key with --tls-key")
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 		scheme = "https"
@@ -138,7 +137,7 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	select {
 	case err := <-served:
 		h.Close()
-		return &kernel.Error{Code: kernel.CodeUnavailable, Message: "serving HTTP", Err: err}
+		return kernel.Errorf(kernel.CodeUnavailable, "serving HTTP").Wrap(err)
 	case <-ctx.Done():
 	}
 	// Drain: no new calls (the listener stays open and answers 503,
@@ -193,8 +192,8 @@ func drainBound(eps []mcphttp.Endpoint) time.Duration {
 // reason is the owner's to fix, not a store to wait for: a taken or
 // forbidden address is refused (exit 1), a malformed one a usage error.
 func listenErr(flag, addr string, err error) error {
-	e := &kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("cannot listen on %s", addr),
-		Hint: fmt.Sprintf("choose another address with --%s (host:port; port 0 picks a free one)", flag)}
+	e := kernel.Errorf(kernel.CodeInvalid, "cannot listen on %s", addr).
+		WithHint(fmt.Sprintf("choose another address with --%s (host:port; port 0 picks a free one)", flag))
 	var oe *net.OpError
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):

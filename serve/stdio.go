@@ -54,9 +54,8 @@ func Stdio(ctx context.Context, o StdioOptions) error {
 		return err
 	}
 	if launch != nil && !launch.Serves(policy.TransportStdio) {
-		return &kernel.Error{Code: kernel.CodeInvalid,
-			Message: fmt.Sprintf("endpoint %q is not served on stdio: its transports are %s", o.Endpoint, strings.Join(launch.Transports, ", ")),
-			Hint:    `add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with 'rukh serve-http'`}
+		return kernel.Errorf(kernel.CodeInvalid, "endpoint %q is not served on stdio: its transports are %s", o.Endpoint, strings.Join(launch.Transports, ", ")).
+			WithHint(`add "stdio" to the endpoint's "transports" in the profile ('rukh policy set') and publish, or serve it over HTTP with 'rukh serve-http'`)
 	}
 	exists, err := h.Store.Exists()
 	if err != nil {

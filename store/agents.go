@@ -530,7 +530,7 @@ func (s *Store) PurgeCredentials() (int, error) {
 }
 
 func denied(sentinel error) error {
-	return &kernel.Error{Code: kernel.CodeDenied, Message: "invalid bearer token", Err: sentinel}
+	return kernel.Errorf(kernel.CodeDenied, "invalid bearer token").Wrap(sentinel)
 }
 
 func lookup(b bucket, h kernel.TokenHash) (*credRec, error) {

@@ -37,8 +37,7 @@ func blobKey(digest string, tag byte, rest ...byte) []byte {
 // the header, written last, makes the blob exist.
 func (s *Store) PutBlob(digest string, archive []byte) error {
 	if len(archive) > MaxBlobBytes {
-		return (&kernel.Error{Code: kernel.CodeInvalid,
-			Message: fmt.Sprintf("the package archive is %d bytes, over the %d a shared store keeps per package", len(archive), MaxBlobBytes)}).
+		return kernel.Errorf(kernel.CodeInvalid, "the package archive is %d bytes, over the %d a shared store keeps per package", len(archive), MaxBlobBytes).
 			WithHint("make the package smaller (leave build outputs and test data out of it)")
 	}
 	if ok, err := s.HasBlob(digest); err != nil || ok {
@@ -115,7 +114,7 @@ func (s *Store) Blob(digest string) ([]byte, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, (&kernel.Error{Code: kernel.CodeNotFound, Message: "the store keeps no archive of package " + digest}).
+		return nil, kernel.Errorf(kernel.CodeNotFound, "%s", "the store keeps no archive of package "+digest).
 			WithHint("install the package again on any machine that shares this store ('rukh install PATH')")
 	}
 	if sum := sha256.Sum256(out); len(out) != rec.Size || hex.EncodeToString(sum[:]) != rec.SHA256 {

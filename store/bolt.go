@@ -30,7 +30,7 @@ func (s *Store) openError(err error) error {
 	case errors.Is(err, ErrDamaged), errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return s.damaged(err)
 	case errors.Is(err, fs.ErrPermission):
-		return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot open the store: permission denied", Path: s.path, Err: err}).
+		return kernel.Errorf(kernel.CodeUnavailable, "cannot open the store: permission denied").AtPath(s.path).Wrap(err).
 			WithHint("check who owns the rukh home and its rukh.db, or point RUKH_HOME at a home you can write")
 	}
 	return s.internal("cannot open the store", err)

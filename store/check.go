@@ -32,7 +32,8 @@ func (s *Store) Check() error {
 }
 
 func (s *Store) broken(format string, args ...any) error {
-	return &kernel.Error{Code: kernel.CodeInternal, Message: "store invariant broken: " + fmt.Sprintf(format, args...), Path: s.be.where()}
+	return kernel.Errorf(kernel.CodeInternal, "%s", "store invariant broken: "+fmt.Sprintf(format, args...)).
+		AtPath(s.be.where())
 }
 
 // checkRecords verifies the records' invariants, bucket by bucket; the

@@ -69,7 +69,7 @@ func (s *Store) CopyTo(dst *Store) (CopyReport, error) {
 	if ok, err := s.Exists(); err != nil {
 		return rep, err
 	} else if !ok {
-		return rep, (&kernel.Error{Code: kernel.CodeNotFound, Message: "there is no store to copy here yet", Path: s.be.where()}).
+		return rep, kernel.Errorf(kernel.CodeNotFound, "there is no store to copy here yet").AtPath(s.be.where()).
 			WithHint("name the store to copy with --store URL or RUKH_HOME")
 	}
 	if err := dst.mustBeEmpty(); err != nil {
@@ -108,7 +108,8 @@ func (s *Store) sameStore(dst *Store) error {
 		overlap = true
 	}
 	if overlap {
-		return (&kernel.Error{Code: kernel.CodeUsage, Message: "cannot copy a store into itself (" + dst.be.where() + ")", Path: s.be.where()}).
+		return kernel.Errorf(kernel.CodeUsage, "%s", "cannot copy a store into itself ("+dst.be.where()+")").
+			AtPath(s.be.where()).
 			WithHint("give --to another etcd prefix, or the directory of a new home")
 	}
 	return nil
@@ -140,7 +141,7 @@ func (s *Store) mustBeEmpty() error {
 	if found == "" {
 		return nil
 	}
-	return (&kernel.Error{Code: kernel.CodeConflict, Message: "the destination is not empty: " + found, Path: s.be.where()}).
+	return kernel.Errorf(kernel.CodeConflict, "%s", "the destination is not empty: "+found).AtPath(s.be.where()).
 		WithHint(hint)
 }
 
@@ -325,7 +326,7 @@ func (s *Store) VerifyCopy(dst *Store) (VerifyReport, error) {
 
 func (s *Store) compare(dst *Store, what string, skip func([]byte) bool, h hash.Hash, rep *VerifyReport) error {
 	differ := func(format string, args ...any) error {
-		return (&kernel.Error{Code: kernel.CodeConflict, Message: what + fmt.Sprintf(format, args...), Path: dst.be.where()}).
+		return kernel.Errorf(kernel.CodeConflict, "%s", what+fmt.Sprintf(format, args...)).AtPath(dst.be.where()).
 			WithHint("something wrote to one of the stores during the copy, or after it: stop every rukh using them, empty the destination and copy again")
 	}
 	all := func(stx, dtx txn) error {

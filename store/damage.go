@@ -45,7 +45,9 @@ func (s *Store) damaged(detail error) error {
 	if !errors.Is(detail, ErrDamaged) {
 		detail = &damage{detail.Error()}
 	}
-	return (&kernel.Error{Code: kernel.CodeInternal, Message: "the store file is damaged or is not a bbolt file", Path: s.path, Err: detail}).
+	return kernel.Errorf(kernel.CodeInternal, "the store file is damaged or is not a bbolt file").
+		AtPath(s.path).
+		Wrap(detail).
 		WithHint(hint)
 }
 

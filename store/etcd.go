@@ -69,7 +69,7 @@ const (
 // parseEtcdURL reads etcd[s]://HOST:PORT[,HOST:PORT…]/PREFIX[?ca=…&cert=…&key=…].
 func parseEtcdURL(spec string, o EtcdOptions) (endpoints []string, prefix string, tlsOn bool, _ EtcdOptions, err error) {
 	bad := func(why string) error {
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: fmt.Sprintf("invalid store URL %q: %s", spec, why)}).
+		return kernel.Errorf(kernel.CodeInvalid, "invalid store URL %q: %s", spec, why).
 			WithHint("write it as etcd://HOST:PORT[,HOST:PORT…]/PREFIX, for example etcd://127.0.0.1:2379/rukh")
 	}
 	scheme, rest, _ := strings.Cut(spec, "://")
@@ -152,7 +152,7 @@ func OpenEtcd(spec, home string, o EtcdOptions) (*Store, error) {
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot reach the etcd store " + redactURL(spec), Err: err}).
+		return nil, kernel.Errorf(kernel.CodeUnavailable, "%s", "cannot reach the etcd store "+redactURL(spec)).Wrap(err).
 			WithHint("check that etcd runs at that address and that the URL and TLS options are right")
 	}
 	s := New(home)
@@ -199,13 +199,15 @@ func (e *etcdStore) unavailable(err error) error {
 		tooLarge = true
 	}
 	if tooLarge {
-		return (&kernel.Error{Code: kernel.CodeUnsupported, Message: "the etcd cluster refused a write as too large", Path: e.url, Err: err}).
+		return kernel.Errorf(kernel.CodeUnsupported, "the etcd cluster refused a write as too large").AtPath(e.url).Wrap(err).
 			WithHint("raise etcd's --max-request-bytes / --max-txn-ops, or keep packages and revisions smaller")
 	}
 	if errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrFutureRev) {
-		return &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store moved on during a read; run the command again", Path: e.url, Err: err}
+		return kernel.Errorf(kernel.CodeUnavailable, "the etcd store moved on during a read; run the command again").
+			AtPath(e.url).
+			Wrap(err)
 	}
-	return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is unavailable", Path: e.url, Err: err}).
+	return kernel.Errorf(kernel.CodeUnavailable, "the etcd store is unavailable").AtPath(e.url).Wrap(err).
 		WithHint("check that the etcd cluster is up and reachable from this machine, then retry")
 }
 
@@ -267,7 +269,8 @@ func (e *etcdStore) update(fn func(tx txn) error) error {
 				if err == nil && !ok {
 					cancel()
 					if attempt == etcdRetries {
-						return &kernel.Error{Code: kernel.CodeUnavailable, Message: "the etcd store is too busy: a write lost the race to other writers too often", Path: e.url}
+						return kernel.Errorf(kernel.CodeUnavailable, "the etcd store is too busy: a write lost the race to other writers too often").
+							AtPath(e.url)
 					}
 					time.Sleep(time.Duration(rand.IntN(1+min(attempt, 10)*2)) * time.Millisecond)
 					continue
@@ -401,8 +404,8 @@ func (t *etcdTx) commit() (bool, error) {
 		ops = append(ops, clientv3.OpPut(t.e.marker([]byte(name)), string(itob(t.buckets[name].seq))))
 	}
 	if len(ops) > etcdMaxOps || len(cmps) > etcdMaxOps {
-		return false, (&kernel.Error{Code: kernel.CodeUnsupported,
-			Message: fmt.Sprintf("one change needs %d etcd operations, over etcd's default limit of %d", len(ops), etcdMaxOps), Path: t.e.url}).
+		return false, kernel.Errorf(kernel.CodeUnsupported, "one change needs %d etcd operations, over etcd's default limit of %d", len(ops), etcdMaxOps).
+			AtPath(t.e.url).
 			WithHint("raise etcd's --max-txn-ops, or do the change in smaller steps")
 	}
 	ctx, cancel := context.WithTimeout(t.ctx, t.e.timeout)

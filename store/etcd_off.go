@@ -10,6 +10,6 @@ const etcdBuilt = false
 // linking its client would slow every rukh process's start
 // (docs/scale-out.md).
 func OpenEtcd(spec, home string, o EtcdOptions) (*Store, error) {
-	return nil, (&kernel.Error{Code: kernel.CodeUnsupported, Message: "this rukh was built without the etcd store"}).
+	return nil, kernel.Errorf(kernel.CodeUnsupported, "this rukh was built without the etcd store").
 		WithHint("build rukh with 'go build -tags etcd' for a shared store (docs/scale-out.md)")
 }

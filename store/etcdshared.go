@@ -99,7 +99,7 @@ func (e *etcdStore) tryRemoveHeld(kind, id string, remove func() error) error {
 	}
 	if len(hs) > 0 {
 		in := &InUseError{Kind: kind, ID: id, Holders: hs}
-		return &kernel.Error{Code: kernel.CodeConflict, Message: in.Error(), Err: in}
+		return kernel.Errorf(kernel.CodeConflict, "%s", in.Error()).Wrap(in)
 	}
 	return remove()
 }

@@ -58,7 +58,7 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 		return func() {}, nil
 	}
 	if err != nil {
-		return nil, &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot hold %s %s", kind, id), Err: err}
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot hold %s %s", kind, id).Wrap(err)
 	}
 	return s.held.add(path, f), nil
 }
@@ -176,10 +176,10 @@ func (s *Store) TryRemoveHeld(kind, id string, remove func() error) error {
 	if errors.Is(err, errHeld) {
 		in := &InUseError{Kind: kind, ID: id, Holders: holders(f)}
 		f.Close()
-		return &kernel.Error{Code: kernel.CodeConflict, Message: in.Error(), Err: in}
+		return kernel.Errorf(kernel.CodeConflict, "%s", in.Error()).Wrap(in)
 	}
 	if err != nil {
-		return &kernel.Error{Code: kernel.CodeInternal, Message: fmt.Sprintf("cannot check whether %s %s is in use", kind, id), Err: err}
+		return kernel.Errorf(kernel.CodeInternal, "cannot check whether %s %s is in use", kind, id).Wrap(err)
 	}
 	defer f.Close()
 	if err := remove(); err != nil {

@@ -26,7 +26,7 @@ func HomeFor(goos string, env func(string) string) (string, error) {
 	if h := env("RUKH_HOME"); h != "" {
 		abs, err := filepath.Abs(h)
 		if err != nil {
-			return "", &kernel.Error{Code: kernel.CodeInvalid, Message: "cannot resolve RUKH_HOME", Path: h, Err: err}
+			return "", kernel.Errorf(kernel.CodeInvalid, "cannot resolve RUKH_HOME").AtPath(h).Wrap(err)
 		}
 		return abs, nil
 	}
@@ -36,7 +36,7 @@ func HomeFor(goos string, env func(string) string) (string, error) {
 	}
 	h := env("HOME")
 	if h == "" || !filepath.IsAbs(h) {
-		return "", (&kernel.Error{Code: kernel.CodeInvalid, Message: "cannot find a home for rukh: RUKH_HOME, XDG_DATA_HOME and HOME are unset"}).
+		return "", kernel.Errorf(kernel.CodeInvalid, "cannot find a home for rukh: RUKH_HOME, XDG_DATA_HOME and HOME are unset").
 			WithHint("set RUKH_HOME to a directory rukh may use")
 	}
 	if goos == "darwin" || goos == "ios" {

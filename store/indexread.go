@@ -34,7 +34,8 @@ func (ix *Index) broken(what string) error {
 }
 
 func notIndexed(n uint64) error {
-	return &kernel.Error{Code: kernel.CodeUnsupported, Message: "revision " + RevisionID(n) + " is stored in the schema-1 layout", Err: ErrNotIndexed}
+	return kernel.Errorf(kernel.CodeUnsupported, "%s", "revision "+RevisionID(n)+" is stored in the schema-1 layout").
+		Wrap(ErrNotIndexed)
 }
 
 func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {

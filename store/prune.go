@@ -40,7 +40,7 @@ type Pruned struct {
 func (s *Store) PruneRevisions(keep int) (Pruned, error) {
 	var out Pruned
 	if keep < 1 {
-		return out, (&kernel.Error{Code: kernel.CodeUsage, Message: fmt.Sprintf("--keep must be at least 1, got %d", keep)}).
+		return out, kernel.Errorf(kernel.CodeUsage, "--keep must be at least 1, got %d", keep).
 			WithHint("the active revision is always kept")
 	}
 	candidates, err := s.pruneCandidates(keep)
@@ -146,7 +146,7 @@ func (s *Store) tryHoldRevision(n uint64) (by string, release func(), err error)
 		return in.By(), nil, nil
 	}
 	if err != nil {
-		return "", nil, &kernel.Error{Code: kernel.CodeInternal, Message: "cannot check whether revision " + id + " is in use", Err: err}
+		return "", nil, kernel.Errorf(kernel.CodeInternal, "%s", "cannot check whether revision "+id+" is in use").Wrap(err)
 	}
 	return "", func() { f.Close() }, nil
 }

@@ -140,7 +140,7 @@ func toReleaseRec(r Release) releaseRec {
 }
 
 func notInstalled(name, version string) error {
-	return (&kernel.Error{Code: kernel.CodeNotFound, Message: fmt.Sprintf("release %s@%s is not installed", name, version)}).
+	return kernel.Errorf(kernel.CodeNotFound, "release %s@%s is not installed", name, version).
 		WithHint("rukh list shows the installed releases")
 }
 
@@ -166,8 +166,7 @@ func (s *Store) PutRelease(r Release) (existed bool, err error) {
 				return err
 			}
 			if old.Digest != r.Digest {
-				return (&kernel.Error{Code: kernel.CodeConflict,
-					Message: fmt.Sprintf("release %s is already installed with digest %s, not %s", key, old.Digest, r.Digest)}).
+				return kernel.Errorf(kernel.CodeConflict, "release %s is already installed with digest %s, not %s", key, old.Digest, r.Digest).
 					WithHint("a release is immutable: publish the change under a new version")
 			}
 			existed = true
@@ -373,8 +372,7 @@ func (s *Store) DeleteRelease(name, version string) error {
 			hints = slices.Insert(hints, 0, "rukh deactivate "+name)
 		}
 		if len(uses) > 0 {
-			return (&kernel.Error{Code: kernel.CodeConflict,
-				Message: fmt.Sprintf("release %s is still in use: %s", key, strings.Join(uses, " and "))}).
+			return kernel.Errorf(kernel.CodeConflict, "release %s is still in use: %s", key, strings.Join(uses, " and ")).
 				WithHint(strings.Join(hints, ", then ") + ", before removing it")
 		}
 		if err := tx.Bucket(bucketReleases).Delete(key); err != nil {
@@ -406,7 +404,7 @@ func (s *Store) PutKey(k Key) error {
 			case rec.Name == k.Name && rec.Public == k.Public:
 				identical = true
 			case rec.Name == k.Name:
-				return (&kernel.Error{Code: kernel.CodeConflict, Message: fmt.Sprintf("key name %q already trusts another key (%s)", k.Name, rec.KeyID)}).
+				return kernel.Errorf(kernel.CodeConflict, "key name %q already trusts another key (%s)", k.Name, rec.KeyID).
 					WithHint("rukh trust remove " + k.Name + " first, or choose another name")
 			case samePublic:
 				return kernel.Errorf(kernel.CodeConflict, "this key is already trusted as %q", rec.Name)

@@ -48,7 +48,7 @@ func bindingSum(b []byte) string {
 }
 
 func revisionNotFound(n uint64) error {
-	return (&kernel.Error{Code: kernel.CodeNotFound, Message: fmt.Sprintf("revision %s does not exist", RevisionID(n))}).
+	return kernel.Errorf(kernel.CodeNotFound, "revision %s does not exist", RevisionID(n)).
 		WithHint("rukh revisions lists the published revisions")
 }
 
@@ -177,7 +177,7 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 }
 
 func changedWhilePublishing() error {
-	return (&kernel.Error{Code: kernel.CodeConflict, Message: "the active revision changed while publishing"}).
+	return kernel.Errorf(kernel.CodeConflict, "the active revision changed while publishing").
 		WithHint("another rukh published meanwhile: review the change and publish again")
 }
 
@@ -206,7 +206,7 @@ func (s *Store) ActiveRevision() (Revision, error) {
 		return err
 	})
 	if err == nil && !published {
-		err = (&kernel.Error{Code: kernel.CodeNotFound, Message: "nothing is published yet"}).WithHint("rukh publish")
+		err = kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("rukh publish")
 	}
 	return rev, err
 }

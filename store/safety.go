@@ -40,7 +40,7 @@ func (s *Store) checkHome() error {
 		return s.statError(s.home, err)
 	}
 	if !fi.IsDir() {
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: "the rukh home is not a directory", Path: s.home}).
+		return kernel.Errorf(kernel.CodeInvalid, "the rukh home is not a directory").AtPath(s.home).
 			WithHint("point RUKH_HOME at a directory")
 	}
 	if err := s.checkOwned(s.home, fi, "the rukh home", "700"); err != nil {
@@ -81,19 +81,19 @@ func (s *Store) checkEntry(path string, fi fs.FileInfo, what, mode string, dir b
 		if _, err := os.Stat(target); err == nil {
 			hint = fmt.Sprintf("replace the link with what it points to: rm %s && cp -a %s %s", shellQuote(path), shellQuote(target), shellQuote(path))
 		}
-		return (&kernel.Error{Code: kernel.CodeDenied,
-			Message: fmt.Sprintf("%s is a symbolic link (to %q); rukh never follows a link out of its home", what, target), Path: path}).
+		return kernel.Errorf(kernel.CodeDenied, "%s is a symbolic link (to %q); rukh never follows a link out of its home", what, target).
+			AtPath(path).
 			WithHint(hint)
 	}
 	switch {
 	case dir && !fi.IsDir():
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: what + " is not a directory", Path: path}).
+		return kernel.Errorf(kernel.CodeInvalid, "%s", what+" is not a directory").AtPath(path).
 			WithHint("move it aside: rukh keeps installed releases there")
 	case !dir && !fi.Mode().IsRegular():
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: what + " is not a regular file", Path: path}).
+		return kernel.Errorf(kernel.CodeInvalid, "%s", what+" is not a regular file").AtPath(path).
 			WithHint("move it aside; rukh creates a new store on the next install")
 	case !dir && fi.Size() == 0:
-		return (&kernel.Error{Code: kernel.CodeInvalid, Message: what + " is empty (0 bytes): it is not a rukh store", Path: path}).
+		return kernel.Errorf(kernel.CodeInvalid, "%s", what+" is empty (0 bytes): it is not a rukh store").AtPath(path).
 			WithHint(fmt.Sprintf("if nothing else uses it, remove it (rm %s); rukh creates a new store on the next install", shellQuote(path)))
 	}
 	return s.checkOwned(path, fi, what, mode)
@@ -108,13 +108,13 @@ func (s *Store) checkOwned(path string, fi fs.FileInfo, what, mode string) error
 	}
 	uid := os.Geteuid()
 	if int(st.Uid) != uid {
-		return (&kernel.Error{Code: kernel.CodeDenied,
-			Message: fmt.Sprintf("%s belongs to %s, not to %s who runs rukh; another user could change what rukh runs", what, userName(int(st.Uid)), userName(uid)), Path: path}).
+		return kernel.Errorf(kernel.CodeDenied, "%s belongs to %s, not to %s who runs rukh; another user could change what rukh runs", what, userName(int(st.Uid)), userName(uid)).
+			AtPath(path).
 			WithHint(fmt.Sprintf("if it is yours, take it: chown -R %s %s; otherwise point RUKH_HOME at your own home", userName(uid), shellQuote(path)))
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return (&kernel.Error{Code: kernel.CodeDenied,
-			Message: fmt.Sprintf("%s is writable by other users (mode %04o); another user could change what rukh runs", what, perm), Path: path}).
+		return kernel.Errorf(kernel.CodeDenied, "%s is writable by other users (mode %04o); another user could change what rukh runs", what, perm).
+			AtPath(path).
 			WithHint(fmt.Sprintf("chmod %s %s", mode, shellQuote(path)))
 	}
 	return nil
@@ -122,7 +122,7 @@ func (s *Store) checkOwned(path string, fi fs.FileInfo, what, mode string) error
 
 func (s *Store) statError(path string, err error) error {
 	if errors.Is(err, fs.ErrPermission) {
-		return (&kernel.Error{Code: kernel.CodeUnavailable, Message: "cannot read the rukh home: permission denied", Path: path, Err: err}).
+		return kernel.Errorf(kernel.CodeUnavailable, "cannot read the rukh home: permission denied").AtPath(path).Wrap(err).
 			WithHint("check who owns the rukh home, or point RUKH_HOME at a home you can write")
 	}
 	return s.internal("cannot read the rukh home", err)

@@ -169,16 +169,13 @@ func (s *Store) timeout() time.Duration {
 
 // busy is the error for a lock that was not granted in time.
 func (s *Store) busy() error {
-	return &kernel.Error{
-		Code:    kernel.CodeUnavailable,
-		Message: "the store is busy (another rukh holds it)",
-		Path:    s.be.where(),
-		Hint:    "wait for the other rukh command to finish and retry; a long-running command (publish, install) holds the store only while it writes",
-	}
+	return kernel.Errorf(kernel.CodeUnavailable, "the store is busy (another rukh holds it)").
+		AtPath(s.be.where()).
+		WithHint("wait for the other rukh command to finish and retry; a long-running command (publish, install) holds the store only while it writes")
 }
 
 func (s *Store) internal(msg string, err error) error {
-	return &kernel.Error{Code: kernel.CodeInternal, Message: msg, Path: s.be.where(), Err: err}
+	return kernel.Errorf(kernel.CodeInternal, "%s", msg).AtPath(s.be.where()).Wrap(err)
 }
 
 // view runs fn on one consistent snapshot of the store. It reports false,
@@ -242,11 +239,8 @@ func (s *Store) checkSchema(tx txn) error {
 		return s.internal(fmt.Sprintf("the store has an unreadable schema version %q", raw), nil)
 	}
 	if v > SchemaVersion {
-		return (&kernel.Error{
-			Code:    kernel.CodeUnsupported,
-			Message: fmt.Sprintf("the store has schema version %d, newer than this rukh supports (%d)", v, SchemaVersion),
-			Path:    s.path,
-		}).WithHint("use the newer rukh that wrote it, or point RUKH_HOME at another home")
+		return kernel.Errorf(kernel.CodeUnsupported, "the store has schema version %d, newer than this rukh supports (%d)", v, SchemaVersion).
+			AtPath(s.path).WithHint("use the newer rukh that wrote it, or point RUKH_HOME at another home")
 	}
 	return nil
 }

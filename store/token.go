@@ -85,7 +85,7 @@ func HashToken(token string) kernel.TokenHash { return sha256.Sum256([]byte(toke
 // and returns its credential kind and hash. Errors wrap ErrTokenMalformed
 // and never quote the token.
 func ParseToken(token string) (kind string, hash kernel.TokenHash, err error) {
-	bad := &kernel.Error{Code: kernel.CodeDenied, Message: "invalid bearer token", Err: ErrTokenMalformed}
+	bad := kernel.Errorf(kernel.CodeDenied, "invalid bearer token").Wrap(ErrTokenMalformed)
 	if len(token) != TokenLen || !strings.HasPrefix(token, "rukh_") || token[8] != '_' {
 		return "", hash, bad
 	}
