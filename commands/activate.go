@@ -83,6 +83,3 @@ func (a *app) runDeactivate(opts *deactivateOptions) error {
 	fmt.Fprintf(a.stdout, "deactivated %s in the draft (run 'rukh publish' to make it live)\n", opts.Name)
 	return nil
 }
-
-// resolveRelease finds NAME@VERSION, or the highest installed version of NAME.
-func (a *app) resolveRelease(ref string) (store.Release, error) { return a.h.ResolveRelease(ref) }

@@ -169,7 +169,7 @@ func (a *app) releaseNames(bare bool) []string {
 // revision.
 func (a *app) endpointNames() []string {
 	seen := map[string]bool{}
-	if p, err := a.draftProfile(); err == nil {
+	if p, err := a.h.DraftProfile(); err == nil {
 		for n := range p.Endpoints {
 			seen[n] = true
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/urfave/cli/v3"
@@ -138,7 +139,7 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 		rep.InputSchema = s
 	}
 	if b != nil {
-		rep.Development = devReleases(b)[bc.Release]
+		rep.Development = home.DevReleases(b)[bc.Release]
 		for _, p := range b.Endpoints {
 			for _, t := range p.Tools {
 				if t.Command == bc.Declaration.ID {

@@ -88,7 +88,7 @@ func (a *app) printDev(w io.Writer, rep *home.DevReport, oldRev store.Revision) 
 
 // leaveDevHint says how to make a real release of name active again.
 func (a *app) leaveDevHint(name string) string {
-	if r, err := a.resolveRelease(name); err == nil {
+	if r, err := a.h.ResolveRelease(name); err == nil {
 		return fmt.Sprintf("rukh activate %s@%s && rukh publish", r.Name, r.Version)
 	}
 	return fmt.Sprintf("rukh install PATH, then rukh activate %s && rukh publish (or rukh dev --stop %s)", name, name)
@@ -119,9 +119,3 @@ func (a *app) runDevStop(o devOptions) error {
 		name, store.DevVersion, name, store.DevVersion, a.leaveDevHint(name))
 	return nil
 }
-
-// devReleases is home.DevReleases, by the name the listing verbs use.
-func devReleases(b *policy.Binding) map[string]bool { return home.DevReleases(b) }
-
-// sweepDevCopies is home's sweep, by the name uninstall uses.
-func (a *app) sweepDevCopies(replaced string) { a.h.SweepDevCopies(replaced) }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpclients"
-	"github.com/rukh-dev/rukh/mcphttp"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
 )
 
@@ -104,7 +104,7 @@ func (a *app) runMCPConfig(o mcpConfigOptions) error {
 			return usageErr("--name: %v", err)
 		}
 	}
-	launch, err := a.launch(ep)
+	launch, err := serve.Launch(a.h, ep)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (a *app) mcpConfigHTTP(o mcpConfigOptions, launch *policy.Launch, name stri
 		auth = &mcpclients.Auth{TokenEnv: env,
 			Prompt: fmt.Sprintf("the bearer token of a rukh agent of endpoint %s ('rukh agent add NAME --endpoint %s')", ep, ep)}
 	}
-	e := mcpclients.HTTPEntry(o.client, name, base+mcphttp.PathPrefix+launch.Namespace+"/"+ep, auth)
+	e := mcpclients.HTTPEntry(o.client, name, base+serve.EndpointPath(launch.Namespace, ep), auth)
 	if auth != nil && len(e.Inputs) == 0 { // a client that reads the token from its environment
 		fmt.Fprintf(a.stderr, "rukh: hint: set %s to an agent's token where the client runs; 'rukh agent add NAME --endpoint %s' prints one\n", env, ep)
 	}

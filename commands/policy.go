@@ -48,8 +48,6 @@ func (a *app) policyCmd() *cli.Command {
 	}
 }
 
-func (a *app) draftProfile() (*policy.Profile, error) { return a.h.DraftProfile() }
-
 func (a *app) runPolicySet(opts *policySetOptions) error {
 	data, err := os.ReadFile(opts.File)
 	if err != nil {
@@ -84,7 +82,7 @@ func (a *app) runPolicyShow(opts *policyShowOptions) error {
 		}
 		return printJSON(a.stdout, b.Profile)
 	}
-	p, err := a.draftProfile()
+	p, err := a.h.DraftProfile()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
 )
@@ -68,10 +67,6 @@ func (a *app) runServeMCP(ctx context.Context, o serveMCPOptions) error {
 	}
 	return err
 }
-
-// launch is the endpoint's launch binding in the active revision (see
-// serve.Launch).
-func (a *app) launch(endpoint string) (*policy.Launch, error) { return serve.Launch(a.h, endpoint) }
 
 // stderrLog writes serve-mcp's log lines without ever blocking the server:
 // a client that does not read our stderr must not stall deadlines,

@@ -38,7 +38,7 @@ func (a *app) runUninstall(opts *uninstallOptions) error {
 		return err
 	}
 	if r.Development {
-		a.sweepDevCopies("")
+		a.h.SweepDevCopies("")
 	}
 	older := a.h.RevisionsBinding(r)
 	if opts.JSON {
