@@ -7,9 +7,10 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
-	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
 )
 
@@ -62,23 +63,24 @@ func (a *app) runTools(opts *toolsOptions) error {
 	if err != nil {
 		return err
 	}
-	dev := devReleases(b)
+	dev := home.DevReleases(b)
 	var devNames []string
 	for _, t := range p.Tools {
 		if dev[t.Release] {
 			devNames = append(devNames, t.Name)
 		}
 	}
-	// tools/list serves the job family after the tools
-	jobNames := policy.JobToolNames(b, p)
+	jobs := serve.JobTools(b, p)
 	a.warnEndpoint(b, p.Endpoint, policy.DefaultServerKey(p.Endpoint))
 	if opts.JSON {
-		wires := make([]jsontext.Value, 0, len(p.Tools)+len(jobNames))
+		wires := make([]jsontext.Value, 0, len(p.Tools)+len(jobs))
 		for _, t := range p.Tools {
 			wires = append(wires, t.Wire)
 		}
-		for i, n := range jobNames {
-			wires = append(wires, mcpcore.JobToolWire(policy.JobToolIDs[i], n))
+		jobNames := make([]string, 0, len(jobs))
+		for _, j := range jobs {
+			wires = append(wires, j.Wire)
+			jobNames = append(jobNames, j.Name)
 		}
 		levels := make(map[string]string, len(p.Tools)) // tool name → security level
 		for _, t := range p.Tools {
@@ -99,7 +101,7 @@ func (a *app) runTools(opts *toolsOptions) error {
 		}
 		return printJSON(a.stdout, out)
 	}
-	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobNames))
+	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobs))
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	tp := b.TasksOf(p.Endpoint)
 	for _, t := range p.Tools {
@@ -110,12 +112,12 @@ func (a *app) runTools(opts *toolsOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
 			yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
 	}
-	for i, n := range jobNames {
+	for _, j := range jobs {
 		var w struct {
 			Title string `json:"title"`
 		}
-		_ = json.Unmarshal(mcpcore.JobToolWire(policy.JobToolIDs[i], n), &w, json.RejectUnknownMembers(false))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, policy.JobToolIDs[i], "(job family)", w.Title, "-")
+		_ = json.Unmarshal(j.Wire, &w, json.RejectUnknownMembers(false))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.Name, j.ID, "(job family)", w.Title, "-")
 	}
 	return tw.Flush()
 }

@@ -6,12 +6,32 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 )
+
+// JobTool is one tool of an endpoint's job family, as tools/list serves it
+// after the endpoint's own tools.
+type JobTool struct {
+	ID   string         // one of policy.JobToolIDs
+	Name string         // the name the endpoint serves it under
+	Wire jsontext.Value // its tools/list entry
+}
+
+// JobTools is the job family projection p of b serves, in tools/list's
+// order; none when its task policy serves no job tools.
+func JobTools(b *policy.Binding, p *policy.Projection) []JobTool {
+	names := policy.JobToolNames(b, p)
+	out := make([]JobTool, len(names))
+	for i, n := range names {
+		out[i] = JobTool{ID: policy.JobToolIDs[i], Name: n, Wire: mcpcore.JobToolWire(policy.JobToolIDs[i], n)}
+	}
+	return out
+}
 
 // Launch fixes an endpoint's launch binding from the active revision's
 // endpoint record, refusing an endpoint the published profile does not name
