@@ -251,26 +251,10 @@ func (r *credRec) gone(t time.Time) bool {
 // purge deletes credentials that ended more than endedRetention ago (and
 // unreadable records); it keeps growth bounded without a background job.
 func purge(b bucket, t time.Time) (int, error) {
-	var dead [][]byte
-	if err := b.ForEach(func(k, v []byte) error {
+	return deleteWhere(b, func(k, v []byte) bool {
 		var r credRec
-		if len(k) != len(kernel.TokenHash{}) || json.Unmarshal(v, &r) != nil {
-			dead = append(dead, slices.Clone(k))
-			return nil
-		}
-		if r.gone(t) {
-			dead = append(dead, slices.Clone(k))
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	for _, k := range dead {
-		if err := b.Delete(k); err != nil {
-			return 0, err
-		}
-	}
-	return len(dead), nil
+		return len(k) != len(kernel.TokenHash{}) || json.Unmarshal(v, &r) != nil || r.gone(t)
+	})
 }
 
 // AddAgent creates an agent bound to endpoint with a new static key, which

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // The store's records are written once, against these three interfaces; a
 // backend (bbolt in a home, etcd for replicas) supplies transactions. They
@@ -80,4 +83,25 @@ type sharedBackend interface {
 	tryRemoveHeld(kind, id string, remove func() error) error
 	// taskStore is the task records' store beside s.
 	taskStore(s *Store) *Store
+}
+
+// deleteWhere deletes the records of b that dead picks and returns how
+// many; keys are collected first, as a bucket must not change under
+// ForEach.
+func deleteWhere(b bucket, dead func(k, v []byte) bool) (int, error) {
+	var keys [][]byte
+	if err := b.ForEach(func(k, v []byte) error {
+		if dead(k, v) {
+			keys = append(keys, slices.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
 }

@@ -154,31 +154,13 @@ func (s *Store) PutRelease(r Release) (existed bool, err error) {
 	if r.Development || r.Version == DevVersion {
 		return false, kernel.Errorf(kernel.CodeInvalid, "a development release is recorded with PutDevRelease")
 	}
-	if r.InstalledAt.IsZero() {
-		r.InstalledAt = now()
-	}
-	key := releaseKey(r.Name, r.Version)
-	err = s.update(func(tx txn) error {
-		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
-		if raw := rels.Get(key); raw != nil {
-			var old releaseRec
-			if err := s.decode("release "+string(key), raw, &old); err != nil {
-				return err
-			}
-			if old.Digest != r.Digest {
-				return kernel.Errorf(kernel.CodeConflict, "release %s is already installed with digest %s, not %s", key, old.Digest, r.Digest).
-					WithHint("a release is immutable: publish the change under a new version")
-			}
-			existed = true
-			return nil
+	err = s.writeRelease(r, "release", func(_ bucket, old Release) (bool, error) {
+		if old.Digest != r.Digest {
+			return true, kernel.Errorf(kernel.CodeConflict, "release %s is already installed with digest %s, not %s", releaseKey(r.Name, r.Version), old.Digest, r.Digest).
+				WithHint("a release is immutable: publish the change under a new version")
 		}
-		if other := digs.Get([]byte(r.Digest)); other != nil {
-			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for release %s", r.Digest, other)
-		}
-		if err := rels.Put(key, encode(toReleaseRec(r))); err != nil {
-			return err
-		}
-		return digs.Put([]byte(r.Digest), key)
+		existed = true
+		return true, nil
 	})
 	return existed, err
 }
@@ -197,38 +179,47 @@ func (s *Store) PutDevRelease(r Release) (prev *Release, err error) {
 		return nil, kernel.Errorf(kernel.CodeInvalid, "a development release is never signed")
 	}
 	r.Version, r.Development, r.AllowUnsigned = DevVersion, true, false
+	err = s.writeRelease(r, "development release", func(digs bucket, old Release) (bool, error) {
+		prev = &old
+		if old.Digest == r.Digest {
+			return true, nil
+		}
+		return false, digs.Delete([]byte(old.Ref()))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return prev, nil
+}
+
+// writeRelease records r under name@version and its digest key (r.Ref())
+// in one transaction. When a record is already there, onOld decides:
+// stop (nothing more is written), or go on and replace it, having removed
+// what must go with it. what names the kind of release in a conflict.
+func (s *Store) writeRelease(r Release, what string, onOld func(digs bucket, old Release) (stop bool, err error)) error {
 	if r.InstalledAt.IsZero() {
 		r.InstalledAt = now()
 	}
 	key := releaseKey(r.Name, r.Version)
-	err = s.update(func(tx txn) error {
+	return s.update(func(tx txn) error {
 		rels, digs := tx.Bucket(bucketReleases), tx.Bucket(bucketDigests)
 		if raw := rels.Get(key); raw != nil {
 			var old releaseRec
 			if err := s.decode("release "+string(key), raw, &old); err != nil {
 				return err
 			}
-			o := fromReleaseRec(old)
-			prev = &o
-			if old.Digest == r.Digest {
-				return nil
-			}
-			if err := digs.Delete([]byte(o.Ref())); err != nil {
+			if stop, err := onOld(digs, fromReleaseRec(old)); stop || err != nil {
 				return err
 			}
 		}
 		if other := digs.Get([]byte(r.Ref())); other != nil {
-			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for development release %s", r.Digest, other)
+			return kernel.Errorf(kernel.CodeConflict, "digest %s is already recorded for %s %s", r.Digest, what, other)
 		}
 		if err := rels.Put(key, encode(toReleaseRec(r))); err != nil {
 			return err
 		}
 		return digs.Put([]byte(r.Ref()), key)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return prev, nil
 }
 
 // Release returns name@version.

@@ -210,22 +210,10 @@ func getTask(b bucket, id string) (*Task, error) { return getJSON[Task](b, "task
 
 // purgeTasks deletes expired and unreadable records.
 func purgeTasks(b bucket, now time.Time) (int, error) {
-	var dead [][]byte
-	if err := b.ForEach(func(k, v []byte) error {
+	return deleteWhere(b, func(_, v []byte) bool {
 		var t Task
-		if json.Unmarshal(v, &t) != nil || t.expired(now) {
-			dead = append(dead, append([]byte(nil), k...))
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	for _, k := range dead {
-		if err := b.Delete(k); err != nil {
-			return 0, err
-		}
-	}
-	return len(dead), nil
+		return json.Unmarshal(v, &t) != nil || t.expired(now)
+	})
 }
 
 // CreateTask implements TaskStore.
