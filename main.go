@@ -1,6 +1,7 @@
 // Command rukh is the core of a named CLI whose commands come from trusted,
 // installable extensions, served to people as subcommands and to agents as
-// MCP tools. All the work happens in package commands; only main exits.
+// MCP tools. It runs package commands, the CLI, over the process's
+// arguments and streams; only main exits.
 package main
 
 import (

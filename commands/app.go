@@ -1,10 +1,18 @@
-// Package commands is Rukh's CLI: it wires the owner verbs (install,
-// trust, activate, policy, publish, dev, …), the extension commands of the
-// active revision and the serving verbs onto urfave/cli. A verb parses its
-// flags into options, calls a run function, and the run function calls
-// the use cases in home and prints their reports. It is the only package
-// that imports urfave/cli and the only place errors become exit codes.
-// home never imports commands.
+// Package commands is Rukh's CLI: the flags, the printing and the exit
+// codes. It wires the owner verbs (install, trust, activate, policy,
+// publish, dev, agent, tasks, …), the extension commands of the active
+// revision and the serving verbs (serve-mcp, serve-http, mcp-config) onto
+// urfave/cli. A verb parses its flags into options and calls a run
+// function; the run function calls a use case (home for the owner's verbs,
+// serve for the serving processes, mcpclients for the clients' config
+// files, extpkg for signing and packing) and prints what it returns. It is
+// the only package that imports urfave/cli and the only place errors
+// become exit codes.
+//
+// commands imports home, serve, mcpclients, extpkg, policy, kernel, and
+// store only to open one and to name its records. It never imports the
+// protocol core or a transport (mcpcore, mcpstdio, mcphttp): serving is
+// serve's. Only main imports commands.
 //
 // Stdout is data, stderr is people: results and listings go to stdout,
 // errors go to stderr as "rukh: error: …" with "rukh: hint: …" lines.

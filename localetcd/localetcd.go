@@ -1,6 +1,8 @@
 // Package localetcd runs a single-node etcd server in the calling process,
 // from the etcd Go module: for tests of the shared store and for the
-// scale-out demo, where no etcd is installed. It is never linked into rukh.
+// scale-out demo, where no etcd is installed. It is never linked into rukh:
+// it imports the etcd server and no rukh package, and only tests and the
+// demo import it.
 package localetcd
 
 import (

@@ -78,7 +78,7 @@ func Build(in Input) (*Binding, []string, error) {
 // summary for the report: declarations keep only their id, path, aliases,
 // summary, execute mode, lifetime and result kind and machine
 // declaration; tools have no Wire, only the Sum of their body. What sink
-// receives reads back (commands' bindingFromIndex) as what Build returns.
+// receives reads back (home's readRevision) as what Build returns.
 func Stream(in Input, sink IndexSink) (*Binding, []string, error) {
 	return (&builder{sink: sink}).run(in)
 }

@@ -1,16 +1,22 @@
-// Package store owns Rukh's home state, kept in one bbolt file: installed
-// releases, trusted publisher keys, the draft (activations and profile),
-// immutable published revisions, the active-revision pointer and the secret
-// that keys cursor MACs. It is the only package that imports go.etcd.io/bbolt.
+// Package store owns Rukh's home state: installed releases, trusted
+// publisher keys, the draft (activations and profile), immutable published
+// revisions, the active-revision pointer, agents and their credentials,
+// tasks, the audit log and the secret that keys cursor MACs. Its records are
+// written once against a small transaction interface (kv.go) with two
+// backends: a bbolt file in the home (the default), and, built with -tags
+// etcd, a key prefix of an etcd cluster that several machines share
+// (OpenEtcd). It is the only package that imports go.etcd.io/bbolt or the
+// etcd client.
 //
-// The file is opened per operation with a timeout and closed before the
-// operation returns, so no long-lived process (serve-mcp) ever holds it;
+// The bbolt file is opened per operation with a timeout and closed before
+// the operation returns, so no long-lived process (serve-mcp) ever holds it;
 // such a process learns of a publish from WatchActive (file notifications on
 // the home, inotify on Linux and kqueue on macOS and the BSDs, not a polling
-// loop, where the platform has them).
-// Every mutation is one transaction, and bbolt's copy-on-write commit means a
-// crash at any instant leaves the previous state intact. The store knows
-// nothing of policy: manifests and revision bindings are opaque bytes.
+// loop, where the platform has them; etcd's own watch on a shared store).
+// Every mutation is one serializable transaction that commits all or
+// nothing, so a crash at any instant leaves the previous state intact. The
+// store knows nothing of policy: manifests and revision bindings are opaque
+// bytes.
 //
 // store imports kernel and nothing else from Rukh.
 package store

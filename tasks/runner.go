@@ -8,6 +8,9 @@
 // task as failed). A cancel from any process reaches the
 // child within PollInterval; when the runner closes, its running tasks are
 // stopped and recorded cancelled.
+//
+// tasks imports kernel and store (for the task records) only; it never
+// imports mcpcore, a transport or serve, which host it.
 package tasks
 
 import (
