@@ -98,6 +98,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return a.fail(err)
 	}
 	defer a.h.Store.Close()
+	// What a rukh killed on this home left running is killed first; what
+	// this one's invocations start beyond their leaders is recorded for the
+	// next one (home/processes.go).
+	for _, w := range a.h.SweepProcesses().Warnings {
+		fmt.Fprintf(a.stderr, "rukh: warning: %s\n", printable(w))
+	}
+	defer a.h.RecordProcesses().Close()
 	if len(args) > 1 && args[1] == "help" {
 		// "rukh help [COMMAND...]" is "rukh [COMMAND...] --help"
 		args = append(append([]string{args[0]}, args[2:]...), "--help")

@@ -22,10 +22,32 @@ type DoctorCheck struct {
 
 // DoctorReport is every check of one home.
 type DoctorReport struct {
-	Home     string        `json:"home"`
-	Healthy  bool          `json:"healthy"`
-	Problems int           `json:"problems"`
-	Checks   []DoctorCheck `json:"checks"`
+	Home      string          `json:"home"`
+	Healthy   bool            `json:"healthy"`
+	Problems  int             `json:"problems"`
+	Checks    []DoctorCheck   `json:"checks"`
+	Processes ProcessesReport `json:"processes"`
+}
+
+// ProcessesReport says how the host contains an invocation's processes
+// once rukh itself is killed, and what this process swept.
+type ProcessesReport struct {
+	// Containment is "recorded-sweep": what a killed rukh leaves running
+	// is killed by the next rukh process on the home, from its record.
+	Containment string      `json:"containment"`
+	Swept       SweepReport `json:"swept"`
+}
+
+// containmentCheck is the doctor line of the processes report.
+func containmentCheck(p ProcessesReport) string {
+	s := "processes: recorded sweep after an unclean exit (no PID namespace containment on this host)"
+	if p.Swept.Records > 0 {
+		s += fmt.Sprintf("; swept %d process(es) left by %d killed rukh process(es)", len(p.Swept.Killed), p.Swept.Records)
+	}
+	for _, w := range p.Swept.Warnings {
+		s += "; warning: " + w
+	}
+	return s
 }
 
 // Doctor runs every check it can: a failed one does not stop the others,
@@ -46,6 +68,9 @@ func (h *Home) Doctor() *DoctorReport {
 	if !add("home permissions", h.Store.CheckHome()) {
 		return rep
 	}
+	h.SweepProcesses()
+	rep.Processes = ProcessesReport{Containment: "recorded-sweep", Swept: h.swept}
+	add(containmentCheck(rep.Processes), nil)
 	// Every bbolt file of the home, not only the store: a damaged one
 	// fails whatever reads it.
 	if files, err := h.Store.HomeFiles(); err != nil {

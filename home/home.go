@@ -24,4 +24,5 @@ type Home struct {
 	Env    func(string) string
 
 	untrusted untrustedCache // a server's view of the untrusted releases
+	swept     SweepReport    // what this process's sweeps did, for Doctor
 }

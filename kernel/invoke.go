@@ -49,6 +49,10 @@ type Runner struct {
 	// process that left the group may hold them). Zero means
 	// DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// Recorder, when set, is given every process an invocation has beyond
+	// its leader while it runs, so that the next rukh process can kill what
+	// survives a SIGKILL of this one (procs.go); nil records nothing.
+	Recorder ProcessRecorder
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -304,7 +308,7 @@ func (s *session) start() (reason string) {
 		return fmt.Sprintf("cannot create the stdin pipe: %v", err)
 	}
 
-	s.proc, err = startTracked(s.cmd, s.id, child.files)
+	s.proc, err = startTracked(s.cmd, s.id, child.files, s.r.Recorder)
 	if err != nil {
 		return fmt.Sprintf("cannot start program: %v", err)
 	}

@@ -28,6 +28,11 @@ const passthroughKillGrace = 5 * time.Second
 // status, or 128+signal when a signal ended it; err is set only when the
 // program could not be started or waited for.
 func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error) {
+	return (&Runner{}).RunPassthrough(ctx, dir, c, args, stdin, stdout, stderr)
+}
+
+// RunPassthrough is the package's RunPassthrough with r's Recorder.
+func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error) {
 	if c == nil {
 		return -1, Errorf(CodeInvalid, "no command to run")
 	}
@@ -59,7 +64,7 @@ func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, 
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	proc, err := startTracked(cmd, "", nil)
+	proc, err := startTracked(cmd, "", nil, r.Recorder)
 	if err != nil {
 		return -1, Errorf(CodeUnavailable, "cannot start program %q", c.Execute.Program).Wrap(err)
 	}

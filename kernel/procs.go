@@ -35,6 +35,13 @@ import (
 // RUKH_INVOCATION_ID, the descriptors rukh gave it, every process seen
 // below it while it ran (pid and start time, sampled), and the descendants
 // of all these.
+//
+// Neither survives a SIGKILL of rukh itself: the parent-death signal (or
+// the watchdog) reaches the leaders only. So where a Runner has a
+// ProcessRecorder, the sampler also runs with a subreaper, and every
+// process it finds beyond an invocation's leader is handed to the recorder
+// once; the next rukh process on the home kills what a killed one left
+// (Sweep, sweep.go).
 
 // cleanupTimeout bounds the wait for killed processes to disappear (a
 // process in uninterruptible sleep dies only when its I/O returns).
@@ -71,6 +78,9 @@ type tracked struct {
 	// not is what was looked at (environment, descriptors) and is not its:
 	// each process is read once per invocation.
 	not map[int]uint64
+
+	rec      ProcessRecorder // nil: nothing is recorded
+	recorded map[int]uint64  // what rec was given, by pid: start time
 }
 
 var procs struct {
@@ -80,8 +90,11 @@ var procs struct {
 	startMu  sync.RWMutex
 	mu       sync.Mutex
 	live     map[int]*tracked // by leader pid
-	sampling bool             // a sampler runs (no subreaper)
+	sampling bool             // a sampler runs (no subreaper, or a recorder)
 	pause    time.Duration    // its next pause; a start resets it
+	// recMu orders a sample's Record calls before the Ended of the same
+	// invocation; taken before mu, never while holding it.
+	recMu sync.Mutex
 }
 
 // startTracked starts cmd and registers it; files are the child's ends of
@@ -91,7 +104,7 @@ var procs struct {
 // goroutine locked to it returns, which nothing in rukh does
 // (TestNothingLocksAThread). Forking here, not on one thread kept for it,
 // spares every call two thread hand-offs.
-func startTracked(cmd *exec.Cmd, id string, files []*os.File) (*tracked, error) {
+func startTracked(cmd *exec.Cmd, id string, files []*os.File, rec ProcessRecorder) (*tracked, error) {
 	setupProcess()
 	var names []string
 	if !plat.subreaper() {
@@ -103,7 +116,7 @@ func startTracked(cmd *exec.Cmd, id string, files []*os.File) (*tracked, error) 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	t := &tracked{id: id, leader: cmd.Process.Pid, files: names}
+	t := &tracked{id: id, leader: cmd.Process.Pid, files: names, rec: rec}
 	if !plat.subreaper() {
 		t.seen, t.not = map[int]uint64{}, map[int]uint64{}
 		if pi, ok := plat.lookup(t.leader); ok {
@@ -116,7 +129,7 @@ func startTracked(cmd *exec.Cmd, id string, files []*os.File) (*tracked, error) 
 		procs.live = map[int]*tracked{}
 	}
 	procs.live[t.leader] = t
-	if !plat.subreaper() {
+	if !plat.subreaper() || rec != nil {
 		procs.pause = sampleFirst
 		if !procs.sampling {
 			procs.sampling = true
@@ -127,13 +140,20 @@ func startTracked(cmd *exec.Cmd, id string, files []*os.File) (*tracked, error) 
 	return t, nil
 }
 
-// untrack forgets t once os/exec reaped its leader.
+// untrack forgets t once os/exec reaped its leader, and tells its
+// recorder the invocation ended if it recorded anything.
 func untrack(t *tracked) {
 	procs.mu.Lock()
 	delete(procs.live, t.leader)
+	recorded := len(t.recorded) > 0
 	procs.mu.Unlock()
 	if !plat.subreaper() {
 		plat.unguard(t.leader)
+	}
+	if recorded {
+		procs.recMu.Lock()
+		t.rec.Ended(t.id, t.leader)
+		procs.recMu.Unlock()
 	}
 }
 
@@ -159,21 +179,122 @@ func sampler() {
 }
 
 // sample records, for every running invocation, the processes attributed
-// to it now. A no-op with a subreaper.
+// to it now, and hands the new ones beyond its leader to its recorder.
 func sample() {
-	if plat.subreaper() {
+	procs.mu.Lock()
+	recording := false
+	for _, t := range procs.live {
+		recording = recording || t.rec != nil
+	}
+	procs.mu.Unlock()
+	if plat.subreaper() && !recording {
 		return
 	}
 	all := plat.snapshot()
 	self := os.Getpid()
-	procs.mu.Lock()
-	defer procs.mu.Unlock()
 	idx := newTableIndex(all)
-	for _, t := range procs.live {
-		for pid := range attributed(idx, self, t, false) {
-			t.seen[pid] = all[pid].start
+	procs.recMu.Lock()
+	defer procs.recMu.Unlock()
+	procs.mu.Lock()
+	found := map[*tracked][]int{}
+	if plat.subreaper() {
+		found = subtreeOwners(idx, self)
+	} else {
+		for _, t := range procs.live {
+			for pid := range attributed(idx, self, t, false) {
+				t.seen[pid] = all[pid].start
+				found[t] = append(found[t], pid)
+			}
 		}
 	}
+	type news struct {
+		t  *tracked
+		ps []Process
+	}
+	var out []news
+	for t, pids := range found {
+		if t.rec == nil {
+			continue
+		}
+		var ps []Process
+		for _, pid := range pids {
+			pi := all[pid]
+			if s, ok := t.recorded[pid]; pid == t.leader || pi.zombie || ok && s == pi.start {
+				continue
+			}
+			if t.recorded == nil {
+				t.recorded = map[int]uint64{}
+			}
+			t.recorded[pid] = pi.start
+			ps = append(ps, Process{PID: pid, Start: pi.start})
+		}
+		if len(ps) > 0 {
+			out = append(out, news{t, ps})
+		}
+	}
+	procs.mu.Unlock()
+	for _, n := range out {
+		n.t.rec.Record(n.t.id, n.t.leader, n.ps)
+	}
+}
+
+// subtreeOwners attributes, with a subreaper, every process below rukh to
+// the running invocations it belongs to: the one whose leader it descends
+// from, else the one whose group or session or RUKH_INVOCATION_ID it has,
+// else (an escapee that cleared all of these) every running one that
+// records. Called with procs.mu held.
+func subtreeOwners(idx tableIndex, self int) map[*tracked][]int {
+	owner := map[int]*tracked{}
+	for _, t := range procs.live {
+		set := map[int]bool{}
+		if _, ok := idx.all[t.leader]; ok {
+			idx.closure(set, t.leader)
+		}
+		for pid := range set {
+			owner[pid] = t
+		}
+	}
+	out := map[*tracked][]int{}
+	var ownerOf func(pid int, depth int) []*tracked
+	memo := map[int][]*tracked{}
+	ownerOf = func(pid, depth int) []*tracked {
+		if t, ok := owner[pid]; ok {
+			return []*tracked{t}
+		}
+		if ts, ok := memo[pid]; ok {
+			return ts
+		}
+		pi := idx.all[pid]
+		var ts []*tracked
+		if pi.ppid != self && depth < 64 {
+			ts = ownerOf(pi.ppid, depth+1)
+		} else {
+			for _, t := range procs.live {
+				if pi.pgid == t.leader || pi.sid == t.leader || t.id != "" && plat.marker(pid, "RUKH_INVOCATION_ID="+t.id) {
+					ts = []*tracked{t}
+					break
+				}
+			}
+			if ts == nil {
+				for _, t := range procs.live {
+					if t.rec != nil {
+						ts = append(ts, t)
+					}
+				}
+			}
+		}
+		memo[pid] = ts
+		return ts
+	}
+	mine := map[int]bool{}
+	idx.closure(mine, self)
+	delete(mine, self)
+	for pid := range mine {
+		for _, t := range ownerOf(pid, 0) {
+			out[t] = append(out[t], pid)
+		}
+	}
+	return out
 }
 
 // cleanup kills and reaps, after t's leader exited (it is a zombie os/exec
