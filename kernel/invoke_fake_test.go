@@ -87,6 +87,9 @@ func runFake(behaviour string) int {
 			g := exec.Command(exe, fakeArg, "escapee")
 			g.Env = []string{} // no RUKH_INVOCATION_ID to find it by
 			g.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if len(os.Args) > 4 && os.Args[4] == "held" {
+				g.Stdout = os.Stdout // what a path without a subreaper finds it by
+			}
 			if g.Start() != nil {
 				return 9
 			}
@@ -225,6 +228,16 @@ func runFake(behaviour string) int {
 			return 9
 		}
 		c.report("succeeded", text(fmt.Sprintf("%d %s", a.Process.Pid, strings.TrimSpace(string(pid)))))
+	case "escape-hang": // leaves a setsid and a double-forked escapee, then hangs
+		exe, _ := os.Executable()
+		a := exec.Command(exe, fakeArg, "escapee")
+		a.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		middle := exec.Command(exe, fakeArg, "escapee", "double", "held")
+		middle.Stdout = os.Stdout
+		if a.Start() != nil || middle.Run() != nil {
+			return 9
+		}
+		time.Sleep(time.Minute)
 	case "session": // whether the program leads its own session, and its tty_nr
 		sid, _ := unix.Getsid(0)
 		st, _ := os.ReadFile("/proc/self/stat")

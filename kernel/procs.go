@@ -201,7 +201,9 @@ func sample() {
 		found = subtreeOwners(idx, self)
 	} else {
 		for _, t := range procs.live {
-			for pid := range attributed(idx, self, t, false) {
+			// A recorded invocation's escapees are looked for now (its
+			// environment and descriptors), not only when it ends.
+			for pid := range attributed(idx, self, t, t.rec != nil) {
 				t.seen[pid] = all[pid].start
 				found[t] = append(found[t], pid)
 			}

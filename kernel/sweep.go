@@ -9,10 +9,7 @@ import (
 )
 
 // Self is this process as a record names its owner.
-func Self() (Process, bool) {
-	pi, ok := plat.lookup(os.Getpid())
-	return Process{PID: os.Getpid(), Start: pi.start}, ok
-}
+func Self() (Process, bool) { return Identify(os.Getpid()) }
 
 // Alive reports whether p still runs: its pid names a living process with
 // the same start time.
@@ -73,4 +70,10 @@ func Sweep(owner Process, ps []Process, ids []string) []Process {
 		}
 	}
 	return killed
+}
+
+// Identify names the process pid now, with its start time.
+func Identify(pid int) (Process, bool) {
+	pi, ok := plat.lookup(pid)
+	return Process{PID: pid, Start: pi.start}, ok && !pi.zombie
 }
