@@ -47,7 +47,15 @@ var procShapes = []struct {
 	{"stubborn", 3}, // leader and two grandchildren ignore SIGTERM
 }
 
+// escapeShape starts all three kinds that outlive a killed rukh: a
+// grandchild in the leader's group, a setsid daemon and a double-forked
+// daemon (whose middle exits); TestKilledRukhIsSwept runs it.
+const escapeShape = "escape"
+
 func procCount(shape string) int {
+	if shape == escapeShape {
+		return 5
+	}
 	for _, s := range procShapes {
 		if s.name == shape {
 			return s.procs
@@ -92,6 +100,10 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 	case "setsid":
 		startFake(&syscall.SysProcAttr{Setsid: true}, nil, "procs-child", in.Dir)
 	case "double":
+		startFake(nil, nil, "procs-middle", in.Dir)
+	case escapeShape:
+		startFake(nil, nil, "procs-child", in.Dir)
+		startFake(&syscall.SysProcAttr{Setsid: true}, nil, "procs-child", in.Dir)
 		startFake(nil, nil, "procs-middle", in.Dir)
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
@@ -240,7 +252,7 @@ func newProcsHome(t *testing.T, bin string, timeoutMs int) string {
 	t.Helper()
 	dir := t.TempDir()
 	var cmds []string
-	for _, shape := range []string{"simple", "group", "setsid", "double", "stubborn", "fds", "tty"} {
+	for _, shape := range []string{"simple", "group", "setsid", "double", "stubborn", "fds", "tty", escapeShape} {
 		cmds = append(cmds, fmt.Sprintf(`{"id":"procs.%[1]s","path":["procs","%[1]s"],"summary":"Child shape %[1]s",
 		 "params":[{"id":"dir","type":"string","flag":"dir","required":true},{"id":"mode","type":"string","flag":"mode","enum":["exit","fail","hang"],"default":"exit"}],
 		 "execute":{"program":"bin/ext","args":["procs","%[1]s"],"result":{"kind":"text"}},

@@ -1,0 +1,111 @@
+//go:build linux
+
+package main
+
+// After SIGKILL of rukh itself nothing of it runs to clean up: the next
+// rukh process on the home kills what the killed one recorded.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// recorded: every pid is named in a record of the home's processes.
+func recorded(home string, pids []int) bool {
+	files, _ := filepath.Glob(filepath.Join(home, "processes", "*"))
+	var fields []string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		fields = append(fields, strings.Fields(string(b))...)
+	}
+	for _, pid := range pids {
+		if !slices.Contains(fields, strconv.Itoa(pid)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestKilledRukhIsSwept: SIGKILL of serve-mcp, and of a CLI run, during a
+// call whose extension forked a grandchild, a setsid daemon and a
+// double-forked daemon. The killed rukh cannot kill them: they run right
+// after the kill. The next rukh start on the home (rukh status) kills them.
+func TestKilledRukhIsSwept(t *testing.T) {
+	bin := buildRukh(t)
+	home := newProcsHome(t, bin, procsNoDeadline)
+	for _, via := range []string{"mcp", "cli"} {
+		t.Run(via, func(t *testing.T) {
+			dir := t.TempDir()
+			defer func() {
+				for _, m := range readMarkers(dir) { // never leak into other tests
+					if m.alive() {
+						syscall.Kill(m.pid, syscall.SIGKILL)
+					}
+				}
+			}()
+			stderr, err := os.Create(filepath.Join(dir, ".stderr"))
+			must(t, err)
+			defer stderr.Close()
+			logs := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+			var rukh *exec.Cmd
+			if via == "mcp" {
+				s, err := startProcsServer(bin, home, nil, stderr, nil)
+				must(t, err)
+				rukh = s.cmd
+				must(t, s.call("c1", "procs."+escapeShape, map[string]string{"dir": dir, "mode": "hang"}))
+			} else {
+				rukh = exec.Command(bin, "procs", escapeShape, "--dir", dir, "--mode", "hang")
+				rukh.Env, rukh.Dir = rukhEnv(home), dir
+				rukh.Stdout, rukh.Stderr = stderr, stderr
+				must(t, rukh.Start())
+			}
+			defer rukh.Process.Kill()
+			want := procCount(escapeShape)
+			if !waitFor(procsStartWait, func() bool { return len(readMarkers(dir)) == want }) {
+				t.Fatalf("only %d of %d processes started\n%s", len(readMarkers(dir)), want, logs())
+			}
+			var daemons []int
+			for _, m := range readMarkers(dir) {
+				if m.role == "child" {
+					daemons = append(daemons, m.pid)
+				}
+			}
+			// Recording is sampled: give it time, but let a rukh that never
+			// records fail below, on what is left running.
+			if !waitFor(procsStartWait, func() bool { return recorded(home, daemons) }) {
+				t.Logf("%v not recorded in %s/processes", daemons, home)
+			}
+			rukh.Process.Signal(syscall.SIGKILL)
+			if _, err := waitExit(rukh, procsStopWait); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFor(procsGoneWait, func() bool { return len(survivors(readMarkers(dir), "leader")) == 0 }) {
+				t.Fatalf("the leader outlived rukh: %v", survivors(readMarkers(dir), "leader"))
+			}
+			// The gap the sweep closes: at least the setsid and the
+			// double-forked daemon outlive the killed rukh.
+			if alive := survivors(readMarkers(dir), "child"); len(alive) < 2 {
+				t.Fatalf("only %v ran right after the kill; the test no longer shows what the sweep is for", alive)
+			}
+			out, errOut, code := runRukh(t, bin, home, "status")
+			if code != 0 {
+				t.Fatalf("rukh status: exit %d\n%s%s", code, out, errOut)
+			}
+			if strings.Contains(errOut, "warning") {
+				t.Errorf("rukh status warned: %s", errOut)
+			}
+			if !waitFor(procsGoneWait, func() bool { return len(survivors(readMarkers(dir), "")) == 0 }) {
+				t.Fatalf("still running after the next rukh start: %v\n%s", survivors(readMarkers(dir), ""), logs())
+			}
+			if files, _ := filepath.Glob(filepath.Join(home, "processes", "*")); len(files) != 0 {
+				t.Errorf("records left after the sweep: %v", files)
+			}
+		})
+	}
+}
