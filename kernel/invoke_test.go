@@ -34,7 +34,7 @@ var (
 )
 
 // fakeInvocation runs this test binary as the extension.
-func fakeInvocation(t *testing.T, behaviour string, decl *ResultDecl) *Invocation {
+func fakeInvocation(t testing.TB, behaviour string, decl *ResultDecl) *Invocation {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -165,3 +165,30 @@ func TestSweep(t *testing.T) {
 		t.Errorf("Sweep killed itself: %v", k)
 	}
 }
+
+// nopRecorder records nothing: the benchmark measures the process layer's
+// side of recording.
+type nopRecorder struct{}
+
+func (nopRecorder) Record(string, int, []Process) {}
+func (nopRecorder) Ended(string, int)             {}
+
+// BenchmarkInvokeRecorder: a trivial call without and with a recorder,
+// side by side in one run (docs/performance.md).
+func BenchmarkInvokeRecorder(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		rec  ProcessRecorder
+	}{{"without", nil}, {"with", nopRecorder{}}} {
+		b.Run(tt.name, func(b *testing.B) {
+			r := NewRunner()
+			r.Recorder = tt.rec
+			inv := fakeInvocation(b, "text", textDecl)
+			for b.Loop() {
+				if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded {
+					b.Fatal(res.Reason)
+				}
+			}
+		})
+	}
+}
