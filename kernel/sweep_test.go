@@ -45,9 +45,10 @@ func (r *fakeRecorder) count() int {
 
 // TestRecorderSeesEscapees: while an invocation runs, what it starts beyond
 // its leader, escapees included, reaches the recorder, and its end is
-// reported once; a call with only its leader never reaches it.
+// reported once; a call with only its leader never reaches it. Not
+// parallel: the double fork's escapee is claimed by no invocation, so the
+// end of another test's call would kill it.
 func TestRecorderSeesEscapees(t *testing.T) {
-	t.Parallel()
 	rec := &fakeRecorder{recorded: map[int]uint64{}, ids: map[string]bool{}}
 	r := NewRunner()
 	r.Recorder = rec
@@ -88,8 +89,9 @@ func TestRecorderSeesEscapees(t *testing.T) {
 
 // TestSweep: Sweep kills a recorded process only while its pid and start
 // time both match, and what carries a recorded invocation id; never itself.
+// Not parallel: its sleepers are below this process, which the end of
+// another test's call would clean up.
 func TestSweep(t *testing.T) {
-	t.Parallel()
 	self, ok := Self()
 	if !ok {
 		t.Fatal("no start time for this process")
