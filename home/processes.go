@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"golang.org/x/sys/unix"
@@ -215,16 +216,16 @@ func parseRecordName(name string) (kernel.Process, bool) {
 // ownedByMe refuses what another user owns or can write: a record names
 // processes to kill.
 func ownedByMe(path string, dir bool) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
+	fi, err := os.Lstat(path)
+	if err != nil {
 		return err
 	}
-	kind := uint32(unix.S_IFREG)
-	if dir {
-		kind = unix.S_IFDIR
+	uid := -1
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		uid = int(st.Uid)
 	}
-	if st.Mode&unix.S_IFMT != kind || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
-		return fmt.Errorf("%s is not this user's alone (owner %d, mode %#o)", path, st.Uid, st.Mode&0o7777)
+	if fi.IsDir() != dir || !dir && !fi.Mode().IsRegular() || uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is not this user's alone (owner %d, mode %v)", path, uid, fi.Mode())
 	}
 	return nil
 }
