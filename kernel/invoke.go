@@ -584,7 +584,7 @@ func (s *session) stop(reason string) <-chan time.Time {
 	}
 	s.stopping = true
 	s.stopReason = reason
-	sample() // without a subreaper: remember the leader's descendants while it lives
+	sample() // remember (and record) the leader's descendants while it lives
 	s.send(encodeCancel(reason))
 	s.killC = time.After(s.termGrace + s.killGrace)
 	return time.After(s.termGrace)

@@ -64,6 +64,7 @@ func TestRecorderSeesEscapees(t *testing.T) {
 	defer cancel()
 	inv := fakeInvocation(t, "escape-hang", textDecl)
 	inv.ID = "inv_recordertest"
+	inv.Limits.Timeout = 10 * time.Minute // only the sampler, not a stop, may record
 	done := make(chan Result, 1)
 	go func() { done <- r.Invoke(ctx, inv) }()
 	// the setsid escapee, the double fork's middle (if seen) and its escapee
