@@ -342,7 +342,7 @@ func (a *app) runPassthrough(ctx context.Context, t cliTarget, bc *policy.BoundC
 		return err
 	}
 	defer unpin()
-	code, err := kernel.RunPassthrough(ctx, dir, &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
+	code, err := a.h.Runner.RunPassthrough(ctx, dir, &bc.Declaration, args, a.stdin, a.stdout, a.stderr)
 	if err != nil {
 		return &exitError{code: ExitExecution, err: err}
 	}
