@@ -12,6 +12,8 @@
 # non-zero when any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 
 passed=0
 failed=0
@@ -88,6 +90,9 @@ check_gofmt() {
   fi
 }
 
+# The Go release every step uses (scripts/toolchain.sh); fetched here
+# first if it is not cached yet.
+go version || exit 1
 step "gofmt" check_gofmt
 step "go vet" go vet ./...
 step "go vet -tags etcd" go vet -tags etcd ./...
