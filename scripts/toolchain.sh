@@ -2,9 +2,8 @@
 # from the repository root): the toolchain line of go.mod, exported as
 # GOTOOLCHAIN, so the go command fetches that release through the module
 # proxy once and uses it even where the machine says GOTOOLCHAIN=local
-# (as the Go that Linux distributions package does, which would otherwise
-# ignore the toolchain line). A GOTOOLCHAIN the caller exported, other than
-# local, is kept.
+# (as some packaged Go releases do; that go ignores the toolchain line). A
+# GOTOOLCHAIN the caller exported, other than local, is kept.
 case ${GOTOOLCHAIN:-local} in
 local)
 	GOTOOLCHAIN=$(awk '$1 == "toolchain" { print $2 }' go.mod)
