@@ -2,6 +2,8 @@ module github.com/rukh-dev/rukh
 
 go 1.26.8
 
+toolchain go1.27.3
+
 // What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only).
 // bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
 // fails when this version moves until that reader is checked again.

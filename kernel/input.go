@@ -70,7 +70,7 @@ func formatValue(v any) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
-		return string(jsontext.AppendFloat(nil, x, 64))
+		return string(AppendJSONFloat(nil, x))
 	case Decimal:
 		return string(x)
 	}
@@ -737,7 +737,7 @@ func appendValue(b []byte, v any) []byte {
 	case int64:
 		b = strconv.AppendInt(b, x, 10)
 	case float64:
-		b = jsontext.AppendFloat(b, x, 64)
+		b = AppendJSONFloat(b, x)
 	case []any:
 		b = append(b, '[')
 		for i, e := range x {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -73,6 +74,28 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 		return Errorf(CodeInvalid, "several top-level JSON values")
 	}
 	return nil
+}
+
+// AppendJSONFloat appends f as a JSON number in the shortest form that reads
+// back as f, as JavaScript prints numbers (and JSON canonicalization, RFC
+// 8785, requires): exponent notation below 1e-6 and from 1e21 up, "e-7"
+// rather than "e-07", and -0 kept as -0. It is the kernel's own because
+// jsontext.AppendFloat is missing when the json module stands for the
+// standard library's encoding/json/v2. f must be finite.
+func AppendJSONFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// strconv pads a one-digit exponent to two.
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
 }
 
 // JSONError turns a jsontext or json error into a CodeInvalid *Error located

@@ -1,6 +1,9 @@
 package kernel
 
 import (
+	stdjson "encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -81,5 +84,52 @@ func TestInFile(t *testing.T) {
 				t.Errorf("got %q, want prefix %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAppendJSONFloat(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{1, "1"},
+		{-2.5, "-2.5"},
+		{0.1, "0.1"},
+		{1e-6, "0.000001"},
+		{1e-7, "1e-7"},
+		{-1.5e-10, "-1.5e-10"},
+		{1e20, "100000000000000000000"},
+		{1e21, "1e+21"},
+		{123456789.5, "123456789.5"},
+		{9007199254740993, "9007199254740992"},
+		{5e-324, "5e-324"},
+		{math.MaxFloat64, "1.7976931348623157e+308"},
+		{-math.MaxFloat64, "-1.7976931348623157e+308"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendJSONFloat([]byte("x"), tt.in)); got != "x"+tt.want {
+			t.Errorf("AppendJSONFloat(%g) = %q, want %q", tt.in, got, "x"+tt.want)
+		}
+	}
+}
+
+// encoding/json prints float64 values the same way: an oracle over
+// arbitrary finite values.
+func TestAppendJSONFloatOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		f := math.Float64frombits(r.Uint64())
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		want, err := stdjson.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendJSONFloat(nil, f); string(got) != string(want) {
+			t.Fatalf("AppendJSONFloat(%b) = %s, encoding/json says %s", f, got, want)
+		}
 	}
 }

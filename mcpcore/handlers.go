@@ -535,10 +535,10 @@ func (p *progressSink) send(pr kernel.Progress) {
 	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`)
 	msg = append(msg, p.token...)
 	msg = append(msg, `,"progress":`...)
-	msg = jsontext.AppendFloat(msg, v, 64)
+	msg = kernel.AppendJSONFloat(msg, v)
 	if pr.Total != nil && finite(*pr.Total) {
 		msg = append(msg, `,"total":`...)
-		msg = jsontext.AppendFloat(msg, *pr.Total, 64)
+		msg = kernel.AppendJSONFloat(msg, *pr.Total)
 	}
 	if pr.Message != "" {
 		msg = append(msg, `,"message":`...)

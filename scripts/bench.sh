@@ -13,6 +13,8 @@
 # for a quick run); BENCH_KEEP=1 keeps the temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-bench.XXXXXX")
 if [ "${BENCH_KEEP:-}" != 1 ]; then

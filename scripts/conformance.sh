@@ -16,6 +16,8 @@
 # Usage: scripts/conformance.sh [RUKH_BIN]   (run by scripts/interop.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-conformance.XXXXXX")
 server=

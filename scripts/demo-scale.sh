@@ -15,6 +15,8 @@
 # <reason>" and exit status 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rukh-demo-scale.XXXXXX")
 pids=()

@@ -13,6 +13,8 @@
 # demo with "demo: FAILED: <reason>" and exit status 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 
 # shellcheck source=scripts/demo-lib.sh
 . scripts/demo-lib.sh

@@ -18,6 +18,8 @@
 # Needs Go, Node >= 20, npm (and the npm registry) and pgrep.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
 start=$(date +%s)
 
 for tool in go node npm pgrep; do
