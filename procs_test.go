@@ -266,7 +266,7 @@ func newProcsHome(t *testing.T, bin string, timeoutMs int) string {
 	// exec: the leader is the Go fake itself
 	must(t, os.WriteFile(filepath.Join(pkg, "bin", "ext"), []byte("#!/bin/sh\nexec rukh-fake-ext \"$@\"\n"), 0o755))
 	profile := filepath.Join(dir, "profile.json")
-	must(t, os.WriteFile(profile, []byte(`{"endpoints":{"local":{"namespace":"procs","template":"t","publish":{"packages":["procs.fake"]}}},
+	must(t, os.WriteFile(profile, []byte(`{"endpoints":{"local":{"namespace":"procs","template":"t","transports":["stdio","http"],"publish":{"packages":["procs.fake"]}}},
 	 "templates":{"t":{"timeoutMs":`+strconv.Itoa(timeoutMs)+`}}}`), 0o644))
 	home := filepath.Join(dir, "home")
 	mustRukh(t, bin, home, "install", "--allow-unsigned", pkg)

@@ -6,6 +6,10 @@ package main
 // rukh process on the home kills what the killed one recorded.
 
 import (
+	stdjson "encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // recorded: every pid is named in a record of the home's processes.
@@ -32,14 +37,14 @@ func recorded(home string, pids []int) bool {
 	return true
 }
 
-// TestKilledRukhIsSwept: SIGKILL of serve-mcp, and of a CLI run, during a
-// call whose extension forked a grandchild, a setsid daemon and a
-// double-forked daemon. The killed rukh cannot kill them: they run right
+// TestKilledRukhIsSwept: SIGKILL of serve-mcp, of serve-http and of a CLI
+// run, during a call whose extension forked a grandchild, a setsid daemon
+// and a double-forked daemon. The killed rukh cannot kill them: they run right
 // after the kill. The next rukh start on the home (rukh status) kills them.
 func TestKilledRukhIsSwept(t *testing.T) {
 	bin := buildRukh(t)
 	home := newProcsHome(t, bin, procsNoDeadline)
-	for _, via := range []string{"mcp", "cli"} {
+	for _, via := range []string{"mcp", "http", "cli"} {
 		t.Run(via, func(t *testing.T) {
 			dir := t.TempDir()
 			defer func() {
@@ -59,6 +64,23 @@ func TestKilledRukhIsSwept(t *testing.T) {
 				must(t, err)
 				rukh = s.cmd
 				must(t, s.call("c1", "procs."+escapeShape, map[string]string{"dir": dir, "mode": "hang"}))
+			} else if via == "http" {
+				var base string
+				rukh, base = startSweepHTTP(t, bin, home, stderr)
+				token := agentToken(t, bin, home)
+				reply := make(chan string, 1)
+				go func() {
+					reply <- httpToolCall(base+"/mcp/v1/"+procsNamespace+"/local", token, "procs."+escapeShape, map[string]string{"dir": dir, "mode": "hang"})
+				}()
+				logs = func() string {
+					b, _ := os.ReadFile(stderr.Name())
+					select {
+					case r := <-reply:
+						return string(b) + "reply: " + r
+					default:
+						return string(b)
+					}
+				}
 			} else {
 				rukh = exec.Command(bin, "procs", escapeShape, "--dir", dir, "--mode", "hang")
 				rukh.Env, rukh.Dir = rukhEnv(home), dir
@@ -108,4 +130,61 @@ func TestKilledRukhIsSwept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startSweepHTTP starts serve-http on the home with its stderr in a file,
+// as the extension's daemons may hold a pipe open past rukh's end, and
+// returns it with its base URL once it listens.
+func startSweepHTTP(t *testing.T, bin, home string, stderr *os.File) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve-http", "--listen", "127.0.0.1:0", "--rate", "0")
+	cmd.Env, cmd.Dir = rukhEnv(home), filepath.Dir(home)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	must(t, cmd.Start())
+	var base string
+	if !waitFor(time.Minute, func() bool {
+		b, _ := os.ReadFile(stderr.Name())
+		if m := listeningRE.FindStringSubmatch(string(b)); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	}) {
+		cmd.Process.Kill()
+		b, _ := os.ReadFile(stderr.Name())
+		t.Fatalf("serve-http did not start:\n%s", b)
+	}
+	return cmd, base
+}
+
+// agentToken adds an agent of the procs endpoint and returns its key.
+func agentToken(t *testing.T, bin, home string) string {
+	t.Helper()
+	var rep struct{ Token string }
+	out := mustRukh(t, bin, home, "agent", "add", "sweeper", "--endpoint", "local", "--json")
+	if err := stdjson.Unmarshal([]byte(out), &rep); err != nil || !strings.HasPrefix(rep.Token, "rukh_") {
+		t.Fatalf("rukh agent add: no token in %q (%v)", out, err)
+	}
+	return rep.Token
+}
+
+// httpToolCall calls command over HTTP and returns the reply once the
+// server answers or goes away.
+func httpToolCall(url, token, command string, args map[string]string) string {
+	a, _ := stdjson.Marshal(args)
+	tool := procsTool(command)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`, tool, a, modernMeta)
+	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", tool)
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.Status + " " + string(out)
 }
