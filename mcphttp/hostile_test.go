@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -201,12 +202,21 @@ func TestCallerGoneBeforeStart(t *testing.T) {
 		"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}},
 	}, consuming: make(chan chan struct{})}
 	inv := &countingInvoker{}
-	reqs := make(chan *http.Request, 1)
+	reqs := make(chan struct{}, 1)
+	gone := make(chan struct{})
 	served := make(chan struct{})
 	u := newTestServerWrapped(t, c, inv, nil, nil, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			reqs <- r
-			h.ServeHTTP(w, r)
+			// The handler's context is cancelled by our own cancel, which
+			// returns only once every context derived from it (the
+			// reply's) is cancelled too; gone closes after that, so the
+			// test never races the propagation through the contexts.
+			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+			stop := context.AfterFunc(r.Context(), func() { cancel(); close(gone) })
+			defer stop()
+			defer cancel()
+			reqs <- struct{}{}
+			h.ServeHTTP(w, r.WithContext(ctx))
 			close(served)
 		})
 	})
@@ -220,7 +230,7 @@ func TestCallerGoneBeforeStart(t *testing.T) {
 	if _, err := io.WriteString(conn, req+"\r\n"+call); err != nil {
 		t.Fatal(err)
 	}
-	r := <-reqs
+	<-reqs
 	var proceed chan struct{}
 	select {
 	case proceed = <-c.consuming:
@@ -229,7 +239,7 @@ func TestCallerGoneBeforeStart(t *testing.T) {
 	}
 	conn.Close()
 	select {
-	case <-r.Context().Done():
+	case <-gone:
 	case <-time.After(budget):
 		t.Fatal("the server did not notice the client left")
 	}
