@@ -1,0 +1,21 @@
+//go:build unix && (rukh_portable || !linux)
+
+package kernel
+
+import (
+	"runtime"
+	"syscall"
+)
+
+func namespaced() (bool, string) {
+	if runtime.GOOS == "linux" {
+		return false, "a rukh_portable build uses no namespaces"
+	}
+	return false, "PID namespaces are Linux's, and this host runs " + runtime.GOOS
+}
+
+func containmentInitPath() (string, error) { return "", nil }
+
+func containAttr(*syscall.SysProcAttr, bool, bool) {}
+
+func namespaceRefused(error) bool { return false }

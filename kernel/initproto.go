@@ -1,0 +1,79 @@
+package kernel
+
+import "encoding/binary"
+
+// The init protocol. Where the host has PID namespaces, an invocation's
+// leader is not the program but an init of rukh's own, PID 1 of a fresh
+// PID namespace: a program as PID 1 would ignore every signal it has no
+// handler for, and when the init exits the kernel kills everything left
+// in the namespace, even after a SIGKILL of rukh (the init gets SIGKILL as
+// its parent-death signal). Two inits speak it:
+//
+//   - the containment init, a few hundred bytes of machine code run from
+//     a sealed memory file, for unconfined templates;
+//   - rukh itself started as InitArgv0, for confined ones: it reads an
+//     InitSpec on InitSpecFD and confines itself before it starts the
+//     program (package confine).
+//
+// The init's argv is InitArgv0, the program's path and the program's
+// arguments; its environment is the program's, passed on unchanged; its
+// descriptors are the program's (stdio and the channel on ChannelFD) plus
+// InitReportFD, which it marks close-on-exec so the program never holds
+// it. It forks the program, reaps every process of the namespace until
+// the program exited, writes the records below to InitReportFD and exits
+// 0. A record is 8 bytes: its kind and a value, little-endian uint32 each.
+const (
+	InitArgv0    = "rukh-init"
+	InitReportFD = 4
+	InitSpecFD   = 5
+
+	// ReportStatus: the program exited; the value is its raw wait status.
+	ReportStatus uint32 = 1
+	// ReportExec: the program could not be executed; the value is errno.
+	ReportExec uint32 = 2
+	// ReportFork: the init could not fork; the value is errno.
+	ReportFork uint32 = 3
+	// ReportSetup: the init could not confine itself; the value is the
+	// length of the message (UTF-8) that follows the record.
+	ReportSetup uint32 = 4
+	// ReportLimit: the program was stopped by a limit of the template;
+	// the value is one of the Limit* numbers. It precedes ReportStatus.
+	ReportLimit uint32 = 5
+)
+
+// Limits a ReportLimit names.
+const (
+	LimitProcesses uint32 = 1 + iota
+	LimitMemory
+	LimitCPU
+	LimitFile
+)
+
+// LimitName is the template field a Limit* number stands for.
+func LimitName(l uint32) string {
+	switch l {
+	case LimitProcesses:
+		return "processes"
+	case LimitMemory:
+		return "memoryMiB"
+	case LimitCPU:
+		return "cpuSeconds"
+	case LimitFile:
+		return "fileMiB"
+	}
+	return "an unknown limit"
+}
+
+// InitSpec is what the confining init reads, as JSON, on InitSpecFD (to
+// EOF) before it forks. Read and Write are absolute, cleaned paths: the
+// kernel resolves "release", "scratch" and "~/" before it starts the init.
+type InitSpec struct {
+	Template string  `json:"template"`
+	Confine  Confine `json:"confine"`
+}
+
+// AppendRecord appends one init report record to b.
+func AppendRecord(b []byte, kind, value uint32) []byte {
+	b = binary.LittleEndian.AppendUint32(b, kind)
+	return binary.LittleEndian.AppendUint32(b, value)
+}
