@@ -47,6 +47,10 @@ type Progress struct {
 type Limits struct {
 	Timeout     time.Duration // default 30s
 	ResultBytes int           // default 128 KiB
+	// Confine is the template's confinement (nil: unconfined) and Template
+	// its name, for the reasons a confined call is refused or stopped.
+	Confine  *Confine
+	Template string
 }
 
 // Invocation is everything the kernel needs to run one managed command.
