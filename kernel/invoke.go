@@ -49,6 +49,10 @@ type Runner struct {
 	// process that left the group may hold them). Zero means
 	// DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// NoNamespaces starts programs without namespaces, as on a host that
+	// has none: the recorded sweep then contains them (and a confined
+	// template is refused).
+	NoNamespaces bool
 	// Recorder, when set, is given every process an invocation has beyond
 	// its leader while it runs, so that the next rukh process can kill what
 	// survives a SIGKILL of this one (procs.go); nil records nothing.
@@ -131,6 +135,10 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 	if err != nil {
 		return end(ExecutionFailed, "%v", err)
 	}
+	u, refuse := initFor(lim.Confine, lim.Template, r.NoNamespaces)
+	if refuse != "" {
+		return end(ExecutionFailed, "%s", refuse)
+	}
 	if ctx.Err() != nil {
 		return end(Cancelled, "%s", cancelReason(ctx))
 	}
@@ -142,7 +150,7 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 	}
 	line := inv.Request.Encode(id, inv.Interactive, deadlineMs, inv.Caller)
 	s := &session{
-		r: r, inv: inv, id: id, lim: lim, rc: rc, prog: prog, invokeLine: line,
+		r: r, inv: inv, id: id, lim: lim, rc: rc, prog: prog, invokeLine: line, init: u,
 		termGrace: orDefault(r.TermGrace, DefaultTermGrace),
 		killGrace: orDefault(r.KillGrace, DefaultKillGrace),
 		drain:     orDefault(r.DrainTimeout, DefaultDrainTimeout),
@@ -189,12 +197,20 @@ func cancelReason(ctx context.Context) string {
 }
 
 // childEnv is the minimal environment: the protocol variables plus PATH,
-// HOME and LANG from the parent when set.
-func (r *Runner) childEnv(id string) []string {
+// HOME and LANG from the parent when set. A confined program gets the
+// protocol variables only, and its scratch directory (when the template
+// grants one) as RUKH_SCRATCH and TMPDIR.
+func (r *Runner) childEnv(id string, confined bool, scratch string) []string {
 	env := []string{
 		"RUKH_PROTOCOL=" + InvokeProtocol,
 		fmt.Sprintf("RUKH_CHANNEL_FD=%d", ChannelFD),
 		"RUKH_INVOCATION_ID=" + id,
+	}
+	if confined {
+		if scratch != "" {
+			env = append(env, "RUKH_SCRATCH="+scratch, "TMPDIR="+scratch)
+		}
+		return env
 	}
 	parent := os.Environ
 	if r.Env != nil {
@@ -220,6 +236,8 @@ type session struct {
 	rc         *resultChecker
 	prog       string
 	invokeLine []byte
+	init       underInit // the init the program runs under, if any
+	scratch    string    // the confined program's scratch directory, if any
 
 	termGrace, killGrace, drain time.Duration
 
@@ -259,7 +277,20 @@ func (c closers) close() {
 
 // run starts the child and drives it to its one outcome: start, supervise
 // until the leader exits, clean up every process it left, drain.
-func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
+func (s *session) run(ctx context.Context) (o Outcome, reason string, result []byte) {
+	if conf := s.lim.Confine; conf != nil {
+		defer func() {
+			if o != Succeeded && s.inv.Stderr != nil {
+				io.WriteString(s.inv.Stderr, describeConfine(conf, s.lim.Template))
+			}
+		}()
+		if reason := s.confine(conf); reason != "" {
+			return ExecutionFailed, reason, nil
+		}
+		if s.scratch != "" {
+			defer os.RemoveAll(s.scratch)
+		}
+	}
 	if reason := s.start(); reason != "" {
 		return ExecutionFailed, reason, nil
 	}
@@ -272,9 +303,28 @@ func (s *session) run(ctx context.Context) (Outcome, string, []byte) {
 	cleanup(s.proc)
 	waitErr := s.cmd.Wait()
 	untrack(s.proc)
+	ended := s.init.readReport(s.prog, s.lim.Template)
 	s.drainAll()
 
-	return s.decide(s.cmd.ProcessState, waitErr, s.report, s.violation, s.stopReason)
+	return s.decide(s.cmd.ProcessState, waitErr, ended, s.report, s.violation, s.stopReason)
+}
+
+// confine makes the confined program's scratch directory, when its
+// template grants one, and the spec its init reads.
+func (s *session) confine(conf *Confine) (reason string) {
+	if wantsScratch(conf) {
+		dir, err := os.MkdirTemp("", "rukh-scratch-")
+		if err != nil {
+			return fmt.Sprintf("cannot make the scratch directory of template %q: %v", s.lim.Template, err)
+		}
+		s.scratch = dir
+	}
+	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch)
+	if err != nil {
+		return err.Error()
+	}
+	s.init.spec = spec
+	return ""
 }
 
 // start creates the channel and the stream pipes, starts the program and
@@ -308,12 +358,42 @@ func (s *session) start() (reason string) {
 		return fmt.Sprintf("cannot create the stdin pipe: %v", err)
 	}
 
-	s.proc, err = startTracked(s.cmd, s.id, child.files, s.r.Recorder)
-	if err != nil {
+	if s.proc, err = s.startLeader(childConn, &child); err != nil {
 		return fmt.Sprintf("cannot start program: %v", err)
 	}
 	s.serve(stdinW)
 	return ""
+}
+
+// startLeader starts s.cmd, under its init when it has one; an
+// unconfined start the kernel refused namespaces for starts again without
+// them (the recorded sweep then contains it), and so do later ones.
+func (s *session) startLeader(childConn *os.File, child *childEnds) (*tracked, error) {
+	if s.init.path == "" {
+		return startTracked(s.cmd, s.id, child.files, s.r.Recorder)
+	}
+	plain := *s.cmd
+	ends, err := s.init.wrap(s.cmd)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range ends {
+		child.closers.add(f)
+	}
+	// The kernel contains a program in namespaces: nothing to record.
+	t, err := startTracked(s.cmd, s.id, child.files, nil)
+	if err == nil {
+		return t, nil
+	}
+	s.init.report.Close()
+	if s.init.spec != nil || !namespaceRefused(err) {
+		s.init = underInit{}
+		return nil, err
+	}
+	s.init = underInit{}
+	s.cmd = &plain
+	s.cmd.SysProcAttr = s.newCmd(childConn).SysProcAttr
+	return startTracked(s.cmd, s.id, child.files, s.r.Recorder)
 }
 
 // childEnds are what start opens for the child: closers are closed in the
@@ -356,7 +436,7 @@ func (s *session) newCmd(childConn *os.File) *exec.Cmd {
 	return &exec.Cmd{
 		Path:        s.prog,
 		Args:        append([]string{s.prog}, s.inv.Command.Execute.Args...),
-		Env:         s.r.childEnv(s.id),
+		Env:         s.r.childEnv(s.id, s.lim.Confine != nil, s.scratch),
 		ExtraFiles:  []*os.File{childConn},
 		SysProcAttr: attr,
 	}
@@ -668,16 +748,24 @@ func (s *session) waitCopies(timeout <-chan time.Time) bool {
 }
 
 // decide applies the outcome rules of docs/extension-protocol.md.
-func (s *session) decide(ps *os.ProcessState, waitErr error, report *checkedReport, violation, stopReason string) (Outcome, string, []byte) {
+// Under an init, the program's end is what the init's records say.
+func (s *session) decide(ps *os.ProcessState, waitErr error, ended initEnd, report *checkedReport, violation, stopReason string) (Outcome, string, []byte) {
 	switch {
 	case violation != "":
 		return ExecutionFailed, violation, nil
 	case stopReason != "":
 		return Cancelled, stopReason, nil
+	case ended.startErr != "":
+		return ExecutionFailed, ended.startErr, nil
+	case ended.limit != 0:
+		return ExecutionFailed, limitReason(s.lim.Confine, s.lim.Template, ended.limit), nil
 	case ps == nil:
 		return ExecutionFailed, fmt.Sprintf("cannot wait for the program: %v", waitErr), nil
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if ended.exited {
+		ws = ended.ws
+	}
 	if ws.Signaled() {
 		what := "without a report"
 		if report != nil {

@@ -126,6 +126,7 @@ func runFake(behaviour string) int {
 		b, _ := json.Marshal(map[string]any{
 			"env": keys, "args": os.Args, "cwd": wd,
 			"ownGroup": err == nil && pgid == os.Getpid(),
+			"initGroup": err == nil && pgid == 1 && os.Getppid() == 1,
 			"id":       os.Getenv("RUKH_INVOCATION_ID"),
 		})
 		c.report("succeeded", text(string(b)))
@@ -216,7 +217,7 @@ func runFake(behaviour string) int {
 			}
 		}
 		c.report("succeeded", text(fmt.Sprint(os.Getpid())))
-	case "escape": // reports "SETSID_PID DOUBLE_FORKED_PID", leaves both running
+	case "escape": // reports "PID_NAMESPACE SETSID_PID DOUBLE_FORKED_PID", leaves both running
 		exe, _ := os.Executable()
 		a := exec.Command(exe, fakeArg, "escapee")
 		a.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -227,7 +228,8 @@ func runFake(behaviour string) int {
 		if err != nil {
 			return 9
 		}
-		c.report("succeeded", text(fmt.Sprintf("%d %s", a.Process.Pid, strings.TrimSpace(string(pid)))))
+		ns, _ := os.Readlink("/proc/self/ns/pid")
+		c.report("succeeded", text(fmt.Sprintf("%s %d %s", ns, a.Process.Pid, strings.TrimSpace(string(pid)))))
 	case "escape-hang": // leaves a setsid and a double-forked escapee, then hangs
 		exe, _ := os.Executable()
 		a := exec.Command(exe, fakeArg, "escapee")
@@ -242,7 +244,7 @@ func runFake(behaviour string) int {
 		sid, _ := unix.Getsid(0)
 		st, _ := os.ReadFile("/proc/self/stat")
 		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-		c.report("succeeded", text(fmt.Sprintf("leader=%v tty_nr=%s", sid == os.Getpid(), f[4])))
+		c.report("succeeded", text(fmt.Sprintf("leader=%v init=%v tty_nr=%s", sid == os.Getpid(), sid == 1 && os.Getppid() == 1, f[4])))
 	case "record-stop": // logs to the file named by input title what reaches it, never exits
 		log, err := os.Create(fmt.Sprint(c.msg.Input["title"]))
 		if err != nil {

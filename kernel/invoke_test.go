@@ -178,7 +178,8 @@ func TestInvokeProcessSetup(t *testing.T) {
 		Env      []string
 		Args     []string
 		Cwd      string
-		OwnGroup bool
+		OwnGroup  bool
+		InitGroup bool
 		ID       string
 	}
 	if err := json.Unmarshal([]byte(cr.Text), &got); err != nil {
@@ -195,8 +196,10 @@ func TestInvokeProcessSetup(t *testing.T) {
 	if got.Cwd != wd {
 		t.Errorf("cwd %q, want the caller's %q", got.Cwd, wd)
 	}
-	if !got.OwnGroup {
-		t.Error("program is not the leader of its own process group")
+	// Under rukh's init (PID 1 of the invocation's namespace) the group is
+	// the init's; without namespaces the program leads its own.
+	if contained, _ := namespaced(); got.OwnGroup == contained || got.InitGroup != contained {
+		t.Errorf("own group %v, init's group %v; with namespaces %v", got.OwnGroup, got.InitGroup, contained)
 	}
 	if got.ID != inv.ID {
 		t.Errorf("RUKH_INVOCATION_ID %q, want %q", got.ID, inv.ID)
@@ -402,46 +405,92 @@ func TestInvokeKillsGrandchildren(t *testing.T) {
 
 // TestInvokeLeavesNoProcesses: a grandchild in a session of its own and a
 // double-forked one without the invocation's environment are both killed
-// and reaped before Invoke returns, with or without the terminal.
+// and reaped before Invoke returns, with or without the terminal, in the
+// invocation's PID namespace (nothing of it is left: no process of the
+// host is in it) and without one (each pid is gone).
 func TestInvokeLeavesNoProcesses(t *testing.T) {
 	t.Parallel()
-	for _, terminal := range []bool{false, true} {
-		t.Run(fmt.Sprint("terminal=", terminal), func(t *testing.T) {
-			t.Parallel()
-			inv := fakeInvocation(t, "escape", textDecl)
-			inv.Terminal = terminal
-			res := NewRunner().Invoke(context.Background(), inv)
-			if res.Outcome != Succeeded {
-				t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
-			}
-			var cr struct{ Text string }
-			json.Unmarshal(res.CommandResult, &cr)
-			for _, f := range strings.Fields(cr.Text) {
-				pid, _ := strconv.Atoi(f)
-				if pid <= 0 || !gone(pid) {
-					t.Errorf("escaped process %q still exists after Invoke returned", f)
-					syscall.Kill(pid, syscall.SIGKILL)
+	for _, noNS := range []bool{false, true} {
+		for _, terminal := range []bool{false, true} {
+			t.Run(fmt.Sprint("terminal=", terminal, ",namespaces=", !noNS), func(t *testing.T) {
+				t.Parallel()
+				inv := fakeInvocation(t, "escape", textDecl)
+				inv.Terminal = terminal
+				r := NewRunner()
+				r.NoNamespaces = noNS
+				res := r.Invoke(context.Background(), inv)
+				if res.Outcome != Succeeded {
+					t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
 				}
-			}
-		})
+				var cr struct{ Text string }
+				json.Unmarshal(res.CommandResult, &cr)
+				f := strings.Fields(cr.Text)
+				if len(f) != 3 {
+					t.Fatalf("escape reported %q", cr.Text)
+				}
+				self, _ := os.Readlink("/proc/self/ns/pid")
+				if contained, _ := namespaced(); contained && !noNS {
+					if f[0] == self {
+						t.Fatalf("the program ran in rukh's PID namespace %s", self)
+					}
+					if left := inNamespace(f[0]); len(left) > 0 {
+						t.Errorf("processes %v of the invocation's namespace %s still exist after Invoke returned", left, f[0])
+					}
+					return
+				}
+				for _, f := range f[1:] {
+					pid, _ := strconv.Atoi(f)
+					if pid <= 0 || !gone(pid) {
+						t.Errorf("escaped process %q still exists after Invoke returned", f)
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+		}
 	}
 }
 
-// TestInvokeSession: without the terminal the program leads a new session
-// with no controlling terminal; with it, it stays in the caller's session.
+// inNamespace lists the host's processes in PID namespace ns (as
+// /proc/PID/ns/pid names it).
+func inNamespace(ns string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l == ns {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestInvokeSession: without the terminal the program is in a new
+// session with no controlling terminal (led by the program, or by its init
+// under namespaces); with it, it stays in the caller's session.
 func TestInvokeSession(t *testing.T) {
 	t.Parallel()
+	contained, _ := namespaced()
 	for _, tt := range []struct {
-		terminal bool
-		want     string
-	}{{false, "leader=true tty_nr=0"}, {true, "leader=false"}} {
+		terminal, noNS bool
+		want           string
+	}{
+		{false, true, "leader=true init=false tty_nr=0"},
+		{true, true, "leader=false init=false"},
+		{false, false, fmt.Sprintf("leader=%v init=%v tty_nr=0", !contained, contained)},
+		{true, false, "leader=false init=false"},
+	} {
 		inv := fakeInvocation(t, "session", textDecl)
 		inv.Terminal = tt.terminal
-		res := NewRunner().Invoke(context.Background(), inv)
+		r := NewRunner()
+		r.NoNamespaces = tt.noNS
+		res := r.Invoke(context.Background(), inv)
 		var cr struct{ Text string }
 		json.Unmarshal(res.CommandResult, &cr)
 		if res.Outcome != Succeeded || !strings.HasPrefix(cr.Text, tt.want) {
-			t.Errorf("terminal %v: got %s %q %q, want %q", tt.terminal, res.Outcome, res.Reason, cr.Text, tt.want)
+			t.Errorf("terminal %v, namespaces %v: got %s %q %q, want %q", tt.terminal, !tt.noNS, res.Outcome, res.Reason, cr.Text, tt.want)
 		}
 	}
 }

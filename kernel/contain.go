@@ -1,0 +1,221 @@
+//go:build unix
+
+package kernel
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// underInit is how one start runs its program: directly (path ""), or as
+// the child of an init (initproto.go) that is PID 1 of the invocation's
+// namespaces.
+type underInit struct {
+	path    string   // the init's executable
+	spec    []byte   // the InitSpec a confining init reads; nil: containment only
+	netNone bool     // a network namespace of its own
+	report  *os.File // the parent's end of the report pipe, once started
+}
+
+// initFor chooses the init of an invocation under conf (template tmpl):
+// a confined one needs rukh's own init and a host that enforces all of
+// conf (refuse says why not: nothing ever runs less confined than its
+// template says); an unconfined one gets the containment init where the
+// host has PID namespaces, and none elsewhere (the recorded sweep).
+func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse string) {
+	if conf != nil {
+		why := ProbeHost().Unavailable(conf)
+		if noNamespaces {
+			why = "this runner starts programs without namespaces"
+		}
+		if why != "" {
+			return u, fmt.Sprintf("template %q cannot be enforced on this host: %s", tmpl, why)
+		}
+		u.path = "/proc/self/exe"
+		u.netNone = conf.Network == NetworkNone
+		return u, ""
+	}
+	if ok, _ := namespaced(); ok && !noNamespaces {
+		u.path, _ = containmentInitPath()
+	}
+	return u, ""
+}
+
+// confineSpec is the InitSpec of an invocation: the template's paths with
+// "release" and "scratch" resolved (scratch "" when none was made).
+func confineSpec(conf *Confine, tmpl, release, scratch string) ([]byte, error) {
+	resolve := func(paths []string) ([]string, error) {
+		var out []string
+		for _, p := range paths {
+			switch {
+			case p == PathRelease:
+				p = release
+			case p == PathScratch:
+				p = scratch
+			case !filepath.IsAbs(p):
+				return nil, fmt.Errorf("path %q of template %q is not absolute", p, tmpl)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		return out, nil
+	}
+	c := *conf
+	var err error
+	if c.Read, err = resolve(conf.Read); err != nil {
+		return nil, err
+	}
+	if c.Write, err = resolve(conf.Write); err != nil {
+		return nil, err
+	}
+	return json.Marshal(InitSpec{Template: tmpl, Confine: c})
+}
+
+// wantsScratch reports whether conf grants a per-invocation scratch dir.
+func wantsScratch(conf *Confine) bool {
+	for _, p := range append(conf.Read[:len(conf.Read):len(conf.Read)], conf.Write...) {
+		if p == PathScratch {
+			return true
+		}
+	}
+	return false
+}
+
+// wrap makes cmd start its program under u's init: argv [InitArgv0,
+// program, args...], the report pipe as descriptor InitReportFD and the
+// spec as InitSpecFD, and u's namespaces. It returns the child's ends,
+// for the caller to close once the child started.
+func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
+	rp, err := cloexecPipe()
+	if err != nil {
+		return nil, os.NewSyscallError("pipe", err)
+	}
+	u.report = os.NewFile(uintptr(rp[0]), "rukh-init-report")
+	reportW := os.NewFile(uintptr(rp[1]), "rukh-init-report-child")
+	childEnds = append(childEnds, reportW)
+	files := cmd.ExtraFiles
+	for len(files) < InitReportFD-3 {
+		files = append(files, nil) // closed in the child
+	}
+	files = append(files[:InitReportFD-3:InitReportFD-3], reportW)
+	if u.spec != nil {
+		sp, err := cloexecPipe()
+		if err != nil {
+			closeAll(append(childEnds, u.report))
+			return nil, os.NewSyscallError("pipe", err)
+		}
+		specR, specW := os.NewFile(uintptr(sp[0]), "rukh-init-spec"), os.NewFile(uintptr(sp[1]), "")
+		// The spec is small: the pipe holds it whole, and the init reads
+		// it to EOF.
+		_, err = specW.Write(u.spec)
+		specW.Close()
+		childEnds = append(childEnds, specR)
+		if err != nil {
+			closeAll(append(childEnds, u.report))
+			return nil, fmt.Errorf("cannot pass the confinement to rukh's init: %w", err)
+		}
+		files = append(files, specR)
+	}
+	cmd.ExtraFiles = files
+	cmd.Args = append([]string{InitArgv0, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = u.path
+	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil)
+	return childEnds, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// initEnd is what an init's records say about the program's end.
+type initEnd struct {
+	ws       syscall.WaitStatus
+	exited   bool   // ws is the program's (a ReportStatus came)
+	startErr string // the program never ran: exec, fork or setup failed
+	limit    uint32 // the limit that stopped it, if any
+}
+
+// readReport reads the init's records to EOF (the init and everything in
+// its namespace are gone by now) and closes the pipe. prog names the
+// program in an exec failure, tmpl the template in a setup failure.
+func (u *underInit) readReport(prog, tmpl string) initEnd {
+	var e initEnd
+	if u.report == nil {
+		return e
+	}
+	b, _ := io.ReadAll(io.LimitReader(u.report, 1<<16))
+	u.report.Close()
+	for len(b) >= 8 {
+		kind, v := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+		b = b[8:]
+		switch kind {
+		case ReportStatus:
+			e.ws, e.exited = syscall.WaitStatus(v), true
+		case ReportExec:
+			e.startErr = fmt.Sprintf("cannot start program: fork/exec %s: %v", prog, syscall.Errno(v))
+		case ReportFork:
+			e.startErr = fmt.Sprintf("cannot start program: fork: %v", syscall.Errno(v))
+		case ReportSetup:
+			n := min(int(v), len(b))
+			e.startErr = fmt.Sprintf("cannot confine the program under template %q: %s", tmpl, strings.ToValidUTF8(string(b[:n]), "?"))
+			b = b[n:]
+		case ReportLimit:
+			e.limit = v
+		}
+	}
+	return e
+}
+
+// limitReason names the limit that stopped a confined program.
+func limitReason(conf *Confine, tmpl string, l uint32) string {
+	v := 0
+	if conf != nil {
+		switch l {
+		case LimitProcesses:
+			v = conf.Processes
+		case LimitMemory:
+			v = conf.MemoryMiB
+		case LimitCPU:
+			v = conf.CPUSeconds
+		case LimitFile:
+			v = conf.FileMiB
+		}
+	}
+	return fmt.Sprintf("program stopped by the %s limit (%d) of template %q", LimitName(l), v, tmpl)
+}
+
+// describeConfine is one line saying what a template allows, for the
+// diagnostics of a confined call that did not succeed.
+func describeConfine(conf *Confine, tmpl string) string {
+	net := conf.Network
+	if net == "" {
+		net = NetworkHost
+	}
+	parts := []string{"network " + net}
+	list := func(name string, ps []string) {
+		if len(ps) == 0 {
+			parts = append(parts, name+" nothing")
+		} else {
+			parts = append(parts, name+" "+strings.Join(ps, ", "))
+		}
+	}
+	list("read", conf.Read)
+	list("write", conf.Write)
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"processes", conf.Processes}, {"memoryMiB", conf.MemoryMiB}, {"cpuSeconds", conf.CPUSeconds}, {"fileMiB", conf.FileMiB}} {
+		if l.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", l.name, l.v))
+		}
+	}
+	return fmt.Sprintf("rukh: this call ran confined by template %q (%s): a file, connection or process it was refused is that confinement\n", tmpl, strings.Join(parts, "; "))
+}
