@@ -179,16 +179,22 @@ func statFields(pid int) []string {
 	return strings.Fields(string(b[i+1:]))
 }
 
+// markSelf writes the process's pid, start time, role and PID namespace:
+// a pid is its namespace's, and the test finds its pid on the host by the
+// other three (hostPID).
 func markSelf(dir, role string) {
 	pid := os.Getpid()
+	b, _ := os.ReadFile("/proc/self/stat")
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	ns, _ := os.Readlink("/proc/self/ns/pid")
 	tmp := filepath.Join(dir, ".tmp-"+strconv.Itoa(pid))
-	os.WriteFile(tmp, fmt.Appendf(nil, "%d %s %s", pid, statFields(pid)[19], role), 0o644)
+	os.WriteFile(tmp, fmt.Appendf(nil, "%d %s %s %s", pid, f[19], role, ns), 0o644)
 	os.Rename(tmp, filepath.Join(dir, strconv.Itoa(pid)))
 }
 
 type procMarker struct {
-	pid         int
-	start, role string
+	pid             int
+	start, role, ns string
 }
 
 func readMarkers(dir string) []procMarker {
@@ -200,19 +206,61 @@ func readMarkers(dir string) []procMarker {
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		f := strings.Fields(string(b))
-		if err != nil || len(f) != 3 {
+		if err != nil || len(f) != 4 {
 			continue
 		}
 		pid, _ := strconv.Atoi(f[0])
-		ms = append(ms, procMarker{pid, f[1], f[2]})
+		ms = append(ms, procMarker{pid, f[1], f[2], f[3]})
 	}
 	return ms
 }
 
+// hostPID is the marked process's pid on the host: its own where it ran
+// in the test's PID namespace, else the pid of the process of its
+// namespace with its start time and namespace pid; 0 when there is none.
+func (m procMarker) hostPID() int {
+	if self, _ := os.Readlink("/proc/self/ns/pid"); m.ns == self {
+		return m.pid
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ns, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); ns != m.ns {
+			continue
+		}
+		if f := statFields(pid); len(f) <= 19 || f[19] != m.start {
+			continue
+		}
+		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if ids, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(ids); len(f) > 0 && f[len(f)-1] == strconv.Itoa(m.pid) {
+					return pid
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // alive: the marked process still runs (not a zombie, same start time).
 func (m procMarker) alive() bool {
-	f := statFields(m.pid)
+	pid := m.hostPID()
+	if pid == 0 {
+		return false
+	}
+	f := statFields(pid)
 	return len(f) > 19 && f[19] == m.start && f[0] != "Z" && f[0] != "X"
+}
+
+// kill kills the marked process if it still runs.
+func (m procMarker) kill() {
+	if pid := m.hostPID(); pid > 0 && m.alive() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 func survivors(ms []procMarker, role string) []string {
@@ -428,9 +476,7 @@ func TestNoProcessOutlivesItsInvocation(t *testing.T) {
 			wg.Go(func() {
 				r.err = runStopCase(bin, h, dir, p, shape.name, gate)
 				for _, m := range readMarkers(dir) { // never leak into other tests
-					if m.alive() {
-						syscall.Kill(m.pid, syscall.SIGKILL)
-					}
+					m.kill()
 				}
 			})
 		}
