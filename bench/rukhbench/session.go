@@ -46,9 +46,12 @@ func (l *lockedBuffer) String() string {
 }
 
 // start spawns serve-mcp; it does not wait for anything.
-func (h *home) start() (*session, error) {
+func (h *home) start() (*session, error) { return h.startEnv() }
+
+// startEnv is start with extra environment entries.
+func (h *home) startEnv(extra ...string) (*session, error) {
 	cmd := exec.Command(h.c.rukh, "serve-mcp")
-	cmd.Env = h.env()
+	cmd.Env = append(h.env(), extra...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

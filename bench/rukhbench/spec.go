@@ -61,6 +61,13 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 	if err != nil {
 		return nil, nil, b, err
 	}
+	// The same server without namespaces (the recorded sweep contains its
+	// calls), to show what containment in a PID namespace costs.
+	sw, err := h.startEnv("RUKH_WITHOUT=namespaces")
+	if err != nil {
+		return nil, nil, b, err
+	}
+	defer sw.close()
 	ps := make([]*peerStats, len(peers))
 	for i, p := range peers {
 		ps[i] = &peerStats{p: p}
@@ -69,7 +76,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		}
 		defer ps[i].s.close()
 	}
-	var direct, call, list []time.Duration
+	var direct, call, list, swept []time.Duration
 	for i := range c.warm + c.calls {
 		d1, err := directExec(c.trivial, "trivial.ping")
 		if err != nil {
@@ -86,6 +93,13 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		if err != nil {
 			return nil, nil, b, err
 		}
+		line, d4, err := sw.roundTrip(sw.call(name, "{}"))
+		if err == nil {
+			err = checkCall(line)
+		}
+		if err != nil {
+			return nil, nil, b, fmt.Errorf("without namespaces: %v", err)
+		}
 		var dp []time.Duration
 		for _, p := range ps {
 			line, d, err := p.s.roundTrip(p.s.legacy("tools/call", `"name":"trivial_ping","arguments":{}`))
@@ -100,7 +114,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		if i < c.warm {
 			continue
 		}
-		direct, call, list = append(direct, d1), append(call, d2), append(list, d3)
+		direct, call, list, swept = append(direct, d1), append(call, d2), append(list, d3), append(swept, d4)
 		for k, p := range ps {
 			p.calls = append(p.calls, dp[k])
 		}
@@ -134,6 +148,9 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		{name: "1 published command"},
 		ratioRow("tools/call trivial, stdio (rukh)", newStats(call), ds.median(), 1.15, "≤ 1.15× direct"),
 	}
+	sweptRow := timeRow("   the same call without namespaces (recorded sweep)", newStats(swept), 0)
+	sweptRow.ratio = fmt.Sprintf("%.2f×", float64(newStats(swept).median())/float64(ds.median()))
+	rows = append(rows, sweptRow)
 	for _, p := range ps {
 		r := timeRow("   "+p.p.name+" peer, same tool", newStats(p.calls), 0)
 		r.ratio = fmt.Sprintf("%.2f×", float64(newStats(p.calls).median())/float64(ds.median()))
@@ -151,7 +168,10 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 			timeRow("   "+p.p.name+" peer: first tools/list (1 tool)", newStats(p.list), 0),
 			row{name: "   " + p.p.name + " peer: peak RSS after the calls", n: 1, median: fmt.Sprintf("%.1f MiB", float64(p.hwmKB)/1024)})
 	}
-	notes := []string{fmt.Sprintf("tools/call overhead over the direct exec: %s per call (median difference)", ms(newStats(call).median()-ds.median()))}
+	notes := []string{
+		fmt.Sprintf("tools/call overhead over the direct exec: %s per call (median difference)", ms(newStats(call).median()-ds.median())),
+		fmt.Sprintf("containment in a PID namespace under rukh's init: %s per call (median difference from the same call without namespaces)", ms(newStats(call).median()-newStats(swept).median())),
+	}
 	return rows, notes, b, nil
 }
 
