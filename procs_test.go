@@ -88,7 +88,8 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 		} else {
 			f.Close()
 		}
-		st := statFields(os.Getpid())
+		b, _ := os.ReadFile("/proc/self/stat") // its own, in any PID namespace
+		st := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 		report("succeeded", fmt.Sprintf("devtty=%s tty_nr=%s", devtty, st[4]))
 		return 0
 	}

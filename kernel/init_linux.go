@@ -87,12 +87,14 @@ func namespaced() (bool, string) {
 }
 
 // containAttr adds to a the namespaces of a contained start: a PID
-// namespace, and a mount namespace for its own /proc; a user namespace
-// unless rukh is root (creating one is what lets anyone else create the
-// others, and costs most of a contained start); a network namespace when
-// netNone. A confined start (confined) always gets a user namespace, and
-// its init keeps the two capabilities it needs there (mount, bring the
-// loopback up) across its exec; it drops them before the program starts.
+// namespace; a user namespace unless rukh is root (creating one is what
+// lets anyone else create the others, and costs most of a contained
+// start); a network namespace when netNone. An unconfined start shares
+// the host's mounts, so its /proc is the host's (a mount namespace with a
+// /proc of its own costs several times the whole call). A confined start
+// (confined) always gets user and mount namespaces, and its init keeps
+// the two capabilities it needs there (mount its /proc, bring the loopback
+// up) across its exec; it drops them before the program starts.
 func containAttr(a *syscall.SysProcAttr, netNone, confined bool) {
 	a.Cloneflags |= syscall.CLONE_NEWPID
 	if netNone {
@@ -100,7 +102,6 @@ func containAttr(a *syscall.SysProcAttr, netNone, confined bool) {
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	if uid == 0 && !confined {
-		a.Cloneflags |= syscall.CLONE_NEWNS
 		return
 	}
 	a.Cloneflags |= syscall.CLONE_NEWUSER

@@ -1,6 +1,7 @@
 # rukh's containment init for linux/amd64: PID 1 of an invocation's PID
 # namespace. argv: [rukh-init, program, args...]; envp is passed on.
-# Descriptor 4 is the report pipe (kernel/initproto.go).
+# Descriptor 4 is the report pipe (kernel/initproto.go). It touches no
+# mount: it may share the host's mount namespace.
 	.text
 	.globl _start
 _start:
@@ -10,29 +11,7 @@ _start:
 	sub	$16, %rsp		# record: kind at 0(%rsp), value at 4(%rsp)
 	cmp	$2, %rdi
 	jl	done			# nothing to run: the namespace probe
-	# Best effort, as PID 1 in a mount namespace of its own: a private
-	# root, then a /proc of this PID namespace.
-	mov	$39, %eax		# getpid
-	syscall
-	cmp	$1, %rax
-	jne	1f
-	mov	$165, %eax		# mount(0, "/", 0, MS_REC|MS_PRIVATE, 0)
-	xor	%edi, %edi
-	lea	root(%rip), %rsi
-	xor	%edx, %edx
-	mov	$0x44000, %r10d
-	xor	%r8d, %r8d
-	syscall
-	test	%rax, %rax
-	jnz	1f
-	mov	$165, %eax		# mount("proc", "/proc", "proc", NOSUID|NODEV|NOEXEC, 0)
-	lea	proc(%rip), %rdi
-	lea	procdir(%rip), %rsi
-	lea	proc(%rip), %rdx
-	mov	$0xe, %r10d
-	xor	%r8d, %r8d
-	syscall
-1:	mov	$72, %eax		# fcntl(4, F_SETFD, FD_CLOEXEC)
+	mov	$72, %eax		# fcntl(4, F_SETFD, FD_CLOEXEC)
 	mov	$4, %edi
 	mov	$2, %esi
 	mov	$1, %edx
@@ -92,6 +71,3 @@ report:					# write(4, record, 8), retried on EINTR
 	cmp	$-4, %rax
 	je	report
 	ret
-root:	.asciz "/"
-proc:	.asciz "proc"
-procdir: .asciz "/proc"
