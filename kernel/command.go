@@ -106,7 +106,7 @@ type Execute struct {
 	Result   *ResultDecl `json:"result,omitempty"`
 	// Needs is what the command asks its endpoint's template to grant
 	// (docs/confinement.md); it never grants anything itself.
-	Needs *Needs `json:"needs,omitempty"`
+	Needs *Needs `json:"needs,omitzero"`
 }
 
 // Result kinds.

@@ -76,13 +76,18 @@ type Projection struct {
 	Tools     []Tool   `json:"tools"` // deterministic order (by name)
 }
 
-// Template holds the limits an endpoint's invocations run under.
+// Template holds the limits an endpoint's invocations run under: Name is
+// the profile's template name (empty in revisions from before it was
+// recorded), Confine its confinement with every path absolute or a
+// keyword (nil: unconfined).
 type Template struct {
-	TimeoutMs        int64 `json:"timeoutMs"`
-	MaxConcurrent    int   `json:"maxConcurrent"`
-	MaxHeld          int   `json:"maxHeld"`
-	DiagnosticsBytes int   `json:"diagnosticsBytes"`
-	ResultBytes      int   `json:"resultBytes"`
+	Name             string          `json:"name,omitempty"`
+	TimeoutMs        int64           `json:"timeoutMs"`
+	MaxConcurrent    int             `json:"maxConcurrent"`
+	MaxHeld          int             `json:"maxHeld"`
+	DiagnosticsBytes int             `json:"diagnosticsBytes"`
+	ResultBytes      int             `json:"resultBytes"`
+	Confine          *kernel.Confine `json:"confine,omitzero"`
 }
 
 // Tool is one published MCP tool. Wire is the exact tool object sent in
@@ -110,5 +115,7 @@ func (t Template) Limits() kernel.Limits {
 	return kernel.Limits{
 		Timeout:     time.Duration(t.TimeoutMs) * time.Millisecond,
 		ResultBytes: t.ResultBytes,
+		Confine:     t.Confine,
+		Template:    t.Name,
 	}
 }

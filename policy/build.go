@@ -177,7 +177,7 @@ func (bd *builder) start(in Input) error {
 		ep := bd.prof.Endpoints[epName]
 		tmpl, _ := bd.prof.template(ep.Template)
 		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
-			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
+			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(ep.Template), Tools: []Tool{}}}
 		bd.eps = append(bd.eps, e)
 	}
 	return nil
