@@ -7,9 +7,9 @@ import (
 
 // Bounds of a need or a grant.
 const (
-	MaxConfinePaths    = 64   // entries of one read or write list
-	MaxConfinePathLen  = 4096 // bytes of one entry
-	MaxProcesses       = 4096 // processes a need or a template may name
+	MaxConfinePaths   = 64   // entries of one read or write list
+	MaxConfinePathLen = 4096 // bytes of one entry
+	MaxProcesses      = 4096 // processes a need or a template may name
 )
 
 // ConfinePathProblem says what is wrong with p as an entry of a read or
