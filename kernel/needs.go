@@ -54,6 +54,8 @@ func ConfinePathProblem(p string) string {
 // entries are returned as they are.
 func ResolveHome(p, home string) string {
 	switch {
+	case home == "":
+		return p
 	case p == "~":
 		return path.Clean(home)
 	case strings.HasPrefix(p, "~/"):

@@ -74,6 +74,21 @@ type Projection struct {
 	Subject   string   `json:"subject"`
 	Template  Template `json:"template"`
 	Tools     []Tool   `json:"tools"` // deterministic order (by name)
+	// Unavailable says why this host cannot enforce the template's
+	// confinement ("" when it can): the endpoint then publishes nothing.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Withheld are the commands the endpoint's publish list names that
+	// its template keeps from being tools there, in command id order.
+	Withheld []Withheld `json:"withheld,omitempty"`
+}
+
+// Withheld is a command an endpoint would publish but for its template:
+// the command needs more than the template grants, or the host cannot
+// provide the template. Fix is the change that publishes it.
+type Withheld struct {
+	Command string `json:"command"`
+	Reason  string `json:"reason"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // Template holds the limits an endpoint's invocations run under: Name is
