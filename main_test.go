@@ -41,6 +41,9 @@ func TestScript(t *testing.T) {
 			if cond == "etcd" { // this binary has the etcd store (-tags etcd)
 				return store.EtcdBuilt(), nil
 			}
+			if cond == "confinable" { // rukh on this host enforces confined templates
+				return confinable(), nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(e *testscript.Env) error {
@@ -65,6 +68,26 @@ func TestScript(t *testing.T) {
 		},
 	})
 }
+
+// confinable asks rukh itself, as the scripts run it, whether this host
+// enforces confined templates: what rukh can enforce depends on how its
+// program starts, which this test process does not share.
+var confinable = sync.OnceValue(func() bool {
+	home, err := os.MkdirTemp("", "rukh-confinable-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.Command("rukh", "doctor", "--json")
+	cmd.Env = append(os.Environ(), "RUKH_HOME="+home, "RUKH_WITHOUT=")
+	out, _ := cmd.Output()
+	var rep struct {
+		Confinement struct {
+			Available bool `json:"available"`
+		} `json:"confinement"`
+	}
+	return json.Unmarshal(out, &rep) == nil && rep.Confinement.Available
+})
 
 // cleanAfter removes what the tests built for the whole process.
 type cleanAfter struct{ m *testing.M }

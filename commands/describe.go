@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -29,6 +30,17 @@ type describeReport struct {
 	Tasks       []string          `json:"tasks,omitempty"`      // endpoints where a call may become a task
 	TaskOnly    []string          `json:"taskOnly,omitempty"`   // endpoints where a call may only run as a task
 	InputSchema jsontext.Value    `json:"inputSchema,omitempty"`
+	// Needs is what the manifest asks for; RunsUnder is, per endpoint that
+	// publishes the command, the template its calls run under.
+	Needs     *kernel.Needs        `json:"needs,omitempty"`
+	RunsUnder map[string]runsUnder `json:"runsUnder,omitempty"`
+	Withheld  map[string]string    `json:"withheld,omitempty"` // endpoint → why its template withholds the command
+}
+
+// runsUnder is the template a command runs under on an endpoint.
+type runsUnder struct {
+	Template string          `json:"template"`
+	Confine  *kernel.Confine `json:"confine,omitempty"` // nil: unconfined
 }
 
 type describeOptions struct {
@@ -134,7 +146,7 @@ func findCommand(b *policy.Binding, args []string) *policy.BoundCommand {
 func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *describeReport {
 	ok, why := bc.Publishable()
 	rep := &describeReport{Command: bc.Declaration, Release: bc.Release, Source: source, Eligible: ok, Reason: why,
-		Usage: cliUsage(&bc.Declaration)}
+		Usage: cliUsage(&bc.Declaration), Needs: bc.Declaration.Execute.Needs}
 	if s, err := kernel.InputSchema(&bc.Declaration); err == nil {
 		rep.InputSchema = s
 	}
@@ -147,6 +159,10 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 						rep.Tools = map[string]string{}
 					}
 					rep.Tools[p.Endpoint] = t.Name
+					if rep.RunsUnder == nil {
+						rep.RunsUnder = map[string]runsUnder{}
+					}
+					rep.RunsUnder[p.Endpoint] = runsUnder{Template: p.Template.Name, Confine: p.Template.Confine}
 					if rep.Security == nil {
 						rep.Security = map[string]string{}
 					}
@@ -157,6 +173,16 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 							rep.TaskOnly = append(rep.TaskOnly, p.Endpoint)
 						}
 					}
+				}
+			}
+		}
+		for _, p := range b.Endpoints {
+			for _, w := range p.Withheld {
+				if w.Command == bc.Declaration.ID {
+					if rep.Withheld == nil {
+						rep.Withheld = map[string]string{}
+					}
+					rep.Withheld[p.Endpoint] = w.Reason + " (" + w.Fix + ")"
 				}
 			}
 		}
@@ -237,6 +263,7 @@ func printDescribe(w io.Writer, r *describeReport) {
 		res = c.Execute.Result.Kind
 	}
 	fmt.Fprintf(w, "execute: %s (mode %s, result %s)\n", strings.Join(append([]string{c.Execute.Program}, c.Execute.Args...), " "), mode, res)
+	fmt.Fprintf(w, "needs: %s\n", needsWords(r.Needs))
 	if h := hintWords(c.Hints); h != "" {
 		fmt.Fprintf(w, "hints: %s\n", h)
 	}
@@ -257,6 +284,12 @@ func printDescribe(w io.Writer, r *describeReport) {
 			task = ", may only run as a task"
 		}
 		fmt.Fprintf(w, "tool on endpoint %s: %s (security %s)%s\n", ep, r.Tools[ep], r.Security[ep], task)
+		if u, ok := r.RunsUnder[ep]; ok {
+			fmt.Fprintf(w, "  runs under template %s: %s\n", cmp.Or(u.Template, "(unnamed)"), confineWords(u.Confine))
+		}
+	}
+	for _, ep := range slices.Sorted(maps.Keys(r.Withheld)) {
+		fmt.Fprintf(w, "not published on endpoint %s: %s\n", ep, r.Withheld[ep])
 	}
 	if len(r.Tools) == 0 {
 		for _, ep := range slices.Sorted(maps.Keys(r.Security)) {
@@ -266,6 +299,53 @@ func printDescribe(w io.Writer, r *describeReport) {
 	if r.Development {
 		fmt.Fprintf(w, "development release: published only on endpoint %s, whatever other endpoints' profiles say\n", policy.DevEndpoint)
 	}
+}
+
+// needsWords says what a command's needs ask for.
+func needsWords(n *kernel.Needs) string {
+	if n == nil {
+		return "none declared"
+	}
+	var words []string
+	if n.Network {
+		words = append(words, "network")
+	}
+	if len(n.Read) > 0 {
+		words = append(words, "read "+strings.Join(n.Read, ", "))
+	}
+	if len(n.Write) > 0 {
+		words = append(words, "write "+strings.Join(n.Write, ", "))
+	}
+	if n.Processes > 0 {
+		words = append(words, fmt.Sprintf("%d processes", n.Processes))
+	}
+	if len(words) == 0 {
+		return "nothing"
+	}
+	return strings.Join(words, "; ")
+}
+
+// confineWords says what a template's confinement grants.
+func confineWords(c *kernel.Confine) string {
+	if c == nil {
+		return "unconfined (the owner's rights; contained all the same)"
+	}
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "nothing"
+		}
+		return strings.Join(l, ", ")
+	}
+	s := fmt.Sprintf("network %s; read %s; write %s", cmp.Or(c.Network, kernel.NetworkHost), none(c.Read), none(c.Write))
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"processes", c.Processes}, {"memoryMiB", c.MemoryMiB}, {"cpuSeconds", c.CPUSeconds}, {"fileMiB", c.FileMiB}} {
+		if l.v > 0 {
+			s += fmt.Sprintf("; %s %d", l.name, l.v)
+		}
+	}
+	return s
 }
 
 // paramSummary describes a param's type and rules for describe.

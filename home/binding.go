@@ -116,7 +116,8 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 		if err != nil {
 			return nil, unreadable(err)
 		}
-		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{}}
+		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{},
+			Unavailable: m.Unavailable, Withheld: m.Withheld}
 		err = ix.Tools(ep.Name, func(t store.Tool) error {
 			body, err := ix.Body(t.Body)
 			if err != nil {

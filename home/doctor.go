@@ -3,12 +3,15 @@ package home
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -27,20 +30,62 @@ type DoctorReport struct {
 	Problems  int             `json:"problems"`
 	Checks    []DoctorCheck   `json:"checks"`
 	Processes ProcessesReport `json:"processes"`
+	// Confinement is what this host can enforce of a template's confine.
+	Confinement ConfinementReport `json:"confinement"`
 }
 
 // ProcessesReport says how the host contains an invocation's processes
 // once rukh itself is killed, and what this process swept.
 type ProcessesReport struct {
-	// Containment is "recorded-sweep": what a killed rukh leaves running
-	// is killed by the next rukh process on the home, from its record.
-	Containment string      `json:"containment"`
-	Swept       SweepReport `json:"swept"`
+	// Containment is kernel.ContainNamespace ("pid-namespace": each call
+	// in its own PID namespace under rukh's init) or kernel.ContainSweep
+	// ("recorded-sweep": what a killed rukh leaves running is killed by
+	// the next rukh process on the home, from its record).
+	Containment string `json:"containment"`
+	// NoNamespaces says why there is no PID namespace containment.
+	NoNamespaces string      `json:"noNamespaces,omitempty"`
+	Swept        SweepReport `json:"swept"`
+}
+
+// ConfinementReport says whether this host can enforce confined
+// templates, and which templates of the active profile it cannot.
+type ConfinementReport struct {
+	Available bool   `json:"available"`
+	Landlock  int    `json:"landlock"` // the Landlock ABI; 0: none
+	Reason    string `json:"reason,omitempty"`
+	// Unavailable are the active profile's confined templates this host
+	// cannot enforce: their endpoints publish nothing.
+	Unavailable []UnavailableTemplate `json:"unavailable,omitempty"`
+}
+
+// UnavailableTemplate is a confined template the host cannot enforce.
+type UnavailableTemplate struct {
+	Template string `json:"template"`
+	Reason   string `json:"reason"`
+}
+
+// confinementReport is what host can enforce; the profile's templates are
+// added by Doctor.
+func confinementReport(host kernel.Host) ConfinementReport {
+	r := ConfinementReport{Landlock: host.Landlock, Reason: host.Unavailable(&kernel.Confine{})}
+	r.Available = r.Reason == ""
+	return r
+}
+
+// confinementCheck is the doctor line of the confinement report.
+func confinementCheck(r ConfinementReport) string {
+	if r.Available {
+		return fmt.Sprintf("confinement: Landlock ABI %d and namespaces available: confined templates are enforced", r.Landlock)
+	}
+	return "confinement: unavailable (" + r.Reason + "): a template with confine publishes nothing on this host"
 }
 
 // containmentCheck is the doctor line of the processes report.
 func containmentCheck(p ProcessesReport) string {
-	s := "processes: recorded sweep after an unclean exit (no PID namespace containment on this host)"
+	s := "processes: each call in its own PID namespace under rukh's init: nothing outlives it, even after kill -9"
+	if p.Containment != kernel.ContainNamespace {
+		s = "processes: recorded sweep after an unclean exit (no PID namespace containment on this host: " + p.NoNamespaces + ")"
+	}
 	if p.Swept.Records > 0 {
 		s += fmt.Sprintf("; swept %d process(es) left by %d killed rukh process(es)", len(p.Swept.Killed), p.Swept.Records)
 	}
@@ -69,8 +114,11 @@ func (h *Home) Doctor() *DoctorReport {
 		return rep
 	}
 	h.SweepProcesses()
-	rep.Processes = ProcessesReport{Containment: "recorded-sweep", Swept: h.swept}
+	host := kernel.ProbeHost()
+	rep.Processes = ProcessesReport{Containment: host.Containment, NoNamespaces: host.NoNamespaces, Swept: h.swept}
 	add(containmentCheck(rep.Processes), nil)
+	rep.Confinement = confinementReport(host)
+	add(confinementCheck(rep.Confinement), nil)
 	// Every bbolt file of the home, not only the store: a damaged one
 	// fails whatever reads it.
 	if files, err := h.Store.HomeFiles(); err != nil {
@@ -139,6 +187,7 @@ func (h *Home) Doctor() *DoctorReport {
 		add("active revision", err)
 	} else if b != nil {
 		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
+		h.doctorTemplates(rep, host, b.Profile, add)
 	}
 	if untrusted, err := h.UntrustedActive(); err != nil {
 		add("trust of the active releases", err)
@@ -150,4 +199,24 @@ func (h *Home) Doctor() *DoctorReport {
 		}
 	}
 	return rep
+}
+
+// doctorTemplates adds a failed check for each confined template of the
+// active profile that host cannot enforce.
+func (h *Home) doctorTemplates(rep *DoctorReport, host kernel.Host, profile []byte, add func(string, error) bool) {
+	prof, err := policy.ParseProfile(profile)
+	if err != nil {
+		add("active profile", err)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(prof.Templates)) {
+		c := prof.Templates[name].Confine
+		why := host.Unavailable(c)
+		if why == "" {
+			continue
+		}
+		rep.Confinement.Unavailable = append(rep.Confinement.Unavailable, UnavailableTemplate{Template: name, Reason: why})
+		add("template "+name, kernel.Errorf(kernel.CodeUnsupported, "unavailable on this host: %s; its endpoints publish none of their commands", why).
+			WithHint("give those endpoints a template this host can enforce, or serve them on a host that has what it lacks ("+policy.ConfinementDoc+")"))
+	}
 }

@@ -226,6 +226,17 @@ func sameBinding(old, built *policy.Binding) bool {
 			return false
 		}
 	}
+	// What the host can enforce decides too: a template that became
+	// available, or stopped being, changes what is published.
+	unavailable := make(map[string]string, len(old.Endpoints))
+	for _, p := range old.Endpoints {
+		unavailable[p.Endpoint] = p.Unavailable
+	}
+	for _, p := range built.Endpoints {
+		if unavailable[p.Endpoint] != p.Unavailable {
+			return false
+		}
+	}
 	return true
 }
 

@@ -104,6 +104,9 @@ type Execute struct {
 	Mode     string      `json:"mode,omitempty"`     // default managed
 	Lifetime string      `json:"lifetime,omitempty"` // default foreground
 	Result   *ResultDecl `json:"result,omitempty"`
+	// Needs is what the command asks its endpoint's template to grant
+	// (docs/confinement.md); it never grants anything itself.
+	Needs *Needs `json:"needs,omitzero"`
 }
 
 // Result kinds.

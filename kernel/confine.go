@@ -28,10 +28,10 @@ type Confine struct {
 	Network    string   `json:"network,omitempty"` // "" means host
 	Read       []string `json:"read,omitempty"`
 	Write      []string `json:"write,omitempty"`
-	Processes  int      `json:"processes,omitempty"`
-	MemoryMiB  int      `json:"memoryMiB,omitempty"`
-	CPUSeconds int      `json:"cpuSeconds,omitempty"`
-	FileMiB    int      `json:"fileMiB,omitempty"`
+	Processes  int      `json:"processes,omitzero"`
+	MemoryMiB  int      `json:"memoryMiB,omitzero"`
+	CPUSeconds int      `json:"cpuSeconds,omitzero"`
+	FileMiB    int      `json:"fileMiB,omitzero"`
 }
 
 // Needs is what a command says it requires (commands[].execute.needs):
@@ -43,5 +43,5 @@ type Needs struct {
 	Network   bool     `json:"network,omitempty"`
 	Read      []string `json:"read,omitempty"`
 	Write     []string `json:"write,omitempty"`
-	Processes int      `json:"processes,omitempty"`
+	Processes int      `json:"processes,omitzero"`
 }

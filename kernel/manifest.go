@@ -330,6 +330,14 @@ func validateExecute(api string, e *Execute, at string) error {
 	default:
 		return invalidf(at+"/lifetime", "lifetime must be %q, not %q", LifetimeForeground, e.Lifetime)
 	}
+	if e.Needs != nil {
+		if api == APIVersion1 {
+			return invalidf(at+"/needs", "not allowed in %s", APIVersion1)
+		}
+		if err := validateNeeds(e.Needs, at+"/needs"); err != nil {
+			return err
+		}
+	}
 	if e.Result == nil {
 		return nil
 	}
@@ -352,6 +360,44 @@ func validateExecute(api string, e *Execute, at string) error {
 		return invalidf(at+"/result/kind", "missing kind")
 	default:
 		return invalidf(at+"/result/kind", "kind must be %q or %q, not %q", ResultText, ResultStructured, e.Result.Kind)
+	}
+	return nil
+}
+
+// validateNeeds checks a command's needs: sound read and write entries,
+// none twice, and a process count in range.
+func validateNeeds(n *Needs, at string) error {
+	for _, l := range []struct {
+		member string
+		paths  []string
+	}{{"read", n.Read}, {"write", n.Write}} {
+		if err := CheckConfinePaths(l.paths, at+"/"+l.member); err != nil {
+			return err
+		}
+	}
+	if n.Processes < 0 || n.Processes > MaxProcesses {
+		return invalidf(at+"/processes", "processes must be 1 to %d, not %d", MaxProcesses, n.Processes)
+	}
+	return nil
+}
+
+// CheckConfinePaths checks a read or write list of a need or a template
+// (at is its JSON pointer): at most MaxConfinePaths sound entries, none
+// twice.
+func CheckConfinePaths(paths []string, at string) *Error {
+	if len(paths) > MaxConfinePaths {
+		return invalidf(at, "more than %d paths", MaxConfinePaths)
+	}
+	seen := make(map[string]int, len(paths))
+	for i, p := range paths {
+		pat := at + "/" + strconv.Itoa(i)
+		if msg := ConfinePathProblem(p); msg != "" {
+			return invalidf(pat, "path %q: %s", p, msg)
+		}
+		if j, dup := seen[p]; dup {
+			return invalidf(pat, "path %q is already listed at %s/%d", p, at, j)
+		}
+		seen[p] = i
 	}
 	return nil
 }

@@ -285,6 +285,22 @@ func TestParseManifestRules(t *testing.T) {
 		{"text with schema", map[string]any{c0 + "/execute/result/kind": "text"}, c0 + "/execute/result/schema", "text result has no schema"},
 		{"schema keyword", map[string]any{c0 + "/execute/result/schema/properties/id/pattern": "x"}, c0 + "/execute/result/schema/properties/id/pattern", "not allowed"},
 		{"schema required undeclared", map[string]any{c0 + "/execute/result/schema/required": `["nope"]`}, c0 + "/execute/result/schema/required/0", "not a declared property"},
+		{"needs unknown member", map[string]any{c0 + "/execute/needs": `{"net": true}`}, c0 + "/execute/needs/net", "unknown member"},
+		{"needs network not bool", map[string]any{c0 + "/execute/needs": `{"network": "host"}`}, c0 + "/execute/needs/network", ""},
+		{"needs null", map[string]any{c0 + "/execute/needs": nil}, c0 + "/execute/needs", "null is not allowed"},
+		{"needs relative path", map[string]any{c0 + "/execute/needs": `{"read": ["data"]}`}, c0 + "/execute/needs/read/0", `not an absolute path, "~/...", "release" or "scratch"`},
+		{"needs dotdot", map[string]any{c0 + "/execute/needs": `{"write": ["/srv/../etc"]}`}, c0 + "/execute/needs/write/0", `".." segment`},
+		{"needs home dotdot", map[string]any{c0 + "/execute/needs": `{"read": ["~/../other"]}`}, c0 + "/execute/needs/read/0", `".." segment`},
+		{"needs unclean", map[string]any{c0 + "/execute/needs": `{"read": ["/srv//data/"]}`}, c0 + "/execute/needs/read/0", "not a clean path (want /srv/data)"},
+		{"needs unclean home", map[string]any{c0 + "/execute/needs": `{"read": ["~/notes/"]}`}, c0 + "/execute/needs/read/0", "not a clean path (want ~/notes)"},
+		{"needs other user", map[string]any{c0 + "/execute/needs": `{"read": ["~bob/x"]}`}, c0 + "/execute/needs/read/0", "not an absolute path"},
+		{"needs empty path", map[string]any{c0 + "/execute/needs": `{"read": [""]}`}, c0 + "/execute/needs/read/0", "empty path"},
+		{"needs control", map[string]any{c0 + "/execute/needs": `{"read": ["/a\nb"]}`}, c0 + "/execute/needs/read/0", "control character"},
+		{"needs duplicate", map[string]any{c0 + "/execute/needs": `{"read": ["release", "release"]}`}, c0 + "/execute/needs/read/1", "already listed at " + c0 + "/execute/needs/read/0"},
+		{"needs processes negative", map[string]any{c0 + "/execute/needs": `{"processes": -1}`}, c0 + "/execute/needs/processes", "processes must be 1 to 4096"},
+		{"needs processes huge", map[string]any{c0 + "/execute/needs": `{"processes": 100000}`}, c0 + "/execute/needs/processes", "processes must be 1 to 4096"},
+		{"needs processes fraction", map[string]any{c0 + "/execute/needs": `{"processes": 1.5}`}, c0 + "/execute/needs/processes", ""},
+		{"v1 needs", map[string]any{"/apiVersion": "rukh.extension/1", c0 + "/execute/result": del, c0 + "/machine": del, c0 + "/hints": del, c0 + "/execute/needs": `{"network": true}`}, c0 + "/execute/needs", "not allowed in rukh.extension/1"},
 		{"interaction unknown", map[string]any{c0 + "/machine/interaction": "maybe"}, c0 + "/machine/interaction", "interaction must be"},
 		{"feature id syntax", map[string]any{c0 + "/machine/requiredFeatures/0/id": "Command"}, c0 + "/machine/requiredFeatures/0/id", "must match"},
 		{"feature version", map[string]any{c0 + "/machine/requiredFeatures/0/version": 0}, c0 + "/machine/requiredFeatures/0/version", "positive"},
@@ -318,6 +334,8 @@ func TestParseManifestAccepts(t *testing.T) {
 		{"list default", map[string]any{p + "/1/default": `["a","b"]`}},
 		{"alias group-free", map[string]any{"/commands/1/aliases": `[["ls"]]`}},
 		{"eligible false without result", map[string]any{"/commands/0/execute/result": del, "/commands/0/machine/eligible": false}},
+		{"needs", map[string]any{"/commands/0/execute/needs": `{"network": true, "read": ["/etc/ssl", "~", "~/notes", "release"], "write": ["scratch", "/"], "processes": 8}`}},
+		{"needs empty", map[string]any{"/commands/0/execute/needs": `{}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,6 +343,46 @@ func TestParseManifestAccepts(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+func TestParseManifestNeeds(t *testing.T) {
+	m, err := ParseManifest(mutate(t, map[string]any{"/commands/0/execute/needs": `{"network": true, "read": ["~/notes"], "write": ["scratch"], "processes": 8}`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := m.Commands[0].Execute.Needs
+	if n == nil || !n.Network || n.Read[0] != "~/notes" || n.Write[0] != PathScratch || n.Processes != 8 {
+		t.Fatalf("needs read as %+v", n)
+	}
+	if m.Commands[1].Execute.Needs != nil {
+		t.Fatalf("a command without needs got %+v", m.Commands[1].Execute.Needs)
+	}
+}
+
+func TestConfinePaths(t *testing.T) {
+	tests := []struct {
+		p, dir string
+		within bool
+	}{
+		{"/srv/data", "/srv", true},
+		{"/srv", "/srv", true},
+		{"/srvx", "/srv", false},
+		{"/srv", "/srv/data", false},
+		{"/anything", "/", true},
+		{"release", "release", true},
+		{"release", "/", false},
+		{"scratch", "release", false},
+	}
+	for _, tt := range tests {
+		if got := WithinPath(tt.p, tt.dir); got != tt.within {
+			t.Errorf("WithinPath(%q, %q) = %v, want %v", tt.p, tt.dir, got, tt.within)
+		}
+	}
+	for p, want := range map[string]string{"~": "/home/o", "~/n": "/home/o/n", "/x": "/x", "scratch": "scratch"} {
+		if got := ResolveHome(p, "/home/o"); got != want {
+			t.Errorf("ResolveHome(%q) = %q, want %q", p, got, want)
+		}
 	}
 }
 

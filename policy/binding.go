@@ -74,15 +74,35 @@ type Projection struct {
 	Subject   string   `json:"subject"`
 	Template  Template `json:"template"`
 	Tools     []Tool   `json:"tools"` // deterministic order (by name)
+	// Unavailable says why this host cannot enforce the template's
+	// confinement ("" when it can): the endpoint then publishes nothing.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Withheld are the commands the endpoint's publish list names that
+	// its template keeps from being tools there, in command id order.
+	Withheld []Withheld `json:"withheld,omitempty"`
 }
 
-// Template holds the limits an endpoint's invocations run under.
+// Withheld is a command an endpoint would publish but for its template:
+// the command needs more than the template grants, or the host cannot
+// provide the template. Fix is the change that publishes it.
+type Withheld struct {
+	Command string `json:"command"`
+	Reason  string `json:"reason"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// Template holds the limits an endpoint's invocations run under: Name is
+// the profile's template name (empty in revisions from before it was
+// recorded), Confine its confinement with every path absolute or a
+// keyword (nil: unconfined).
 type Template struct {
-	TimeoutMs        int64 `json:"timeoutMs"`
-	MaxConcurrent    int   `json:"maxConcurrent"`
-	MaxHeld          int   `json:"maxHeld"`
-	DiagnosticsBytes int   `json:"diagnosticsBytes"`
-	ResultBytes      int   `json:"resultBytes"`
+	Name             string          `json:"name,omitempty"`
+	TimeoutMs        int64           `json:"timeoutMs"`
+	MaxConcurrent    int             `json:"maxConcurrent"`
+	MaxHeld          int             `json:"maxHeld"`
+	DiagnosticsBytes int             `json:"diagnosticsBytes"`
+	ResultBytes      int             `json:"resultBytes"`
+	Confine          *kernel.Confine `json:"confine,omitzero"`
 }
 
 // Tool is one published MCP tool. Wire is the exact tool object sent in
@@ -110,5 +130,7 @@ func (t Template) Limits() kernel.Limits {
 	return kernel.Limits{
 		Timeout:     time.Duration(t.TimeoutMs) * time.Millisecond,
 		ResultBytes: t.ResultBytes,
+		Confine:     t.Confine,
+		Template:    t.Name,
 	}
 }

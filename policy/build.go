@@ -35,6 +35,12 @@ type Input struct {
 	// yield once per release, in package name order, and returns the first
 	// error yield returns. Stream then holds one release at a time.
 	Source func(yield func(ReleaseInput) error) error
+	// Host is what this host can enforce (nil: kernel.ProbeHost()): an
+	// endpoint whose template it cannot enforce publishes nothing.
+	Host *kernel.Host
+	// OwnerHome is where "~/" in a command's needs resolves ("": the
+	// owner's home directory, as for the profile).
+	OwnerHome string
 }
 
 // ReleaseInput is one active release. Empty Name, Version or APIVersion in
@@ -106,6 +112,7 @@ type builder struct {
 	prof *Profile
 	eps  []*epBuild
 
+	home     string // where "~/" in needs resolves
 	lastName string
 	active   map[string]bool
 	dev      map[string]bool  // release name@version → is a development release
@@ -126,6 +133,26 @@ type epBuild struct {
 	// err is the endpoint's first tool error; reported after the route
 	// checks, in endpoint order, as when projections were built last.
 	err error
+}
+
+// withhold says why e's template keeps bc from being a tool on e, and the
+// fix; "" when it does not. A command asking for more than the template
+// grants is named first: that holds on any host.
+func (e *epBuild) withhold(bc *BoundCommand, home string) (reason, fix string) {
+	if missing, fix := NeedsGap(bc.Declaration.Execute.Needs, e.proj.Template, home); missing != "" {
+		return missing, fix
+	}
+	if e.proj.Unavailable != "" {
+		return e.unavailable()
+	}
+	return "", ""
+}
+
+// unavailable is why nothing is a tool on e when the host cannot enforce
+// its template, and the fix.
+func (e *epBuild) unavailable() (reason, fix string) {
+	return fmt.Sprintf("template %s is unavailable on this host: %s", e.proj.Template.Name, e.proj.Unavailable),
+		fmt.Sprintf("give endpoint %s a template this host can enforce, or publish and serve on a host that has what it lacks (%s)", e.name, ConfinementDoc)
 }
 
 func (bd *builder) run(in Input) (*Binding, []string, error) {
@@ -173,11 +200,20 @@ func (bd *builder) start(in Input) error {
 	bd.prof = prof.normalized()
 	bd.b = &Binding{Revision: in.Revision, Profile: bd.prof.Canonical()}
 	bd.active, bd.dev, bd.owner, bd.byPkg = map[string]bool{}, map[string]bool{}, map[string]int{}, map[string][]int{}
+	host := in.Host
+	if host == nil {
+		h := kernel.ProbeHost()
+		host = &h
+	}
+	if bd.home = in.OwnerHome; bd.home == "" {
+		bd.home, _ = userHome()
+	}
 	for _, epName := range slices.Sorted(maps.Keys(bd.prof.Endpoints)) {
 		ep := bd.prof.Endpoints[epName]
 		tmpl, _ := bd.prof.template(ep.Template)
 		e := &epBuild{name: epName, ep: ep, mode: ep.ToolNameMode(), publish: ep.Publish.set(), names: map[string]string{},
-			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(), Tools: []Tool{}}}
+			proj: Projection{Endpoint: epName, Namespace: ep.Namespace, ToolNames: ep.ToolNameMode(), Subject: ep.Subject, Template: tmpl.template(ep.Template), Tools: []Tool{},
+				Unavailable: host.Unavailable(tmpl.Confine)}}
 		bd.eps = append(bd.eps, e)
 	}
 	return nil
@@ -256,6 +292,7 @@ func (bd *builder) finish() (*Binding, []string, error) {
 		}
 	}
 	for _, e := range bd.eps {
+		slices.SortStableFunc(e.proj.Withheld, func(x, y Withheld) int { return strings.Compare(x.Command, y.Command) })
 		b.Endpoints = append(b.Endpoints, e.proj)
 	}
 	slices.SortFunc(b.Commands, func(x, y BoundCommand) int { return strings.Compare(x.Declaration.ID, y.Declaration.ID) })
@@ -411,7 +448,7 @@ func (bd *builder) release(p *prepared) error {
 // and fixes read.
 func summaryOf(c *kernel.Command) kernel.Command {
 	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary, Machine: c.Machine,
-		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime}}
+		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime, Needs: c.Execute.Needs}}
 	if c.Execute.Result != nil {
 		s.Execute.Result = &kernel.ResultDecl{Kind: c.Execute.Result.Kind}
 	}
@@ -438,6 +475,10 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 	id := bc.Declaration.ID
 	for _, e := range bd.eps {
 		if e.err != nil || !e.publishes(id, pkg, bd.dev[bc.Release]) {
+			continue
+		}
+		if reason, fix := e.withhold(bc, bd.home); reason != "" {
+			e.proj.Withheld = append(e.proj.Withheld, Withheld{Command: id, Reason: reason, Fix: fix})
 			continue
 		}
 		name := toolName(e.mode, e.ep.Namespace, bd.b.Revision, id)
@@ -539,6 +580,16 @@ func (bd *builder) warnings() []string {
 			ids := slices.Sorted(slices.Values(devLeftOut[rel]))
 			out = append(out, fmt.Sprintf("endpoint %q: %s is a development release, published only on endpoint %q: left out %s",
 				e.name, rel, DevEndpoint, strings.Join(ids, ", ")))
+		}
+		if u := e.proj.Unavailable; u != "" {
+			out = append(out, fmt.Sprintf("endpoint %q: template %s is unavailable on this host, so none of its commands are published: %s", e.name, e.proj.Template.Name, u))
+		}
+		unavailable, _ := e.unavailable()
+		for _, w := range e.proj.Withheld {
+			if e.proj.Unavailable != "" && w.Reason == unavailable {
+				continue // said once for the endpoint
+			}
+			out = append(out, fmt.Sprintf("%s is not published on %s: %s (%s)", w.Command, e.name, w.Reason, w.Fix))
 		}
 		out = append(out, securityWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, taskWarnings(e.name, e.ep, e.proj.Tools)...)

@@ -253,7 +253,7 @@ func TestBuildGolden(t *testing.T) {
 	if wire.InputSchema.Kind() != '{' || wire.OutputSchema.Kind() != '{' {
 		t.Errorf("schemas: %s %s", wire.InputSchema, wire.OutputSchema)
 	}
-	if got := b.Endpoints[1].Template; got != (policy.Template{TimeoutMs: 5000, MaxConcurrent: 1, MaxHeld: 1, DiagnosticsBytes: 65536, ResultBytes: 4096}) {
+	if got := b.Endpoints[1].Template; got != (policy.Template{Name: "small", TimeoutMs: 5000, MaxConcurrent: 1, MaxHeld: 1, DiagnosticsBytes: 65536, ResultBytes: 4096}) {
 		t.Errorf("phone template = %+v", got)
 	}
 	wantRoutes := []policy.Route{

@@ -49,6 +49,12 @@ func NotTools(b *Binding) []NotTool {
 			tools[t.Command] = true
 		}
 	}
+	withheld := map[string][]withheldOn{}
+	for _, p := range b.Endpoints {
+		for _, w := range p.Withheld {
+			withheld[w.Command] = append(withheld[w.Command], withheldOn{p.Endpoint, w})
+		}
+	}
 	api := make(map[string]string, len(b.Releases))
 	for _, r := range b.Releases {
 		api[r.Name+"@"+r.Version] = r.APIVersion
@@ -56,7 +62,7 @@ func NotTools(b *Binding) []NotTool {
 	var out []NotTool
 	for i := range b.Commands {
 		bc := &b.Commands[i]
-		if reason, fix := whyNotTool(bc, api[bc.Release], tools[bc.Declaration.ID]); reason != "" {
+		if reason, fix := whyNotTool(bc, api[bc.Release], tools[bc.Declaration.ID], withheld[bc.Declaration.ID]); reason != "" {
 			out = append(out, NotTool{Command: bc.Declaration.ID, Release: bc.Release, Reason: reason, Fix: fix})
 		}
 	}
@@ -67,22 +73,39 @@ func NotTools(b *Binding) []NotTool {
 // reason is "" when some endpoint publishes it.
 func (b *Binding) WhyNotTool(bc *BoundCommand) (reason, fix string) {
 	isTool := false
+	var withheld []withheldOn
 	for _, p := range b.Endpoints {
 		for _, t := range p.Tools {
 			if t.Command == bc.Declaration.ID {
 				isTool = true
 			}
 		}
+		for _, w := range p.Withheld {
+			if w.Command == bc.Declaration.ID {
+				withheld = append(withheld, withheldOn{p.Endpoint, w})
+			}
+		}
 	}
-	return whyNotTool(bc, b.apiVersion(bc.Release), isTool)
+	return whyNotTool(bc, b.apiVersion(bc.Release), isTool, withheld)
 }
 
-func whyNotTool(bc *BoundCommand, apiVersion string, isTool bool) (reason, fix string) {
+// withheldOn is a command an endpoint's template withheld.
+type withheldOn struct {
+	endpoint string
+	w        Withheld
+}
+
+func whyNotTool(bc *BoundCommand, apiVersion string, isTool bool, withheld []withheldOn) (reason, fix string) {
 	if ok, why := bc.Publishable(); !ok {
 		return why, CommandFix(apiVersion, bc)
 	}
 	if isTool {
 		return "", ""
+	}
+	if len(withheld) > 0 {
+		// The first endpoint's reason: each fix publishes it somewhere.
+		w := withheld[0]
+		return fmt.Sprintf("not published on %s: %s", w.endpoint, w.w.Reason), w.w.Fix
 	}
 	return "eligible, but no endpoint publishes it", PublishFix(bc)
 }

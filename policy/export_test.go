@@ -8,3 +8,11 @@ func SetToolName(f func(mode, namespace, revision, commandID string) string) (re
 	toolName = f
 	return func() { toolName = old }
 }
+
+// SetUserHome replaces the owner's home directory, where "~/" in a
+// template's paths resolves, for one test.
+func SetUserHome(f func() (string, error)) (restore func()) {
+	old := userHome
+	userHome = f
+	return func() { userHome = old }
+}

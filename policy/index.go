@@ -27,10 +27,12 @@ type IndexSink interface {
 // EndpointMeta is what the index keeps of an endpoint besides its tools:
 // its launch binding.
 type EndpointMeta struct {
-	Namespace string   `json:"namespace"`
-	ToolNames string   `json:"toolNames"`
-	Subject   string   `json:"subject"`
-	Template  Template `json:"template"`
+	Namespace   string     `json:"namespace"`
+	ToolNames   string     `json:"toolNames"`
+	Subject     string     `json:"subject"`
+	Template    Template   `json:"template"`
+	Unavailable string     `json:"unavailable,omitempty"`
+	Withheld    []Withheld `json:"withheld,omitempty"`
 }
 
 // DecodeEndpointMeta reads an endpoint's meta record.
@@ -182,7 +184,8 @@ func putRoutes(routes []Route, cmd func(id string) (*BoundCommand, string), w In
 
 // putEndpointMeta starts an endpoint in the index: its launch binding.
 func putEndpointMeta(p *Projection, w IndexSink) error {
-	meta, err := json.Marshal(EndpointMeta{Namespace: p.Namespace, ToolNames: p.ToolNames, Subject: p.Subject, Template: p.Template}, json.Deterministic(true))
+	meta, err := json.Marshal(EndpointMeta{Namespace: p.Namespace, ToolNames: p.ToolNames, Subject: p.Subject, Template: p.Template,
+		Unavailable: p.Unavailable, Withheld: p.Withheld}, json.Deterministic(true))
 	if err != nil {
 		return kernel.Errorf(kernel.CodeInternal, "cannot encode endpoint %s", p.Endpoint).Wrap(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -51,6 +52,14 @@ const (
 	MaxMaxHeld          = 4096
 	MaxDiagnosticsBytes = 64 << 20
 	MaxResultBytes      = 128 << 10
+)
+
+// Maxima of a template's confine limits; processes is bounded by
+// kernel.MaxProcesses.
+const (
+	MaxConfineMemoryMiB  = 1 << 20
+	MaxConfineCPUSeconds = 24 * 60 * 60
+	MaxConfineFileMiB    = 1 << 20
 )
 
 // Profile size limits, checked before decoding.
@@ -127,13 +136,15 @@ func (p Publish) Names(pkg string, ids []string) bool {
 }
 
 // TemplateSpec holds the limits of a task template. A zero field takes its
-// default; ParseProfile rejects an explicit zero.
+// default; ParseProfile rejects an explicit zero. Confine is the template's
+// confinement (docs/confinement.md); nil is an unconfined template.
 type TemplateSpec struct {
-	TimeoutMs        int64 `json:"timeoutMs"`
-	MaxConcurrent    int   `json:"maxConcurrent"`
-	MaxHeld          int   `json:"maxHeld"`
-	DiagnosticsBytes int   `json:"diagnosticsBytes"`
-	ResultBytes      int   `json:"resultBytes"`
+	TimeoutMs        int64           `json:"timeoutMs"`
+	MaxConcurrent    int             `json:"maxConcurrent"`
+	MaxHeld          int             `json:"maxHeld"`
+	DiagnosticsBytes int             `json:"diagnosticsBytes"`
+	ResultBytes      int             `json:"resultBytes"`
+	Confine          *kernel.Confine `json:"confine,omitzero"`
 }
 
 // DefaultProfile is the profile of a fresh home: endpoint local (namespace
@@ -188,11 +199,22 @@ type rawPublish struct {
 }
 
 type rawTemplate struct {
-	TimeoutMs        *int64 `json:"timeoutMs"`
-	MaxConcurrent    *int   `json:"maxConcurrent"`
-	MaxHeld          *int   `json:"maxHeld"`
-	DiagnosticsBytes *int   `json:"diagnosticsBytes"`
-	ResultBytes      *int   `json:"resultBytes"`
+	TimeoutMs        *int64      `json:"timeoutMs"`
+	MaxConcurrent    *int        `json:"maxConcurrent"`
+	MaxHeld          *int        `json:"maxHeld"`
+	DiagnosticsBytes *int        `json:"diagnosticsBytes"`
+	ResultBytes      *int        `json:"resultBytes"`
+	Confine          *rawConfine `json:"confine"`
+}
+
+type rawConfine struct {
+	Network    *string  `json:"network"`
+	Read       []string `json:"read"`
+	Write      []string `json:"write"`
+	Processes  *int64   `json:"processes"`
+	MemoryMiB  *int64   `json:"memoryMiB"`
+	CPUSeconds *int64   `json:"cpuSeconds"`
+	FileMiB    *int64   `json:"fileMiB"`
 }
 
 // ParseProfile parses and validates a profile strictly: duplicate or
@@ -298,7 +320,107 @@ func (t rawTemplate) spec(path string) (TemplateSpec, error) {
 			return TemplateSpec{}, err
 		}
 	}
+	if t.Confine != nil {
+		c := &kernel.Confine{Network: deref(t.Confine.Network), Read: t.Confine.Read, Write: t.Confine.Write}
+		at := path + "/confine"
+		if t.Confine.Network != nil && c.Network == "" {
+			return TemplateSpec{}, invalidAt(at+"/network", "empty network")
+		}
+		for _, l := range []struct {
+			member string
+			v      *int64
+			max    int64
+			dst    *int
+		}{
+			{"processes", t.Confine.Processes, kernel.MaxProcesses, &c.Processes},
+			{"memoryMiB", t.Confine.MemoryMiB, MaxConfineMemoryMiB, &c.MemoryMiB},
+			{"cpuSeconds", t.Confine.CPUSeconds, MaxConfineCPUSeconds, &c.CPUSeconds},
+			{"fileMiB", t.Confine.FileMiB, MaxConfineFileMiB, &c.FileMiB},
+		} {
+			if err := check(l.member, l.v, l.max, func(v int64) { *l.dst = int(v) }); err != nil {
+				return TemplateSpec{}, invalidAt(at+"/"+l.member, err.(*kernel.Error).Message)
+			}
+		}
+		if err := checkConfine(c, at); err != nil {
+			return TemplateSpec{}, err
+		}
+		var err error
+		if c, err = resolveHome(c, at); err != nil {
+			return TemplateSpec{}, err
+		}
+		s.Confine = c
+	}
 	return s, nil
+}
+
+// userHome is the owner's home directory, where "~/" in a template's paths
+// resolves; a seam for tests.
+var userHome = os.UserHomeDir
+
+// resolveHome returns c with its "~" and "~/..." paths under the owner's
+// home: what a template grants is fixed when the profile is loaded.
+func resolveHome(c *kernel.Confine, at string) (*kernel.Confine, error) {
+	var home string
+	resolve := func(member string, paths []string) ([]string, error) {
+		out := slices.Clone(paths)
+		for i, p := range out {
+			if !kernel.UnderHome(p) {
+				continue
+			}
+			if home == "" {
+				h, err := userHome()
+				if err != nil || !strings.HasPrefix(h, "/") {
+					return nil, invalidAt(fmt.Sprintf("%s/%s/%d", at, member, i), fmt.Sprintf("path %q: the owner's home directory is unknown", p)).
+						WithHint("set HOME to an absolute path, or write the path out")
+				}
+				home = h
+			}
+			out[i] = kernel.ResolveHome(p, home)
+		}
+		return out, nil
+	}
+	r := *c
+	var err error
+	if r.Read, err = resolve("read", c.Read); err != nil {
+		return nil, err
+	}
+	if r.Write, err = resolve("write", c.Write); err != nil {
+		return nil, err
+	}
+	return &r, checkConfine(&r, at)
+}
+
+// checkConfine checks a template's confinement: network none or host,
+// sound read and write lists, limits in range.
+func checkConfine(c *kernel.Confine, at string) error {
+	switch c.Network {
+	case "", kernel.NetworkNone, kernel.NetworkHost:
+	default:
+		return invalidAt(at+"/network", fmt.Sprintf("unknown network %q: want %q or %q", c.Network, kernel.NetworkNone, kernel.NetworkHost))
+	}
+	if err := kernel.CheckConfinePaths(c.Read, at+"/read"); err != nil {
+		return err
+	}
+	if err := kernel.CheckConfinePaths(c.Write, at+"/write"); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		member string
+		v, max int
+	}{
+		{"processes", c.Processes, kernel.MaxProcesses},
+		{"memoryMiB", c.MemoryMiB, MaxConfineMemoryMiB},
+		{"cpuSeconds", c.CPUSeconds, MaxConfineCPUSeconds},
+		{"fileMiB", c.FileMiB, MaxConfineFileMiB},
+	} {
+		if l.v < 0 {
+			return invalidAt(at+"/"+l.member, fmt.Sprintf("%s must be greater than 0", l.member))
+		}
+		if l.v > l.max {
+			return invalidAt(at+"/"+l.member, fmt.Sprintf("%s %d is over the maximum of %d", l.member, l.v, l.max))
+		}
+	}
+	return nil
 }
 
 // Validate checks every profile rule on p with defaults applied. Errors are
@@ -421,6 +543,9 @@ func (t TemplateSpec) validate(path string) error {
 	if t.MaxHeld < t.MaxConcurrent {
 		return invalidAt(path+"/maxHeld", fmt.Sprintf("maxHeld %d is less than maxConcurrent %d", t.MaxHeld, t.MaxConcurrent))
 	}
+	if t.Confine != nil {
+		return checkConfine(t.Confine, path+"/confine")
+	}
 	return nil
 }
 
@@ -478,7 +603,13 @@ func (p *Profile) normalized() *Profile {
 		Templates: make(map[string]TemplateSpec, len(p.Templates)+1),
 	}
 	for name, t := range p.Templates {
-		n.Templates[name] = t.withDefaults()
+		t = t.withDefaults()
+		if c := t.Confine; c != nil {
+			cc := *c
+			cc.Read, cc.Write = slices.Clone(c.Read), slices.Clone(c.Write)
+			t.Confine = &cc
+		}
+		n.Templates[name] = t
 	}
 	if _, ok := n.Templates[DefaultTemplate]; !ok {
 		n.Templates[DefaultTemplate] = DefaultTemplateSpec()
@@ -553,5 +684,8 @@ func deref(s *string) string {
 	return *s
 }
 
-// template is the spec as bound into a projection.
-func (t TemplateSpec) template() Template { return Template(t) }
+// template is the spec, named name, as bound into a projection.
+func (t TemplateSpec) template(name string) Template {
+	return Template{Name: name, TimeoutMs: t.TimeoutMs, MaxConcurrent: t.MaxConcurrent, MaxHeld: t.MaxHeld,
+		DiagnosticsBytes: t.DiagnosticsBytes, ResultBytes: t.ResultBytes, Confine: t.Confine}
+}

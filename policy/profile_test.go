@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 )
@@ -123,7 +124,26 @@ func TestParseProfileInvalid(t *testing.T) {
 		{"diagnostics zero", tmpl(`{"diagnosticsBytes":0}`), "/templates/default/diagnosticsBytes", "greater than 0"},
 		{"resultBytes over 128 KiB", tmpl(`{"resultBytes":131073}`), "/templates/default/resultBytes", "over the maximum of 131072"},
 		{"invalid utf-8", "{\"endpoints\":{\"local\":{\"namespace\":\"\xff\"}}}", "/endpoints/local/namespace", "UTF-8"},
+		{"confine unknown member", tmpl(`{"confine":{"net":"none"}}`), "/templates/default/confine/net", `unknown member "net"`},
+		{"confine network unknown", tmpl(`{"confine":{"network":"lan"}}`), "/templates/default/confine/network", `unknown network "lan": want "none" or "host"`},
+		{"confine network empty", tmpl(`{"confine":{"network":""}}`), "/templates/default/confine/network", "empty network"},
+		{"confine network null", tmpl(`{"confine":{"network":null}}`), "/templates/default/confine/network", "null is not allowed"},
+		{"confine null", tmpl(`{"confine":null}`), "/templates/default/confine", "null is not allowed"},
+		{"confine read relative", tmpl(`{"confine":{"read":["release","etc"]}}`), "/templates/default/confine/read/1", `path "etc": not an absolute path, "~/...", "release" or "scratch"`},
+		{"confine write dotdot", tmpl(`{"confine":{"write":["/srv/../etc"]}}`), "/templates/default/confine/write/0", `".." segment`},
+		{"confine write unclean", tmpl(`{"confine":{"write":["/srv/"]}}`), "/templates/default/confine/write/0", "not a clean path (want /srv)"},
+		{"confine read duplicate", tmpl(`{"confine":{"read":["scratch","scratch"]}}`), "/templates/default/confine/read/1", "already listed"},
+		{"confine read same after ~", tmpl(`{"confine":{"read":["~/n","/home/owner/n"]}}`), "/templates/default/confine/read/1", "already listed"},
+		{"confine read not a list", tmpl(`{"confine":{"read":"release"}}`), "/templates/default/confine/read", ""},
+		{"confine processes zero", tmpl(`{"confine":{"processes":0}}`), "/templates/default/confine/processes", "processes must be greater than 0"},
+		{"confine processes too many", tmpl(`{"confine":{"processes":4097}}`), "/templates/default/confine/processes", "over the maximum of 4096"},
+		{"confine memory negative", tmpl(`{"confine":{"memoryMiB":-5}}`), "/templates/default/confine/memoryMiB", "greater than 0"},
+		{"confine memory too large", tmpl(`{"confine":{"memoryMiB":1048577}}`), "/templates/default/confine/memoryMiB", "over the maximum of 1048576"},
+		{"confine cpu too large", tmpl(`{"confine":{"cpuSeconds":86401}}`), "/templates/default/confine/cpuSeconds", "over the maximum of 86400"},
+		{"confine file fraction", tmpl(`{"confine":{"fileMiB":1.5}}`), "/templates/default/confine/fileMiB", "1.5 is not an integer in range"},
+		{"confine file zero", tmpl(`{"confine":{"fileMiB":0}}`), "/templates/default/confine/fileMiB", "greater than 0"},
 	}
+	defer policy.SetUserHome(func() (string, error) { return "/home/owner", nil })()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := policy.ParseProfile([]byte(tt.in))
@@ -144,6 +164,69 @@ func TestParseProfileInvalid(t *testing.T) {
 				t.Errorf("message = %q, want it to contain %q", ke.Message, tt.msg)
 			}
 		})
+	}
+}
+
+func TestParseProfileConfine(t *testing.T) {
+	defer policy.SetUserHome(func() (string, error) { return "/home/owner", nil })()
+	const base = `"timeoutMs":30000,"maxConcurrent":4,"maxHeld":16,"diagnosticsBytes":65536,"resultBytes":131072`
+	tests := []struct {
+		name, confine, canonical string
+	}{
+		{"empty confines", `{}`, `{}`},
+		{"everything", `{"network":"none","read":["release","/etc/ssl","~"],"write":["scratch","~/notes"],"processes":16,"memoryMiB":512,"cpuSeconds":60,"fileMiB":64}`,
+			`{"network":"none","read":["release","/etc/ssl","/home/owner"],"write":["scratch","/home/owner/notes"],"processes":16,"memoryMiB":512,"cpuSeconds":60,"fileMiB":64}`},
+		{"network host", `{"network":"host"}`, `{"network":"host"}`},
+		{"root", `{"read":["/"]}`, `{"read":["/"]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := policy.ParseProfile([]byte(`{"templates":{"locked":{"confine":` + tt.confine + `}}}`))
+			if err != nil {
+				t.Fatalf("ParseProfile: %v", err)
+			}
+			want := `"locked":{` + base + `,"confine":` + tt.canonical + `}`
+			if got := string(p.Canonical()); !strings.Contains(got, want) {
+				t.Fatalf("Canonical %s\nwant it to contain %s", got, want)
+			}
+			// The stored form reads back as itself, with no home to resolve.
+			defer policy.SetUserHome(func() (string, error) { return "", errors.New("no home") })()
+			q, err := policy.ParseProfile(p.Canonical())
+			if err != nil || string(q.Canonical()) != string(p.Canonical()) {
+				t.Fatalf("reparse: %v\n%s", err, q.Canonical())
+			}
+			// The binding carries it, named, to the kernel's limits.
+			p.Endpoints = map[string]policy.Endpoint{"local": {Namespace: "n", Template: "locked"}}
+			launch, err := policy.LaunchOf(p.Canonical(), "local")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := launch.Template.Limits()
+			got, _ := json.Marshal(l.Confine)
+			if l.Template != "locked" || l.Confine == nil || string(got) != tt.canonical {
+				t.Fatalf("Limits = %+v (confine %s)", l, got)
+			}
+		})
+	}
+	// Without a home, "~/" cannot be resolved: an error, never a guess.
+	defer policy.SetUserHome(func() (string, error) { return "", errors.New("no home") })()
+	_, err := policy.ParseProfile([]byte(`{"templates":{"locked":{"confine":{"read":["~/notes"]}}}}`))
+	if ke, ok := err.(*kernel.Error); !ok || ke.Path != "/templates/locked/confine/read/0" || !strings.Contains(ke.Message, "home directory is unknown") {
+		t.Fatalf("no home: %v", err)
+	}
+}
+
+func TestParseProfileWithoutConfine(t *testing.T) {
+	// A profile from before confine reads, and its templates are unconfined.
+	p, err := policy.ParseProfile([]byte(specProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Templates["default"].Confine; c != nil {
+		t.Fatalf("confine = %+v", c)
+	}
+	if strings.Contains(string(p.Canonical()), "confine") {
+		t.Fatalf("canonical form grew a confine: %s", p.Canonical())
 	}
 }
 

@@ -99,7 +99,7 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	}
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
-	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(),
+	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(ep.Template),
 		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode()}, true
 }
 
