@@ -165,6 +165,18 @@ func (f fixture) mkdir(t *testing.T, name string) string {
 // start); without, contained only.
 func start(t *testing.T, c *kernel.Confine, env []string, argv ...string) outcome {
 	t.Helper()
+	return startWith(t, c, env, 0, argv...)
+}
+
+// startSignalled is start that sends sig to the init's process group
+// once the program runs.
+func startSignalled(t *testing.T, c *kernel.Confine, sig unix.Signal, argv ...string) outcome {
+	t.Helper()
+	return startWith(t, c, nil, sig, argv...)
+}
+
+func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, argv ...string) outcome {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -206,6 +218,9 @@ func start(t *testing.T, c *kernel.Confine, env []string, argv ...string) outcom
 		}
 		specW.Write(b)
 		specW.Close()
+	}
+	if sig != 0 {
+		time.AfterFunc(500*time.Millisecond, func() { _ = unix.Kill(-cmd.Process.Pid, sig) })
 	}
 	rep, _ := io.ReadAll(reportR)
 	err = cmd.Wait()
@@ -560,5 +575,30 @@ func TestExecOutsideTheGrantsIsRefused(t *testing.T) {
 	o := start(t, &kernel.Confine{Read: []string{"/usr"}}, nil, f.probe, "env")
 	if e, ok := o.record(kernel.ReportExec); !ok || syscall.Errno(e) != syscall.EACCES {
 		t.Fatalf("want ReportExec EACCES: %+v", o)
+	}
+}
+
+// The kernel signals the init's process group: the init outlives the
+// signal and reports, and the program gets it with its own disposition
+// (not an ignored one inherited from the init).
+func TestGroupSignalReachesTheProgram(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		argv []string
+		want func(unix.WaitStatus) bool
+	}{
+		{"default", []string{"/bin/sleep", "5"}, func(ws unix.WaitStatus) bool { return ws.Signaled() && ws.Signal() == unix.SIGTERM }},
+		{"trapped", []string{"/bin/sh", "-c", `trap "exit 7" TERM; sleep 5 & wait`}, func(ws unix.WaitStatus) bool { return ws.Exited() && ws.ExitStatus() == 7 }},
+	} {
+		// The shell gives its background job /dev/null for input.
+		for _, c := range []*kernel.Confine{nil, {Read: f.read, Write: []string{os.DevNull}}} {
+			t.Run(fmt.Sprintf("%s confined=%v", tc.name, c != nil), func(t *testing.T) {
+				o := startSignalled(t, c, unix.SIGTERM, tc.argv...)
+				if ws := o.status(t); !tc.want(ws) || o.code != 0 {
+					t.Fatalf("status %#x, init %d: %+v", uint32(ws), o.code, o)
+				}
+			})
+		}
 	}
 }
