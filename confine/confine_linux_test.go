@@ -602,3 +602,28 @@ func TestGroupSignalReachesTheProgram(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStart is the cost of one start of /bin/true under the init:
+// contained only, confined, and confined with limits (the program is
+// stopped at its exec to set them).
+func BenchmarkStart(b *testing.B) {
+	read := []string{"/usr", "/bin", "/lib", "/lib64"}
+	for _, bc := range []struct {
+		name string
+		c    *kernel.Confine
+	}{
+		{"contained", nil},
+		{"confined-host-network", &kernel.Confine{Read: read}},
+		{"confined", &kernel.Confine{Network: kernel.NetworkNone, Read: read}},
+		{"limited", &kernel.Confine{Network: kernel.NetworkNone, Read: read, MemoryMiB: 256, CPUSeconds: 10, FileMiB: 10}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			t := &testing.T{}
+			for b.Loop() {
+				if o := start(t, bc.c, nil, "/bin/true"); o.code != 0 {
+					b.Fatalf("%+v", o)
+				}
+			}
+		})
+	}
+}

@@ -99,8 +99,11 @@ func setup() (*plan, error) {
 	}
 	p := &plan{spec: c}
 	if c.Processes > 0 {
-		if root, err := hostRoot(); err != nil || root {
-			return nil, fmt.Errorf("processes cannot be enforced: the kernel holds no process of the host's root to RLIMIT_NPROC, and this invocation runs as root (%v); run rukh as another user", err)
+		switch root, err := hostRoot(); {
+		case err != nil:
+			return nil, fmt.Errorf("processes cannot be enforced: %v", err)
+		case root:
+			return nil, errors.New("processes cannot be enforced: the kernel holds no process of the host's root to RLIMIT_NPROC, and this invocation runs as root; run rukh as another user")
 		}
 		if p.procs, err = os.Open("/proc"); err != nil {
 			return nil, err

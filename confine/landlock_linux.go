@@ -105,23 +105,28 @@ var (
 	capData [2]unix.CapUserData // empty: no capability
 )
 
-// dropCapabilities leaves the init, on every thread, and so the program
-// with none: no ambient set, an empty bounding set, securebits that
-// give uid 0 nothing at its exec, and empty permitted and effective
-// sets.
+// dropCapabilities leaves the init and so the program with none: no
+// ambient set, an empty bounding set and securebits that give uid 0
+// nothing at an exec (on this thread, the only one that forks and execs:
+// they matter at exec only), and empty permitted and effective sets on
+// every thread.
 func dropCapabilities() error {
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+	prctl := func(op, arg uintptr) unix.Errno {
+		_, _, e := unix.RawSyscall6(unix.SYS_PRCTL, op, arg, 0, 0, 0, 0)
+		return e
+	}
+	if e := prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); e != 0 {
 		return fmt.Errorf("clearing the ambient capabilities: %v", e)
 	}
 	for c := uintptr(0); ; c++ {
 		if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_READ, c, 0); e == unix.EINVAL {
 			break
 		}
-		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0); e != 0 {
+		if e := prctl(unix.PR_CAPBSET_DROP, c); e != 0 {
 			return fmt.Errorf("dropping capability %d from the bounding set: %v", c, e)
 		}
 	}
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, securebits, 0, 0, 0, 0); e != 0 {
+	if e := prctl(unix.PR_SET_SECUREBITS, securebits); e != 0 {
 		return fmt.Errorf("setting the securebits: %v", e)
 	}
 	capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
