@@ -4,11 +4,13 @@ go 1.26.8
 
 toolchain go1.27.3
 
-// What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only).
+// What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only;
+// go-landlock and psx, with which the confining init restricts all its threads, on Linux).
 // bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
 // fails when this version moves until that reader is checked again.
 require (
 	github.com/go-json-experiment/json v1.27.2
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/urfave/cli/v3 v3.14.0
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/etcd/api/v3 v3.7.3
@@ -19,6 +21,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78
 )
 
 // Test-only, never linked into rukh: real MCP clients as interop oracles,

@@ -1,0 +1,629 @@
+//go:build linux && !rukh_portable
+
+package confine_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
+
+	"github.com/rukh-dev/rukh/confine"
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// The test binary is also the init (argv[0] kernel.InitArgv0) and the
+// programs it runs (started through a symlink named probe).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 0 && os.Args[0] == kernel.InitArgv0 {
+		os.Exit(confine.Main())
+	}
+	if filepath.Base(os.Args[0]) == "probe" {
+		os.Exit(probe(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// probe is a program to confine: args[0] says what it tries.
+func probe(args []string) int {
+	fail := func(err error) int { fmt.Println("error:", err); return 1 }
+	switch args[0] {
+	case "env":
+		for _, e := range os.Environ() {
+			fmt.Println(e)
+		}
+	case "procs":
+		names, err := os.ReadDir("/proc")
+		if err != nil {
+			return fail(err)
+		}
+		for _, n := range names {
+			if _, err := strconv.Atoi(n.Name()); err == nil {
+				fmt.Println(n.Name())
+			}
+		}
+		fmt.Println("self", os.Getpid())
+	case "status":
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return fail(err)
+		}
+		os.Stdout.Write(b)
+	case "connect":
+		c, err := net.DialTimeout("tcp", args[1], 2*time.Second)
+		if err != nil {
+			return fail(err)
+		}
+		c.Close()
+		fmt.Println("connected")
+	case "read":
+		if _, err := os.ReadFile(args[1]); err != nil {
+			return fail(err)
+		}
+		fmt.Println("read")
+	case "write":
+		if err := os.WriteFile(args[1], []byte("x"), 0o644); err != nil {
+			return fail(err)
+		}
+		fmt.Println("wrote")
+	case "hog":
+		var keep [][]byte
+		for i := 1; i <= 1024; i++ {
+			b := make([]byte, 1<<20)
+			for j := range b {
+				b[j] = byte(j)
+			}
+			keep = append(keep, b)
+			fmt.Println(len(keep))
+		}
+	}
+	return 0
+}
+
+type outcome struct {
+	stdout, stderr string
+	code           int // the init's exit code
+	records        [][2]uint32
+	setup          string // the ReportSetup message
+}
+
+func (o outcome) record(kind uint32) (uint32, bool) {
+	for _, r := range o.records {
+		if r[0] == kind {
+			return r[1], true
+		}
+	}
+	return 0, false
+}
+
+func (o outcome) status(t *testing.T) unix.WaitStatus {
+	t.Helper()
+	v, ok := o.record(kernel.ReportStatus)
+	if !ok {
+		t.Fatalf("no status reported: %+v", o)
+	}
+	return unix.WaitStatus(v)
+}
+
+// fixture is a directory with the probe program and what a template
+// grants it to read.
+type fixture struct {
+	dir   string
+	probe string
+	read  []string // the probe and the system's programs and libraries
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(bin, "probe")
+	if err := os.Symlink(exe, probe); err != nil {
+		t.Fatal(err)
+	}
+	f := fixture{dir: dir, probe: probe, read: []string{exe, bin}}
+	for _, d := range []string{"/bin", "/usr", "/lib", "/lib64"} {
+		if _, err := os.Stat(d); err == nil {
+			f.read = append(f.read, d)
+		}
+	}
+	return f
+}
+
+func (f fixture) mkdir(t *testing.T, name string) string {
+	t.Helper()
+	d := filepath.Join(f.dir, name)
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// start runs the init as the kernel starts it: with c, confined (a spec
+// on kernel.InitSpecFD, the namespaces and capabilities of a confined
+// start); without, contained only.
+func start(t *testing.T, c *kernel.Confine, env []string, argv ...string) outcome {
+	t.Helper()
+	return startWith(t, c, env, 0, argv...)
+}
+
+// startSignalled is start that sends sig to the init's process group
+// once the program runs.
+func startSignalled(t *testing.T, c *kernel.Confine, sig unix.Signal, argv ...string) outcome {
+	t.Helper()
+	return startWith(t, c, nil, sig, argv...)
+}
+
+func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, argv ...string) outcome {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	channel, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer channel.Close()
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reportR.Close()
+	var stdout, stderr bytes.Buffer
+	cmd := &exec.Cmd{Path: exe, Args: append([]string{kernel.InitArgv0}, argv...), Env: env, Stdout: &stdout, Stderr: &stderr}
+	cmd.ExtraFiles = []*os.File{channel, reportW}
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = a
+	containAttr(a, c != nil && c.Network == kernel.NetworkNone, c != nil)
+	var specW *os.File
+	if c != nil {
+		var specR *os.File
+		specR, specW, err = os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer specR.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	if specW != nil {
+		b, err := json.Marshal(kernel.InitSpec{Template: "test", Confine: *c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		specW.Write(b)
+		specW.Close()
+	}
+	if sig != 0 {
+		time.AfterFunc(500*time.Millisecond, func() { _ = unix.Kill(-cmd.Process.Pid, sig) })
+	}
+	rep, _ := io.ReadAll(reportR)
+	err = cmd.Wait()
+	o := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		o.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	for len(rep) >= 8 {
+		r := [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])}
+		rep = rep[8:]
+		o.records = append(o.records, r)
+		if r[0] == kernel.ReportSetup && int(r[1]) <= len(rep) {
+			o.setup, rep = string(rep[:r[1]]), rep[r[1]:]
+		}
+	}
+	if len(rep) != 0 {
+		t.Errorf("report has %d bytes left over", len(rep))
+	}
+	return o
+}
+
+// containAttr is the kernel's (kernel/init_linux.go), replicated.
+func containAttr(a *syscall.SysProcAttr, netNone, confined bool) {
+	a.Cloneflags |= syscall.CLONE_NEWPID
+	if netNone {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 && !confined {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+		return
+	}
+	a.Cloneflags |= syscall.CLONE_NEWUSER
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	if confined {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+		if uid != 0 {
+			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+		}
+	}
+}
+
+func exitedZero(t *testing.T, o outcome) {
+	t.Helper()
+	if ws := o.status(t); !ws.Exited() || ws.ExitStatus() != 0 || o.code != 0 {
+		t.Fatalf("the program did not exit 0 (status %#x, init %d): %+v", uint32(ws), o.code, o)
+	}
+}
+
+func TestProcShowsTheInvocationOnly(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []*kernel.Confine{nil, {Read: slices.Concat(f.read, []string{"/proc"})}} {
+		t.Run(fmt.Sprintf("confined=%v", c != nil), func(t *testing.T) {
+			if c == nil && os.Getuid() != 0 {
+				t.Skip("an unconfined start of another user than root gets no mount namespace, so no /proc of its own")
+			}
+			o := start(t, c, nil, f.probe, "procs")
+			exitedZero(t, o)
+			lines := strings.Fields(strings.ReplaceAll(o.stdout, "self ", "self="))
+			var self string
+			for _, l := range lines {
+				if s, ok := strings.CutPrefix(l, "self="); ok {
+					self = s
+				}
+			}
+			for _, l := range lines {
+				if l != "1" && l != self && !strings.HasPrefix(l, "self=") {
+					t.Errorf("/proc shows process %s beyond the init and the program (%s): %s", l, self, o.stdout)
+				}
+			}
+			if !slices.Contains(lines, "1") || self == "" {
+				t.Errorf("/proc does not show the init and the program: %s", o.stdout)
+			}
+		})
+	}
+}
+
+func TestNetwork(t *testing.T) {
+	f := newFixture(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, tc := range []struct {
+		network string
+		connect bool
+	}{{kernel.NetworkNone, false}, {kernel.NetworkHost, true}, {"", true}} {
+		t.Run(tc.network, func(t *testing.T) {
+			o := start(t, &kernel.Confine{Network: tc.network, Read: f.read}, nil, f.probe, "connect", ln.Addr().String())
+			if got := strings.Contains(o.stdout, "connected"); got != tc.connect {
+				t.Fatalf("connected = %v, want %v: %+v", got, tc.connect, o)
+			}
+		})
+	}
+	t.Run("loopback inside", func(t *testing.T) {
+		// Refused, not unreachable: the namespace's own lo is up.
+		o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}, nil, f.probe, "connect", "127.0.0.1:1")
+		if !strings.Contains(o.stdout, "connection refused") {
+			t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
+		}
+	})
+}
+
+func TestPaths(t *testing.T) {
+	f := newFixture(t)
+	r, w, out := f.mkdir(t, "r"), f.mkdir(t, "w"), f.mkdir(t, "out")
+	for _, d := range []string{r, out} {
+		if err := os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(w, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &kernel.Confine{Read: slices.Concat(f.read, []string{r}), Write: []string{w}}
+	for _, tc := range []struct {
+		op, path string
+		ok       bool
+	}{
+		{"read", filepath.Join(r, "f"), true},
+		{"read", filepath.Join(w, "f"), true},
+		{"write", filepath.Join(w, "new"), true},
+		{"read", filepath.Join(out, "f"), false},
+		{"write", filepath.Join(out, "new"), false},
+		{"write", filepath.Join(r, "new"), false},
+		{"read", "/etc/passwd", false},
+	} {
+		t.Run(tc.op+" "+tc.path, func(t *testing.T) {
+			o := start(t, c, nil, f.probe, tc.op, tc.path)
+			if tc.ok {
+				exitedZero(t, o)
+				return
+			}
+			if !strings.Contains(o.stdout, "permission denied") {
+				t.Fatalf("want EACCES: %+v", o)
+			}
+		})
+	}
+}
+
+func TestEnvironmentPassedUnchanged(t *testing.T) {
+	f := newFixture(t)
+	env := []string{"RUKH_CHANNEL=3", "B=two words", "A=1"}
+	for _, c := range []*kernel.Confine{nil, {Read: f.read}} {
+		o := start(t, c, env, f.probe, "env")
+		exitedZero(t, o)
+		if got := strings.Split(strings.TrimSuffix(o.stdout, "\n"), "\n"); !slices.Equal(got, env) {
+			t.Errorf("confined=%v: environment %q, want %q", c != nil, got, env)
+		}
+	}
+}
+
+func TestNoCapabilitiesNoNewPrivs(t *testing.T) {
+	f := newFixture(t)
+	o := start(t, &kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}, nil, f.probe, "status")
+	exitedZero(t, o)
+	want := map[string]string{"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000",
+		"CapBnd": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"}
+	for _, l := range strings.Split(o.stdout, "\n") {
+		k, v, _ := strings.Cut(l, ":")
+		if w, ok := want[k]; ok {
+			if v = strings.TrimSpace(v); v != w {
+				t.Errorf("%s is %s, want %s", k, v, w)
+			}
+			delete(want, k)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("/proc/self/status lacks %v:\n%s", want, o.stdout)
+	}
+}
+
+func TestForkBombStopsAtProcesses(t *testing.T) {
+	f := newFixture(t)
+	w := f.mkdir(t, "w")
+	pids := filepath.Join(w, "pids")
+	const processes = 6
+	script := `i=0; while [ $i -lt 50 ]; do sleep 10 & echo $! >> ` + pids + `; i=$((i+1)); done; wait`
+	// The shell gives a background job /dev/null for its input.
+	o := start(t, &kernel.Confine{Read: f.read, Write: []string{w, os.DevNull}, Processes: processes}, nil, "/bin/sh", "-c", script)
+	if os.Getuid() == 0 {
+		// RLIMIT_NPROC does not hold the host's root: the init refuses.
+		if o.code != 126 || !strings.Contains(o.setup, "processes cannot be enforced") {
+			t.Fatalf("as root, want a setup failure: %+v", o)
+		}
+		return
+	}
+	b, _ := os.ReadFile(pids)
+	started := strings.Count(string(b), "\n")
+	if started > processes-1 || started == 0 {
+		t.Errorf("the shell started %d processes besides itself; the template allows %d in all: %+v", started, processes, o)
+	}
+	if l, ok := o.record(kernel.ReportLimit); !ok || l != kernel.LimitProcesses {
+		t.Errorf("limit %v (%v), want processes (the shell started %d): %+v", kernel.LimitName(l), ok, started, o)
+	}
+}
+
+func TestMemoryHogStopsAtMemoryMiB(t *testing.T) {
+	f := newFixture(t)
+	// The Go probe maps its heap in large arenas, so it is stopped well
+	// short of the limit and the init does not name it; a hog that
+	// touches what it maps is named.
+	t.Run("go", func(t *testing.T) {
+		const mib = 128
+		o := start(t, &kernel.Confine{Read: f.read, MemoryMiB: mib}, nil, f.probe, "hog")
+		ws := o.status(t)
+		if n := len(strings.Fields(o.stdout)); ws.Exited() && ws.ExitStatus() == 0 || n > mib {
+			t.Fatalf("the hog allocated %d MiB under a limit of %d (status %#x)", n, mib, uint32(ws))
+		}
+	})
+	t.Run("python", func(t *testing.T) {
+		py := "/usr/bin/python3"
+		if _, err := os.Stat(py); err != nil {
+			t.Skip("no " + py)
+		}
+		const mib = 64
+		script := "a = []\nwhile len(a) < 1024:\n    a.append(bytearray(1 << 20))\n    print(len(a), flush=True)\n"
+		o := start(t, &kernel.Confine{Read: f.read, MemoryMiB: mib}, nil, py, "-c", script)
+		ws := o.status(t)
+		lines := strings.Fields(o.stdout)
+		if ws.Exited() && ws.ExitStatus() == 0 || len(lines) > mib {
+			t.Fatalf("the hog allocated %d MiB under a limit of %d (status %#x): %s", len(lines), mib, uint32(ws), o.stderr)
+		}
+		if l, ok := o.record(kernel.ReportLimit); !ok || l != kernel.LimitMemory {
+			t.Errorf("limit %v (%v), want memoryMiB: %+v after %d MiB", kernel.LimitName(l), ok, o.records, len(lines))
+		}
+	})
+}
+
+func TestBusyLoopStopsAtCPUSeconds(t *testing.T) {
+	f := newFixture(t)
+	begin := time.Now()
+	o := start(t, &kernel.Confine{Read: f.read, CPUSeconds: 1}, nil, "/bin/sh", "-c", "while :; do :; done")
+	ws := o.status(t)
+	if !ws.Signaled() || ws.Signal() != unix.SIGXCPU && ws.Signal() != unix.SIGKILL {
+		t.Fatalf("status %#x, want SIGXCPU or SIGKILL", uint32(ws))
+	}
+	if l, ok := o.record(kernel.ReportLimit); !ok || l != kernel.LimitCPU {
+		t.Errorf("limit %v (%v), want cpuSeconds: %+v %s", kernel.LimitName(l), ok, o.records, o.stderr)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("a 1 s limit took %v", d)
+	}
+}
+
+func TestBigFileStopsAtFileMiB(t *testing.T) {
+	f := newFixture(t)
+	w := f.mkdir(t, "w")
+	o := start(t, &kernel.Confine{Read: slices.Concat(f.read, []string{"/dev/zero"}), Write: []string{w}, FileMiB: 1}, nil,
+		"/bin/sh", "-c", "exec head -c 5000000 /dev/zero > "+filepath.Join(w, "big"))
+	if ws := o.status(t); !ws.Signaled() || ws.Signal() != unix.SIGXFSZ {
+		t.Fatalf("status %#x, want SIGXFSZ: %+v", uint32(ws), o)
+	}
+	if l, ok := o.record(kernel.ReportLimit); !ok || l != kernel.LimitFile {
+		t.Errorf("limit %v (%v), want fileMiB: %+v", kernel.LimitName(l), ok, o.records)
+	}
+	if fi, err := os.Stat(filepath.Join(w, "big")); err != nil || fi.Size() > 1<<20 {
+		t.Errorf("the file grew past 1 MiB: %v %v", fi.Size(), err)
+	}
+}
+
+func TestDaemonDiesWithTheProgram(t *testing.T) {
+	f := newFixture(t)
+	mark := fmt.Sprintf("%d.%d", 1000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+	for _, c := range []*kernel.Confine{nil, {Read: f.read}} {
+		o := start(t, c, nil, "/bin/sh", "-c", "setsid sleep "+mark+" & sleep 0.3; exit 0")
+		exitedZero(t, o)
+		deadline := time.Now().Add(2 * time.Second)
+		for alive(mark) {
+			if time.Now().After(deadline) {
+				t.Fatalf("confined=%v: the setsid daemon outlived the program", c != nil)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether a process of the host runs sleep arg.
+func alive(arg string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Equal(b, []byte("sleep\x00"+arg+"\x00")) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSetupFailures(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		c    kernel.Confine
+		want string
+	}{
+		{"missing read path", kernel.Confine{Read: slices.Concat(f.read, []string{"/nonexistent/rukh"})}, "/nonexistent/rukh"},
+		{"relative path", kernel.Confine{Read: slices.Concat(f.read, []string{"rel"})}, `"rel"`},
+		{"unknown network", kernel.Confine{Network: "some", Read: f.read}, `"some"`},
+		{"negative limit", kernel.Confine{Read: f.read, Processes: -1}, "processes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := start(t, &tc.c, nil, f.probe, "env")
+			if o.code != 126 || !strings.Contains(o.setup, tc.want) || o.stdout != "" {
+				t.Fatalf("want a setup failure naming %s and no program: %+v", tc.want, o)
+			}
+			if _, ok := o.record(kernel.ReportStatus); ok {
+				t.Errorf("a status was reported: %+v", o.records)
+			}
+		})
+	}
+}
+
+func TestRefusesWhenNotPID1(t *testing.T) {
+	exe, _ := os.Executable()
+	specR, specW, _ := os.Pipe()
+	reportR, reportW, _ := os.Pipe()
+	devnull, _ := os.Open(os.DevNull)
+	cmd := &exec.Cmd{Path: exe, Args: []string{kernel.InitArgv0, "/bin/true"}, ExtraFiles: []*os.File{devnull, reportW, specR}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	specR.Close()
+	specW.Write([]byte(`{"template":"t","confine":{}}`))
+	specW.Close()
+	rep, _ := io.ReadAll(reportR)
+	_ = cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 126 || !bytes.Contains(rep, []byte("not as PID 1")) {
+		t.Fatalf("exit %d, report %q", cmd.ProcessState.ExitCode(), rep)
+	}
+}
+
+func TestExecOutsideTheGrantsIsRefused(t *testing.T) {
+	f := newFixture(t)
+	o := start(t, &kernel.Confine{Read: []string{"/usr"}}, nil, f.probe, "env")
+	if e, ok := o.record(kernel.ReportExec); !ok || syscall.Errno(e) != syscall.EACCES {
+		t.Fatalf("want ReportExec EACCES: %+v", o)
+	}
+}
+
+// The kernel signals the init's process group: the init outlives the
+// signal and reports, and the program gets it with its own disposition
+// (not an ignored one inherited from the init).
+func TestGroupSignalReachesTheProgram(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		argv []string
+		want func(unix.WaitStatus) bool
+	}{
+		{"default", []string{"/bin/sleep", "5"}, func(ws unix.WaitStatus) bool { return ws.Signaled() && ws.Signal() == unix.SIGTERM }},
+		{"trapped", []string{"/bin/sh", "-c", `trap "exit 7" TERM; sleep 5 & wait`}, func(ws unix.WaitStatus) bool { return ws.Exited() && ws.ExitStatus() == 7 }},
+	} {
+		// The shell gives its background job /dev/null for input.
+		for _, c := range []*kernel.Confine{nil, {Read: f.read, Write: []string{os.DevNull}}} {
+			t.Run(fmt.Sprintf("%s confined=%v", tc.name, c != nil), func(t *testing.T) {
+				o := startSignalled(t, c, unix.SIGTERM, tc.argv...)
+				if ws := o.status(t); !tc.want(ws) || o.code != 0 {
+					t.Fatalf("status %#x, init %d: %+v", uint32(ws), o.code, o)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkStart is the cost of one start of /bin/true under the init:
+// contained only, confined, and confined with limits (the program is
+// stopped at its exec to set them).
+func BenchmarkStart(b *testing.B) {
+	read := []string{"/usr", "/bin", "/lib", "/lib64"}
+	for _, bc := range []struct {
+		name string
+		c    *kernel.Confine
+	}{
+		{"contained", nil},
+		{"confined-host-network", &kernel.Confine{Read: read}},
+		{"confined", &kernel.Confine{Network: kernel.NetworkNone, Read: read}},
+		{"limited", &kernel.Confine{Network: kernel.NetworkNone, Read: read, MemoryMiB: 256, CPUSeconds: 10, FileMiB: 10}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			t := &testing.T{}
+			for b.Loop() {
+				if o := start(t, bc.c, nil, "/bin/true"); o.code != 0 {
+					b.Fatalf("%+v", o)
+				}
+			}
+		})
+	}
+}
