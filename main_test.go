@@ -17,7 +17,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rukh-dev/rukh/confine"
 	"github.com/rukh-dev/rukh/examples/notes/notes"
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -26,6 +28,7 @@ var update = flag.Bool("update", false, "rewrite testscript files with actual ou
 func TestMain(m *testing.M) {
 	testscript.Main(cleanAfter{m}, map[string]func(){
 		"rukh":               main,
+		kernel.InitArgv0:     func() { os.Exit(confine.Main()) },
 		"rukh-fake-ext":      fakeExtension,
 		"rukh-example-notes": notes.Main,
 	})

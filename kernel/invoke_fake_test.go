@@ -125,9 +125,9 @@ func runFake(behaviour string) int {
 		pgid, err := syscall.Getpgid(0)
 		b, _ := json.Marshal(map[string]any{
 			"env": keys, "args": os.Args, "cwd": wd,
-			"ownGroup": err == nil && pgid == os.Getpid(),
+			"ownGroup":  err == nil && pgid == os.Getpid(),
 			"initGroup": err == nil && pgid == 1 && os.Getppid() == 1,
-			"id":       os.Getenv("RUKH_INVOCATION_ID"),
+			"id":        os.Getenv("RUKH_INVOCATION_ID"),
 		})
 		c.report("succeeded", text(string(b)))
 	case "stdin":

@@ -175,12 +175,12 @@ func TestInvokeProcessSetup(t *testing.T) {
 	var cr struct{ Text string }
 	json.Unmarshal(res.CommandResult, &cr)
 	var got struct {
-		Env      []string
-		Args     []string
-		Cwd      string
+		Env       []string
+		Args      []string
+		Cwd       string
 		OwnGroup  bool
 		InitGroup bool
-		ID       string
+		ID        string
 	}
 	if err := json.Unmarshal([]byte(cr.Text), &got); err != nil {
 		t.Fatal(err)
