@@ -58,6 +58,9 @@ type plan struct {
 	// threads is how many the init had when it set the program's
 	// RLIMIT_NPROC; a thread it starts later takes one of the program's.
 	threads int
+	// cgroup: the processes limit is the pids cgroup's on
+	// kernel.InitCgroupFD, not an rlimit.
+	cgroup bool
 }
 
 // specGiven reports whether kernel.InitSpecFD is the spec's pipe. Open
@@ -97,8 +100,14 @@ func setup() (*plan, error) {
 			return nil, err
 		}
 	}
-	p := &plan{spec: c}
-	if c.Processes > 0 {
+	p := &plan{spec: c, cgroup: spec.ProcessesCgroup}
+	if p.cgroup {
+		// The pids cgroup rukh made holds the program; rukh reads its
+		// events after the call.
+		if _, err := unix.FcntlInt(kernel.InitCgroupFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			return nil, os.NewSyscallError("fcntl on the cgroup descriptor", err)
+		}
+	} else if c.Processes > 0 {
 		switch root, err := hostRoot(); {
 		case err != nil:
 			return nil, fmt.Errorf("processes cannot be enforced: %v", err)
@@ -270,7 +279,8 @@ func run(argv []string, p *plan) int {
 			files[fd] = ^uintptr(0)
 		}
 	}
-	attr := &syscall.ProcAttr{Env: os.Environ(), Files: files, Sys: &syscall.SysProcAttr{Ptrace: len(lims) > 0}}
+	stopAtExec := len(lims) > 0 || p.cgroup
+	attr := &syscall.ProcAttr{Env: os.Environ(), Files: files, Sys: &syscall.SysProcAttr{Ptrace: stopAtExec}}
 	pid, err := syscall.ForkExec(argv[0], argv, attr)
 	if err != nil {
 		var errno syscall.Errno
@@ -285,7 +295,7 @@ func run(argv []string, p *plan) int {
 		report(kernel.AppendRecord(kernel.AppendRecord(nil, kernel.ReportExec, uint32(errno)), kernel.ReportStatus, 127<<8))
 		return 0
 	}
-	if len(lims) > 0 {
+	if stopAtExec {
 		if err := p.limit(pid, lims); err != nil {
 			_ = unix.Kill(pid, unix.SIGKILL)
 			var ws unix.WaitStatus
@@ -331,7 +341,7 @@ type rlimit struct {
 func (p *plan) rlimits() ([]rlimit, error) {
 	c := p.spec
 	var ls []rlimit
-	if c.Processes > 0 {
+	if c.Processes > 0 && !p.cgroup {
 		// limit adds the init's threads (see there).
 		v := uint64(c.Processes)
 		ls = append(ls, rlimit{unix.RLIMIT_NPROC, unix.Rlimit{Cur: v, Max: v}})
@@ -386,6 +396,11 @@ func (p *plan) limit(pid int, lims []rlimit) error {
 		}
 		if err := unix.Prlimit(pid, l.resource, &l.lim, nil); err != nil {
 			return fmt.Errorf("setting the program's limits: %v", err)
+		}
+	}
+	if p.cgroup {
+		if _, err := unix.Write(kernel.InitCgroupFD, []byte(strconv.Itoa(pid))); err != nil {
+			return fmt.Errorf("putting the program in its pids cgroup: %v", err)
 		}
 	}
 	if err := unix.PtraceDetach(pid); err != nil {
@@ -479,7 +494,7 @@ func (p *plan) stoppedBy(ws unix.WaitStatus, ru *unix.Rusage) uint32 {
 			return kernel.LimitMemory
 		}
 	}
-	if c.Processes > 0 {
+	if c.Processes > 0 && !p.cgroup {
 		allowed := c.Processes
 		if n, err := count(p.tasks); err == nil && n > p.threads {
 			allowed -= n - p.threads

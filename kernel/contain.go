@@ -20,6 +20,7 @@ import (
 type underInit struct {
 	path    string   // the init's executable
 	spec    []byte   // the InitSpec a confining init reads; nil: containment only
+	cgroup  *os.File // the call's pids cgroup.procs, for the init; nil: none
 	netNone bool     // a network namespace of its own
 	report  *os.File // the parent's end of the report pipe, once started
 }
@@ -50,7 +51,7 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 
 // confineSpec is the InitSpec of an invocation: the template's paths with
 // "release" and "scratch" resolved (scratch "" when none was made).
-func confineSpec(conf *Confine, tmpl, release, scratch string) ([]byte, error) {
+func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup bool) ([]byte, error) {
 	resolve := func(paths []string) ([]string, error) {
 		var out []string
 		for _, p := range paths {
@@ -74,7 +75,7 @@ func confineSpec(conf *Confine, tmpl, release, scratch string) ([]byte, error) {
 	if c.Write, err = resolve(conf.Write); err != nil {
 		return nil, err
 	}
-	return json.Marshal(InitSpec{Template: tmpl, Confine: c})
+	return json.Marshal(InitSpec{Template: tmpl, Confine: c, ProcessesCgroup: cgroup})
 }
 
 // wantsScratch reports whether conf grants a per-invocation scratch dir.
@@ -121,6 +122,9 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 			return nil, fmt.Errorf("cannot pass the confinement to rukh's init: %w", err)
 		}
 		files = append(files, specR)
+		if u.cgroup != nil {
+			files = append(files, u.cgroup)
+		}
 	}
 	cmd.ExtraFiles = files
 	cmd.Args = append([]string{InitArgv0, cmd.Path}, cmd.Args[1:]...)

@@ -35,6 +35,9 @@ type Host struct {
 	// NoSelfInit says why this executable cannot be the confining init
 	// ("" when it can; see SelfInit).
 	NoSelfInit string
+	// NoPidsCgroup says why rukh, running as root, has no pids cgroup to
+	// enforce a processes limit with ("" when it has, or is not root).
+	NoPidsCgroup string
 }
 
 var selfInit atomic.Bool
@@ -83,6 +86,7 @@ func probeHost(without map[string]bool) Host {
 	default:
 		h.Landlock, h.NoLandlock = probeLandlock()
 	}
+	h.NoPidsCgroup = noPidsCgroup()
 	if !selfInit.Load() {
 		h.NoSelfInit = "this program does not run as rukh's init"
 	}
@@ -103,6 +107,8 @@ func (h Host) Unavailable(c *Confine) string {
 		return "confinement needs Landlock: " + h.NoLandlock
 	case h.NoSelfInit != "":
 		return "confinement needs rukh's init: " + h.NoSelfInit
+	case c.Processes > 0 && h.NoPidsCgroup != "":
+		return "a processes limit needs, for rukh running as root, a pids cgroup: " + h.NoPidsCgroup
 	}
 	return ""
 }

@@ -26,6 +26,9 @@ const (
 	InitArgv0    = "rukh-init"
 	InitReportFD = 4
 	InitSpecFD   = 5
+	// InitCgroupFD is the cgroup.procs of the call's pids cgroup, when the
+	// spec says ProcessesCgroup.
+	InitCgroupFD = 6
 
 	// ReportStatus: the program exited; the value is its raw wait status.
 	ReportStatus uint32 = 1
@@ -70,6 +73,11 @@ func LimitName(l uint32) string {
 type InitSpec struct {
 	Template string  `json:"template"`
 	Confine  Confine `json:"confine"`
+	// ProcessesCgroup: Confine.Processes is enforced by a pids cgroup
+	// (rukh runs as root, whom RLIMIT_NPROC does not hold): the init
+	// writes the program's pid to InitCgroupFD while the program is
+	// stopped at its exec, and sets no RLIMIT_NPROC.
+	ProcessesCgroup bool `json:"processesCgroup,omitempty"`
 }
 
 // AppendRecord appends one init report record to b.

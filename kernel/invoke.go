@@ -238,6 +238,7 @@ type session struct {
 	invokeLine []byte
 	init       underInit // the init the program runs under, if any
 	scratch    string    // the confined program's scratch directory, if any
+	cgroup     *pidsCgroup
 
 	termGrace, killGrace, drain time.Duration
 
@@ -290,6 +291,9 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 		if s.scratch != "" {
 			defer os.RemoveAll(s.scratch)
 		}
+		if s.cgroup != nil {
+			defer s.cgroup.remove()
+		}
 	}
 	if reason := s.start(); reason != "" {
 		return ExecutionFailed, reason, nil
@@ -304,6 +308,9 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 	waitErr := s.cmd.Wait()
 	untrack(s.proc)
 	ended := s.init.readReport(s.prog, s.lim.Template)
+	if s.cgroup != nil && ended.limit == 0 && (!ended.exited || ended.ws.ExitStatus() != 0 || ended.ws.Signaled()) && s.cgroup.hitMax() {
+		ended.limit = LimitProcesses // a failed program that was refused a process
+	}
 	s.drainAll()
 
 	return s.decide(s.cmd.ProcessState, waitErr, ended, s.report, s.violation, s.stopReason)
@@ -319,8 +326,19 @@ func (s *session) confine(conf *Confine) (reason string) {
 		}
 		s.scratch = dir
 	}
-	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch)
+	if conf.Processes > 0 && os.Getuid() == 0 {
+		cg, err := newPidsCgroup(s.id, conf.Processes)
+		if err != nil {
+			return fmt.Sprintf("cannot make the pids cgroup that limits processes for template %q: %v", s.lim.Template, err)
+		}
+		s.cgroup, s.init.cgroup = cg, cg.procs
+	}
+	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil)
 	if err != nil {
+		if s.cgroup != nil {
+			s.cgroup.remove()
+			s.cgroup = nil
+		}
 		return err.Error()
 	}
 	s.init.spec = spec
