@@ -21,7 +21,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.83.2
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 // Test-only, never linked into rukh: real MCP clients as interop oracles,

@@ -36,9 +36,7 @@ func Main() int {
 	}
 	argv := os.Args[1:]
 	if !specGiven() {
-		if unix.Getpid() == 1 {
-			_ = privateProc() // best effort, as the machine-code init does
-		}
+		// As the machine-code init: no mount, for it may share the host's.
 		_, _ = unix.FcntlInt(kernel.InitReportFD, unix.F_SETFD, unix.FD_CLOEXEC)
 		return run(argv, &plan{})
 	}
@@ -53,7 +51,7 @@ func Main() int {
 type plan struct {
 	spec  kernel.Confine
 	procs *os.File // this PID namespace's /proc, for the process count
-	tasks *os.File // the init's own threads (/proc/1/task)
+	tasks *os.File // the init's own threads (/proc/self/task)
 	peak  atomic.Int64
 	// threads is how many the init had when it set the program's
 	// RLIMIT_NPROC; a thread it starts later takes one of the program's.
@@ -92,8 +90,10 @@ func setup() (*plan, error) {
 	if pid := unix.Getpid(); pid != 1 {
 		return nil, fmt.Errorf("rukh's init runs as process %d, not as PID 1 of its own PID namespace, and refuses to touch the host's mounts", pid)
 	}
-	if err := privateProc(); err != nil {
-		return nil, err
+	if spec.OwnProc {
+		if err := privateProc(spec.HostMountNS); err != nil {
+			return nil, err
+		}
 	}
 	if c.Network == kernel.NetworkNone {
 		if err := loopbackUp(); err != nil {
@@ -114,10 +114,13 @@ func setup() (*plan, error) {
 		case root:
 			return nil, errors.New("processes cannot be enforced: the kernel holds no process of the host's root to RLIMIT_NPROC, and this invocation runs as root; run rukh as another user")
 		}
+		if !spec.OwnProc {
+			return nil, errors.New("processes is watched through the call's own /proc, and the init has none")
+		}
 		if p.procs, err = os.Open("/proc"); err != nil {
 			return nil, err
 		}
-		if p.tasks, err = os.Open("/proc/1/task"); err != nil {
+		if p.tasks, err = os.Open("/proc/self/task"); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +196,16 @@ func validate(c kernel.Confine) error {
 // (and the host's from reaching it), then mounts a /proc of this PID
 // namespace over the host's, so /proc shows the invocation's processes
 // only.
-func privateProc() error {
+func privateProc(hostMountNS uint64) error {
+	// Only in a mount namespace of its own: a mount in the host's would
+	// hide the host's /proc.
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &st); err != nil {
+		return fmt.Errorf("reading the init's mount namespace: %v", err)
+	}
+	if hostMountNS == 0 || st.Ino == hostMountNS {
+		return errors.New("rukh's init is not in a mount namespace of its own, and refuses to mount a /proc")
+	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making / private in the invocation's mount namespace: %v", err)
 	}

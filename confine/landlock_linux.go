@@ -11,7 +11,6 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
-	"kernel.org/pub/linux/libs/security/libcap/psx"
 
 	"github.com/rukh-dev/rukh/kernel"
 )
@@ -80,14 +79,25 @@ func restrictPaths(rules []landlock.Rule) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.Restrict(rules...); err != nil {
+	// On this thread only, the one that forks the program: restricting
+	// every thread (go-landlock's Restrict) goes through libpsx, which in
+	// a cgo build lists /proc/PID/task by the init's own pid, and the
+	// host's /proc (the one the init sees unless the template grants
+	// /proc) names another process by it.
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
+	}
+	defer unix.Close(fd)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
 	}
 	return nil
 }
 
+// noNewPrivs sets no new privileges on this thread (and so the program).
 func noNewPrivs() error {
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 		return fmt.Errorf("setting no new privileges: %v", e)
 	}
 	return nil
@@ -99,7 +109,6 @@ const securebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
 	1<<5 | // SECBIT_KEEP_CAPS_LOCKED (off)
 	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
 
-// capset's arguments live outside any stack: every thread reads them.
 var (
 	capHdr  unix.CapUserHeader
 	capData [2]unix.CapUserData // empty: no capability
@@ -108,8 +117,7 @@ var (
 // dropCapabilities leaves the init and so the program with none: no
 // ambient set, an empty bounding set and securebits that give uid 0
 // nothing at an exec (on this thread, the only one that forks and execs:
-// they matter at exec only), and empty permitted and effective sets on
-// every thread.
+// they matter at exec only), and empty permitted and effective sets.
 func dropCapabilities() error {
 	prctl := func(op, arg uintptr) unix.Errno {
 		_, _, e := unix.RawSyscall6(unix.SYS_PRCTL, op, arg, 0, 0, 0, 0)
@@ -130,7 +138,7 @@ func dropCapabilities() error {
 		return fmt.Errorf("setting the securebits: %v", e)
 	}
 	capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
-	if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&capHdr)), uintptr(unsafe.Pointer(&capData[0])), 0); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&capHdr)), uintptr(unsafe.Pointer(&capData[0])), 0); e != 0 {
 		return fmt.Errorf("dropping the capabilities: %v", e)
 	}
 	return nil

@@ -22,6 +22,7 @@ type underInit struct {
 	spec    []byte   // the InitSpec a confining init reads; nil: containment only
 	cgroup  *os.File // the call's pids cgroup.procs, for the init; nil: none
 	netNone bool     // a network namespace of its own
+	ownProc bool     // a mount namespace of its own, with its own /proc
 	report  *os.File // the parent's end of the report pipe, once started
 }
 
@@ -51,7 +52,7 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 
 // confineSpec is the InitSpec of an invocation: the template's paths with
 // "release" and "scratch" resolved (scratch "" when none was made).
-func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup bool) ([]byte, error) {
+func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup, ownProc bool) ([]byte, error) {
 	resolve := func(paths []string) ([]string, error) {
 		var out []string
 		for _, p := range paths {
@@ -75,7 +76,22 @@ func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup bool) ([]b
 	if c.Write, err = resolve(conf.Write); err != nil {
 		return nil, err
 	}
-	return json.Marshal(InitSpec{Template: tmpl, Confine: c, ProcessesCgroup: cgroup})
+	spec := InitSpec{Template: tmpl, Confine: c, ProcessesCgroup: cgroup, OwnProc: ownProc}
+	if ownProc {
+		spec.HostMountNS = mountNamespace()
+	}
+	return json.Marshal(spec)
+}
+
+// grantsProc reports whether conf lets a program reach /proc: then it
+// gets one of its own, showing only its invocation's processes.
+func grantsProc(conf *Confine) bool {
+	for _, p := range append(conf.Read[:len(conf.Read):len(conf.Read)], conf.Write...) {
+		if p == "/" || p == "/proc" || strings.HasPrefix(p, "/proc/") {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsScratch reports whether conf grants a per-invocation scratch dir.
@@ -129,7 +145,7 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 	cmd.ExtraFiles = files
 	cmd.Args = append([]string{InitArgv0, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = u.path
-	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil)
+	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil, u.ownProc)
 	return childEnds, nil
 }
 

@@ -92,10 +92,12 @@ func namespaced() (bool, string) {
 // start); a network namespace when netNone. An unconfined start shares
 // the host's mounts, so its /proc is the host's (a mount namespace with a
 // /proc of its own costs several times the whole call). A confined start
-// (confined) always gets user and mount namespaces, and its init keeps
-// the two capabilities it needs there (mount its /proc, bring the loopback
-// up) across its exec; it drops them before the program starts.
-func containAttr(a *syscall.SysProcAttr, netNone, confined bool) {
+// (confined) always gets a user namespace, and a mount namespace when its
+// template grants /proc (ownProc: the init mounts one of the call's PID
+// namespace there); its init keeps the two capabilities it needs there
+// (mount, bring the loopback up) across its exec, and drops them before
+// the program starts.
+func containAttr(a *syscall.SysProcAttr, netNone, confined, ownProc bool) {
 	a.Cloneflags |= syscall.CLONE_NEWPID
 	if netNone {
 		a.Cloneflags |= syscall.CLONE_NEWNET
@@ -109,7 +111,9 @@ func containAttr(a *syscall.SysProcAttr, netNone, confined bool) {
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	a.GidMappingsEnableSetgroups = false
 	if confined {
-		a.Cloneflags |= syscall.CLONE_NEWNS
+		if ownProc {
+			a.Cloneflags |= syscall.CLONE_NEWNS
+		}
 		if uid != 0 {
 			a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 		}
@@ -145,7 +149,7 @@ func probeNamespaces() string {
 	}
 	for _, confined := range []bool{false, true} {
 		a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-		containAttr(a, true, confined)
+		containAttr(a, true, confined, confined)
 		pid, err := syscall.ForkExec(path, []string{InitArgv0}, &syscall.ProcAttr{Sys: a})
 		if err != nil {
 			return fmt.Sprintf("the kernel refused a PID namespace: %v", err)
@@ -163,3 +167,12 @@ func probeNamespaces() string {
 	}
 	return ""
 }
+
+// mountNamespace is the inode of rukh's mount namespace (0 if unknown).
+var mountNamespace = sync.OnceValue(func() uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/mnt", &st) != nil {
+		return 0
+	}
+	return st.Ino
+})

@@ -16,6 +16,8 @@ func namespaced() (bool, string) {
 
 func containmentInitPath() (string, error) { return "", nil }
 
-func containAttr(*syscall.SysProcAttr, bool, bool) {}
+func containAttr(*syscall.SysProcAttr, bool, bool, bool) {}
+
+func mountNamespace() uint64 { return 0 }
 
 func namespaceRefused(error) bool { return false }

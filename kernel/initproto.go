@@ -78,6 +78,14 @@ type InitSpec struct {
 	// writes the program's pid to InitCgroupFD while the program is
 	// stopped at its exec, and sets no RLIMIT_NPROC.
 	ProcessesCgroup bool `json:"processesCgroup,omitempty"`
+	// OwnProc: the template grants /proc (or all of /), and the init got a
+	// mount namespace of its own, where it mounts a /proc of the call's PID
+	// namespace. HostMountNS is the inode of rukh's mount namespace: the
+	// init mounts nothing where its own is the same. Without OwnProc the
+	// init mounts nothing (and Landlock keeps the host's /proc out of
+	// reach).
+	OwnProc     bool   `json:"ownProc,omitempty"`
+	HostMountNS uint64 `json:"hostMountNS,omitempty"`
 }
 
 // AppendRecord appends one init report record to b.

@@ -333,7 +333,9 @@ func (s *session) confine(conf *Confine) (reason string) {
 		}
 		s.cgroup, s.init.cgroup = cg, cg.procs
 	}
-	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil)
+	// An rlimit on processes is watched through the call's own /proc.
+	s.init.ownProc = grantsProc(conf) || conf.Processes > 0 && s.cgroup == nil
+	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil, s.init.ownProc)
 	if err != nil {
 		if s.cgroup != nil {
 			s.cgroup.remove()
