@@ -211,6 +211,9 @@ func fakeExtension() {
 	if code, ok := fakeProcsChild(os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	if code, ok := fakeConfineChild(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(runFake(os.Args[1:]))
 }
 
@@ -306,6 +309,8 @@ func runFake(args []string) int {
 		return fakeProcs(args[1:], inv.Input, func(outcome, text string) {
 			report(outcome, map[string]any{"kind": "text", "text": text}, "")
 		})
+	case "confine": // confine_test.go
+		return fakeConfine(inv.Input, func(outcome, s, reason string) { report(outcome, text(s), reason) })
 	case "flood":
 		chunk := strings.Repeat("f", 64<<10)
 		for i := 0; i < 64; i++ { // 4 MiB on each stream

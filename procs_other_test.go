@@ -12,3 +12,11 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 }
 
 func fakeProcsChild(args []string) (int, bool) { return 0, false }
+
+// The confinement fixture (confine_test.go) is Linux's.
+func fakeConfine(input jsontext.Value, report func(outcome, text, reason string)) int {
+	report("command_failed", "", "the confine fixture runs on Linux")
+	return 1
+}
+
+func fakeConfineChild(args []string) (int, bool) { return 0, false }

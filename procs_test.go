@@ -335,8 +335,12 @@ func must(t *testing.T, err error) {
 // procsTool is the compact MCP tool name of command id in revision r1
 // (docs/design.md, Names and fingerprints): a slug of at most 16 characters
 // and 24 hex digits.
-func procsTool(id string) string {
-	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", procsNamespace, "r1", id})
+func procsTool(id string) string { return compactTool(procsNamespace, id) }
+
+// compactTool is the compact MCP tool name of command id in revision r1
+// of the endpoint namespace ns.
+func compactTool(ns, id string) string {
+	raw, _ := stdjson.Marshal([]string{"rukh.mcp-tool/1", ns, "r1", id})
 	canon, _ := jcs.Transform(raw)
 	sum := sha256.Sum256(canon)
 	slug := strings.ReplaceAll(id, ".", "_")
@@ -358,6 +362,12 @@ func startProcsServer(bin, home string, attr *syscall.SysProcAttr, stderr *os.Fi
 	cmd.Env = rukhEnv(home)
 	cmd.Dir = filepath.Dir(home)
 	cmd.Stderr, cmd.SysProcAttr, cmd.ExtraFiles = stderr, attr, extra
+	return startMCP(cmd)
+}
+
+// startMCP starts cmd, a serve-mcp, with its stdin and stdout as the
+// session.
+func startMCP(cmd *exec.Cmd) (*procsServer, error) {
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -382,8 +392,13 @@ func startProcsServer(bin, home string, attr *syscall.SysProcAttr, stderr *os.Fi
 }
 
 func (s *procsServer) call(id, tool string, args map[string]string) error {
+	return s.callName(id, procsTool(tool), args)
+}
+
+// callName calls the tool of that exact name.
+func (s *procsServer) callName(id, name string, args map[string]string) error {
 	a, _ := stdjson.Marshal(args)
-	_, err := fmt.Fprintf(s.in, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", id, procsTool(tool), a, modernMeta)
+	_, err := fmt.Fprintf(s.in, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", id, name, a, modernMeta)
 	return err
 }
 

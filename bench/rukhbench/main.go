@@ -77,7 +77,12 @@ func run(c config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("small home: %w", err)
 	}
-	rows, notes, base, err := benchSmall(c, small, peers)
+	logf("confined home: the trivial tool under a confined template")
+	confined, err := setupConfined(c)
+	if err != nil {
+		return fmt.Errorf("confined home: %w", err)
+	}
+	rows, notes, base, err := benchSmall(c, small, confined, peers)
 	if err != nil {
 		return fmt.Errorf("1-command home: %w", err)
 	}

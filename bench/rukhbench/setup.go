@@ -21,6 +21,8 @@ type home struct {
 	c    config
 	dir  string
 	pkgs string // where its packages are generated
+	// confine is the confine of the home's template; nil: unconfined.
+	confine map[string]any
 }
 
 func newHome(c config, name string) (*home, error) {
@@ -161,6 +163,9 @@ func (h *home) setPolicyNS(namespace string, packages []string) error {
 				"diagnosticsBytes": 65536, "resultBytes": 131072},
 		},
 	}
+	if h.confine != nil {
+		p["templates"].(map[string]any)["default"].(map[string]any)["confine"] = h.confine
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -180,12 +185,27 @@ type smallHome struct {
 	sdk bool
 }
 
-func setupSmall(c config) (*smallHome, error) {
-	h, err := newHome(c, "small")
+func setupSmall(c config) (*smallHome, error) { return setupSmallHome(c, "small", nil) }
+
+// benchConfine is the confined template of the confined small home: no
+// network, its release (the static trivial program needs nothing else) and
+// a scratch directory.
+var benchConfine = map[string]any{"network": "none", "read": []string{"release"}, "write": []string{"scratch"}}
+
+// benchConfineName says what benchConfine allows, for the report.
+const benchConfineName = "network none, read release, write scratch"
+
+// setupConfined is a small home of bench.trivial alone whose template is
+// benchConfine.
+func setupConfined(c config) (*smallHome, error) { return setupSmallHome(c, "confined", benchConfine) }
+
+func setupSmallHome(c config, name string, confine map[string]any) (*smallHome, error) {
+	h, err := newHome(c, name)
 	if err != nil {
 		return nil, err
 	}
-	s := &smallHome{home: h, sdk: c.trivialSDK != ""}
+	h.confine = confine
+	s := &smallHome{home: h, sdk: c.trivialSDK != "" && confine == nil}
 	type pkg struct{ name, id, prog string }
 	pkgs := []pkg{{"bench.trivial", "trivial.ping", c.trivial}}
 	if s.sdk {

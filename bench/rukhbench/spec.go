@@ -47,10 +47,24 @@ func ratioRow(name string, s stats, base time.Duration, limit float64, target st
 	return r
 }
 
+// addedRow is a row for a sample measured by what it adds to base's
+// median: the target is at most limit more.
+func addedRow(name string, s stats, base, limit time.Duration) row {
+	r := timeRow(name, s, 0)
+	added := s.median() - base
+	r.target = "≤ " + ms(limit) + " added"
+	r.ratio = ms(added)
+	if added >= 0 {
+		r.ratio = "+" + r.ratio
+	}
+	r.verdict = verdict(added <= limit)
+	return r
+}
+
 // benchSmall: the 1-command home, with the peers side by side. Direct
 // execs, rukh's tools/call and each peer's tools/call alternate in one loop
 // so that all see the same machine state.
-func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline, error) {
+func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string, baseline, error) {
 	var b baseline
 	s, err := h.start()
 	if err != nil {
@@ -68,6 +82,17 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		return nil, nil, b, err
 	}
 	defer sw.close()
+	// The same call under a confined template (its own home), to show
+	// what confinement adds to a call.
+	cs, err := confined.start()
+	if err != nil {
+		return nil, nil, b, err
+	}
+	defer cs.close()
+	cname, err := cs.toolNamed("trivial_ping__")
+	if err != nil {
+		return nil, nil, b, err
+	}
 	ps := make([]*peerStats, len(peers))
 	for i, p := range peers {
 		ps[i] = &peerStats{p: p}
@@ -76,7 +101,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		}
 		defer ps[i].s.close()
 	}
-	var direct, call, list, swept []time.Duration
+	var direct, call, list, swept, conf []time.Duration
 	for i := range c.warm + c.calls {
 		d1, err := directExec(c.trivial, "trivial.ping")
 		if err != nil {
@@ -100,6 +125,13 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 		if err != nil {
 			return nil, nil, b, fmt.Errorf("without namespaces: %v", err)
 		}
+		line, d5, err := cs.roundTrip(cs.call(cname, "{}"))
+		if err == nil {
+			err = checkCall(line)
+		}
+		if err != nil {
+			return nil, nil, b, fmt.Errorf("confined: %v", err)
+		}
 		var dp []time.Duration
 		for _, p := range ps {
 			line, d, err := p.s.roundTrip(p.s.legacy("tools/call", `"name":"trivial_ping","arguments":{}`))
@@ -115,6 +147,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 			continue
 		}
 		direct, call, list, swept = append(direct, d1), append(call, d2), append(list, d3), append(swept, d4)
+		conf = append(conf, d5)
 		for k, p := range ps {
 			p.calls = append(p.calls, dp[k])
 		}
@@ -150,7 +183,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 	}
 	sweptRow := timeRow("   the same call without namespaces (recorded sweep)", newStats(swept), 0)
 	sweptRow.ratio = fmt.Sprintf("%.2f×", float64(newStats(swept).median())/float64(ds.median()))
-	rows = append(rows, sweptRow)
+	rows = append(rows, sweptRow, addedRow("tools/call trivial, stdio, confined (template "+benchConfineName+")", newStats(conf), newStats(call).median(), time.Millisecond))
 	for _, p := range ps {
 		r := timeRow("   "+p.p.name+" peer, same tool", newStats(p.calls), 0)
 		r.ratio = fmt.Sprintf("%.2f×", float64(newStats(p.calls).median())/float64(ds.median()))
@@ -171,6 +204,7 @@ func benchSmall(c config, h *smallHome, peers []peer) ([]row, []string, baseline
 	notes := []string{
 		fmt.Sprintf("tools/call overhead over the direct exec: %s per call (median difference)", ms(newStats(call).median()-ds.median())),
 		fmt.Sprintf("containment in a PID namespace under rukh's init: %s per call (median difference from the same call without namespaces)", ms(newStats(call).median()-newStats(swept).median())),
+		fmt.Sprintf("confinement (rukh's confining init, namespaces, Landlock): %s per call (median difference from the same call unconfined)", ms(newStats(conf).median()-newStats(call).median())),
 	}
 	return rows, notes, b, nil
 }
