@@ -139,6 +139,40 @@ step "static build" env CGO_ENABLED=0 go build -trimpath -o bin/rukh .
 # The root package (the real binary, its servers and clients) takes minutes
 # on a busy host; the timeout is for a hang, not for a slow machine.
 step "go test" go test -count=1 -timeout 30m -tags etcd ./...
+# The containment init is machine code assembled from scripts/init: the
+# bytes in kernel/ must be what its source assembles to.
+init_matches() {
+  if ! command -v as >/dev/null || ! command -v ld >/dev/null; then
+    apt-get install -y binutils >/dev/null 2>&1 || {
+      echo "GNU as and ld (binutils) are needed to check the containment init"
+      return 1
+    }
+  fi
+  scripts/init/build.sh --check
+}
+step "containment init matches scripts/init" init_matches
+# Containment and confinement take another path for an owner who is not
+# root (user namespaces, capabilities kept across the init's exec, rlimits
+# instead of a pids cgroup): run as root, their tests also run as nobody.
+unprivileged() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "not root: the tests above ran unprivileged"
+    return 0
+  fi
+  local d rc=0
+  d=$(mktemp -d) && chmod 755 "$d" || return 1
+  go test -c -o "$d/confine.test" ./confine/ &&
+    go test -c -o "$d/kernel.test" ./kernel/ || rc=1
+  mkdir -m 777 "$d/tmp"
+  if [ $rc = 0 ]; then
+    (cd "$d" && setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$d/tmp" HOME="$d/tmp" ./confine.test -test.count=1) || rc=1
+    (cd "$d" && setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$d/tmp" HOME="$d/tmp" RUKH_EXPECT_NAMESPACES=1 \
+      ./kernel.test -test.count=1 -test.run 'TestInvokeLeavesNoProcesses|TestInvokeSession|TestInvokeProcessSetup|TestInvokeKillsGrandchildren|TestProbeHost|TestRecorder') || rc=1
+  fi
+  rm -rf "$d"
+  return $rc
+}
+step "go test as nobody (containment, confinement)" unprivileged
 step "go test -race (kernel, store, mcpcore, mcpstdio, mcphttp)" \
   go test -race -count=1 -timeout 30m ./kernel/ ./store/ ./mcpcore/ ./mcpstdio/ ./mcphttp/
 # The generic process layer and store watch (what macOS and FreeBSD use),
@@ -154,7 +188,7 @@ step "go test -tags rukh_portable (processes, store watch, serving, tasks)" port
 # server built for the target, which only Linux runs here: not vetted.
 cross() {
   local t rc=0
-  for t in darwin/amd64 darwin/arm64 freebsd/amd64; do
+  for t in darwin/amd64 darwin/arm64 freebsd/amd64 linux/arm64; do
     echo "-- $t"
     GOOS=${t%/*} GOARCH=${t#*/} CGO_ENABLED=0 go build -trimpath -o /dev/null . &&
       GOOS=${t%/*} GOARCH=${t#*/} CGO_ENABLED=0 go build -trimpath -tags etcd -o /dev/null . &&
@@ -162,7 +196,7 @@ cross() {
   done
   return $rc
 }
-step "cross-build and vet (darwin/amd64, darwin/arm64, freebsd/amd64)" cross
+step "cross-build and vet (darwin/amd64, darwin/arm64, freebsd/amd64, linux/arm64)" cross
 if [ -x scripts/interop.sh ]; then
   step "interop (npm MCP clients)" scripts/interop.sh
 else
