@@ -2,10 +2,12 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +26,9 @@ const passthroughKillGrace = 5 * time.Second
 // caller receives are forwarded to the group. When ctx is done the group
 // gets SIGTERM, then SIGKILL 5 s later. After the program exits every
 // process it left behind, in its group or not, is killed (see procs.go);
-// the program gets SIGKILL if rukh dies. exitCode is the program's exit
+// the program gets SIGKILL if rukh dies. Where the host has PID
+// namespaces it runs, as a managed program does, under rukh's init in a
+// namespace of its own (contain.go). exitCode is the program's exit
 // status, or 128+signal when a signal ended it; err is set only when the
 // program could not be started or waited for.
 func RunPassthrough(ctx context.Context, dir string, c *Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error) {
@@ -64,7 +68,7 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	proc, err := startTracked(cmd, "", nil, r.Recorder)
+	proc, u, cmd, err := r.startPassthrough(cmd)
 	if err != nil {
 		return -1, Errorf(CodeUnavailable, "cannot start program %q", c.Execute.Program).Wrap(err)
 	}
@@ -101,10 +105,44 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 		return -1, Errorf(CodeInternal, "cannot wait for the program").Wrap(waitErr)
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if ended := u.readReport(prog, ""); ended.startErr != "" {
+		return -1, Errorf(CodeUnavailable, "cannot start program %q", c.Execute.Program).Wrap(errors.New(strings.TrimPrefix(ended.startErr, "cannot start program: ")))
+	} else if ended.exited {
+		ws = ended.ws
+	}
 	if ws.Signaled() {
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
+}
+
+// startPassthrough starts cmd under the containment init where the host
+// has PID namespaces, and directly (recorded) where it has not or the
+// kernel refuses them; it returns the command that started.
+func (r *Runner) startPassthrough(cmd *exec.Cmd) (*tracked, *underInit, *exec.Cmd, error) {
+	u, _ := initFor(nil, "", r.NoNamespaces)
+	if u.path == "" {
+		t, err := startTracked(cmd, "", nil, r.Recorder)
+		return t, &u, cmd, err
+	}
+	plain, attr := *cmd, *cmd.SysProcAttr
+	plain.SysProcAttr = &attr
+	ends, err := u.wrap(cmd)
+	if err != nil {
+		return nil, nil, cmd, err
+	}
+	t, err := startTracked(cmd, "", nil, nil)
+	closeAll(ends)
+	if err == nil {
+		return t, &u, cmd, nil
+	}
+	u.report.Close()
+	if !namespaceRefused(err) {
+		return nil, nil, cmd, err
+	}
+	u = underInit{}
+	t, err = startTracked(&plain, "", nil, r.Recorder)
+	return t, &u, &plain, err
 }
 
 // restoreForeground makes the caller's process group the terminal's
