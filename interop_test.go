@@ -532,9 +532,11 @@ func checkEnvelope(t *testing.T, r *callResult, isError bool, outcome string) ma
 }
 
 // countProcs counts processes whose command line contains marker.
+// A program's init (rukh-init, with the program's command line after its
+// own) is not the program and is not counted.
 func countProcs(t *testing.T, marker string) int {
 	t.Helper()
-	out, err := exec.Command("pgrep", "-f", marker).Output()
+	out, err := exec.Command("pgrep", "-a", "-f", marker).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 {
 		return 0
@@ -542,7 +544,13 @@ func countProcs(t *testing.T, marker string) int {
 	if err != nil {
 		t.Fatalf("pgrep: %v", err)
 	}
-	return len(strings.Fields(string(out)))
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] != "rukh-init" {
+			n++
+		}
+	}
+	return n
 }
 
 // waitProcs waits until exactly n processes carry marker (0: all gone).

@@ -171,7 +171,9 @@ func TestCancelReachesHandler(t *testing.T) {
 }
 
 // TestSIGTERMReachesHandler: SIGTERM alone (no cancel message) ends the
-// handler's ctx; the handler's own report then decides the outcome.
+// handler's ctx; the handler's own report then decides the outcome. The
+// program reports its pid for the test to signal: without namespaces, so
+// that pid is the host's.
 func TestSIGTERMReachesHandler(t *testing.T) {
 	t.Parallel()
 	inv := invocation(t, "notes.term", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
@@ -183,7 +185,9 @@ func TestSIGTERMReachesHandler(t *testing.T) {
 		}
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
-	res := kernel.NewRunner().Invoke(context.Background(), inv)
+	r := kernel.NewRunner()
+	r.NoNamespaces = true
+	res := r.Invoke(context.Background(), inv)
 	if res.Outcome != kernel.CommandFailed || !strings.HasPrefix(res.Reason, "stopped: ") {
 		t.Errorf("got %s %q, want command_failed stopped: …", res.Outcome, res.Reason)
 	}
