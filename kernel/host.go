@@ -101,10 +101,10 @@ func (h Host) Unavailable(c *Confine) string {
 		return ""
 	case runtime.GOOS != "linux":
 		return "confinement needs Linux (Landlock and namespaces), and this host runs " + runtime.GOOS
-	case h.NoNamespaces != "":
-		return "confinement needs PID, mount and network namespaces: " + h.NoNamespaces
 	case h.NoLandlock != "":
 		return "confinement needs Landlock: " + h.NoLandlock
+	case h.NoNamespaces != "":
+		return "confinement needs PID, mount and network namespaces: " + h.NoNamespaces
 	case h.NoSelfInit != "":
 		return "confinement needs rukh's init: " + h.NoSelfInit
 	case c.Processes > 0 && h.NoPidsCgroup != "":
