@@ -80,9 +80,12 @@ export function checkEnvelope(what, r, isError, outcome) {
   return sc ?? {};
 }
 
+// The hang command's processes; its init (rukh-init, with the program's
+// command line after its own) is not the program and is not counted.
 export function procs() {
   try {
-    return execFileSync("pgrep", ["-f", HANG_MARKER], { encoding: "utf8" }).trim().split("\n").filter(Boolean).length;
+    return execFileSync("pgrep", ["-a", "-f", HANG_MARKER], { encoding: "utf8" })
+      .trim().split("\n").filter((l) => l && l.split(/\s+/)[1] !== "rukh-init").length;
   } catch (e) {
     if (e.status === 1) return 0;
     throw e;
