@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 0 && os.Args[0] == kernel.InitArgv0 {
+	if len(os.Args) > 0 && (os.Args[0] == kernel.InitArgv0 || os.Args[0] == kernel.InitConfineArgv0) {
 		os.Exit(confine.Main())
 	}
 	kernel.SelfInit()

@@ -27,10 +27,11 @@ var update = flag.Bool("update", false, "rewrite testscript files with actual ou
 
 func TestMain(m *testing.M) {
 	testscript.Main(cleanAfter{m}, map[string]func(){
-		"rukh":               main,
-		kernel.InitArgv0:     func() { os.Exit(confine.Main()) },
-		"rukh-fake-ext":      fakeExtension,
-		"rukh-example-notes": notes.Main,
+		"rukh":                  main,
+		kernel.InitArgv0:        func() { os.Exit(confine.Main()) },
+		kernel.InitConfineArgv0: func() { os.Exit(confine.Main()) },
+		"rukh-fake-ext":         fakeExtension,
+		"rukh-example-notes":    notes.Main,
 	})
 }
 

@@ -29,7 +29,7 @@ import (
 // The test binary is also the init (argv[0] kernel.InitArgv0) and the
 // programs it runs (started through a symlink named probe).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 0 && os.Args[0] == kernel.InitArgv0 {
+	if len(os.Args) > 0 && (os.Args[0] == kernel.InitArgv0 || os.Args[0] == kernel.InitConfineArgv0) {
 		os.Exit(confine.Main())
 	}
 	if filepath.Base(os.Args[0]) == "probe" {
@@ -63,6 +63,18 @@ func probe(args []string) int {
 			return fail(err)
 		}
 		os.Stdout.Write(b)
+	case "unix": // connect to a named UNIX socket
+		c, err := net.DialTimeout("unix", args[1], 2*time.Second)
+		if err != nil {
+			return fail(err)
+		}
+		c.Close()
+		fmt.Println("connected")
+	case "ptrace": // attach to the init
+		if err := unix.PtraceSeize(1); err != nil { // seize: the init is not stopped
+			return fail(err)
+		}
+		fmt.Println("attached")
 	case "connect":
 		c, err := net.DialTimeout("tcp", args[1], 2*time.Second)
 		if err != nil {
@@ -192,7 +204,11 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	}
 	defer reportR.Close()
 	var stdout, stderr bytes.Buffer
-	cmd := &exec.Cmd{Path: exe, Args: append([]string{kernel.InitArgv0}, argv...), Env: env, Stdout: &stdout, Stderr: &stderr}
+	argv0 := kernel.InitArgv0
+	if c != nil {
+		argv0 = kernel.InitConfineArgv0
+	}
+	cmd := &exec.Cmd{Path: exe, Args: append([]string{argv0}, argv...), Env: env, Stdout: &stdout, Stderr: &stderr}
 	cmd.ExtraFiles = []*os.File{channel, reportW}
 	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.SysProcAttr = a
@@ -322,6 +338,38 @@ func TestProcShowsTheInvocationOnly(t *testing.T) {
 				t.Errorf("/proc does not show the init and the program: %s", o.stdout)
 			}
 		})
+	}
+}
+
+// TestNoWayOut: a confined program can neither reach a named UNIX socket
+// of the host (a session bus, a container daemon) nor trace its init, whose
+// other threads Landlock does not hold.
+func TestNoWayOut(t *testing.T) {
+	f := newFixture(t)
+	sock := filepath.Join(f.dir, "host.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if o := start(t, nil, nil, f.probe, "unix", sock); !strings.Contains(o.stdout, "connected") {
+		t.Fatalf("unconfined, the socket is not reached: %+v", o)
+	}
+	c := &kernel.Confine{Network: kernel.NetworkNone, Read: slices.Concat(f.read, []string{f.dir})}
+	if o := start(t, c, nil, f.probe, "unix", sock); strings.Contains(o.stdout, "connected") {
+		t.Errorf("a confined program reached a named UNIX socket it was granted only to read: %+v", o)
+	}
+	if o := start(t, c, nil, f.probe, "ptrace"); strings.Contains(o.stdout, "attached") || !strings.Contains(o.stdout, "not permitted") {
+		t.Errorf("a confined program traced its init: %+v", o)
 	}
 }
 

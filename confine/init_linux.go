@@ -35,6 +35,9 @@ func Main() int {
 		return 0 // nothing to run: the namespace probe
 	}
 	argv := os.Args[1:]
+	if os.Args[0] == kernel.InitConfineArgv0 && !specGiven() {
+		return setupFailed("rukh's confining init was started without its spec, and starts nothing less confined")
+	}
 	if !specGiven() {
 		// As the machine-code init: no mount, for it may share the host's.
 		_, _ = unix.FcntlInt(kernel.InitReportFD, unix.F_SETFD, unix.FD_CLOEXEC)
@@ -131,16 +134,27 @@ func setup() (*plan, error) {
 	if err := noNewPrivs(); err != nil {
 		return nil, err
 	}
-	if err := restrictPaths(rules); err != nil {
+	abi, err := restrictPaths(rules)
+	if err != nil {
 		return nil, err
+	}
+	if abi < landlockGovernsUnixSockets {
+		if err := denyUnixSockets(); err != nil {
+			return nil, err
+		}
 	}
 	if err := dropCapabilities(); err != nil {
 		return nil, err
 	}
+	// Not dumpable: the program, in the init's Landlock domain and with no
+	// capabilities, could otherwise trace the init or write its memory,
+	// and run code on one of its threads that Landlock does not hold.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, os.NewSyscallError("prctl PR_SET_DUMPABLE", err)
+	}
 	if _, err := unix.FcntlInt(kernel.InitReportFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("fcntl on the report descriptor", err)
 	}
-	_ = unix.Close(kernel.InitSpecFD)
 	return p, nil
 }
 
@@ -164,6 +178,7 @@ func hostRoot() (bool, error) {
 func readSpec() (kernel.InitSpec, error) {
 	var spec kernel.InitSpec
 	f := os.NewFile(kernel.InitSpecFD, "spec")
+	defer f.Close() // through f: its finalizer would close the number later
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return spec, fmt.Errorf("reading the confinement spec: %v", err)

@@ -74,10 +74,15 @@ func landlockRules(c kernel.Confine) ([]landlock.Rule, error) {
 	return rules, nil
 }
 
-func restrictPaths(rules []landlock.Rule) error {
+// landlockGovernsUnixSockets is the first Landlock ABI that governs
+// connecting to a named UNIX socket (LANDLOCK_ACCESS_FS_RESOLVE_UNIX).
+const landlockGovernsUnixSockets = 9
+
+// restrictPaths restricts this thread to rules and returns the ABI used.
+func restrictPaths(rules []landlock.Rule) (int, error) {
 	cfg, v, err := landlockConfig()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// On this thread only, the one that forks the program: restricting
 	// every thread (go-landlock's Restrict) goes through libpsx, which in
@@ -86,13 +91,13 @@ func restrictPaths(rules []landlock.Rule) error {
 	// /proc) names another process by it.
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
-		return fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
+		return 0, fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
 	}
 	defer unix.Close(fd)
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
+		return 0, fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
 	}
-	return nil
+	return v, nil
 }
 
 // noNewPrivs sets no new privileges on this thread (and so the program).

@@ -143,7 +143,11 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 		}
 	}
 	cmd.ExtraFiles = files
-	cmd.Args = append([]string{InitArgv0, cmd.Path}, cmd.Args[1:]...)
+	argv0 := InitArgv0
+	if u.spec != nil {
+		argv0 = InitConfineArgv0
+	}
+	cmd.Args = append([]string{argv0, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = u.path
 	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil, u.ownProc)
 	return childEnds, nil

@@ -11,9 +11,10 @@ import "encoding/binary"
 //
 //   - the containment init, a few hundred bytes of machine code run from
 //     a sealed memory file, for unconfined templates;
-//   - rukh itself started as InitArgv0, for confined ones: it reads an
-//     InitSpec on InitSpecFD and confines itself before it starts the
-//     program (package confine).
+//   - rukh itself started as InitConfineArgv0, for confined ones: it
+//     reads an InitSpec on InitSpecFD and confines itself before it starts
+//     the program (package confine); started as InitArgv0 it only
+//     contains (where there is no machine-code init).
 //
 // The init's argv is InitArgv0, the program's path and the program's
 // arguments; its environment is the program's, passed on unchanged; its
@@ -23,9 +24,12 @@ import "encoding/binary"
 // the program exited, writes the records below to InitReportFD and exits
 // 0. A record is 8 bytes: its kind and a value, little-endian uint32 each.
 const (
-	InitArgv0    = "rukh-init"
-	InitReportFD = 4
-	InitSpecFD   = 5
+	InitArgv0 = "rukh-init"
+	// InitConfineArgv0 starts rukh as the confining init: without a spec
+	// on InitSpecFD it fails, where InitArgv0 would only contain.
+	InitConfineArgv0 = "rukh-confine"
+	InitReportFD     = 4
+	InitSpecFD       = 5
 	// InitCgroupFD is the cgroup.procs of the call's pids cgroup, when the
 	// spec says ProcessesCgroup.
 	InitCgroupFD = 6
