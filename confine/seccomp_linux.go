@@ -35,8 +35,8 @@ func denyUnixSockets() error {
 		{Code: ld, K: 4}, // seccomp_data.arch
 		{Code: jeq, Jt: 1, K: arch},
 		{Code: ret, K: unix.SECCOMP_RET_KILL_PROCESS}, // another ABI's numbers
-		{Code: ld, K: 0}, // seccomp_data.nr
-		{Code: jge, Jt: 4, K: x32}, // amd64's x32 numbers name the same calls
+		{Code: ld, K: 0},                              // seccomp_data.nr
+		{Code: jge, Jt: 4, K: x32},                    // amd64's x32 numbers name the same calls
 		{Code: jeq, Jt: 3, K: unix.SYS_IO_URING_SETUP},
 		{Code: jeq, Jf: 3, K: unix.SYS_SOCKET},
 		{Code: ld, K: 16}, // seccomp_data.args[0], low word (little-endian): the domain
