@@ -337,6 +337,14 @@ func (a *app) printResult(cr jsontext.Value) {
 }
 
 func (a *app) runPassthrough(ctx context.Context, t cliTarget, bc *policy.BoundCommand, args []string) error {
+	// A passthrough program has the terminal and the owner's environment:
+	// it cannot run confined, nor under a template that could not be read.
+	if why := t.limits.Refuse; why != "" {
+		return &exitError{code: ExitExecution, err: kernel.Errorf(kernel.CodeUnavailable, "%s cannot run: %s", bc.Declaration.ID, why)}
+	}
+	if t.limits.Confine != nil {
+		return &exitError{code: ExitExecution, err: kernel.Errorf(kernel.CodeUnavailable, "%s is a passthrough command, which cannot run confined, and the local endpoint's template %q confines", bc.Declaration.ID, t.limits.Template).WithHint("give the local endpoint an unconfined template to run passthrough commands, or run the command through an endpoint of its own")}
+	}
 	dir, unpin, err := a.pinCLI(t, bc, "")
 	if err != nil {
 		return err
@@ -402,9 +410,11 @@ func orDefault(s, d string) string {
 // profile setting bounds a command wherever it is called from.
 func cliLimits(ix *store.Index) kernel.Limits {
 	if ep, ok := ix.Endpoint(policy.DefaultEndpoint); ok {
-		if m, err := policy.DecodeEndpointMeta(ep.Meta); err == nil {
-			return m.Template.Limits()
+		m, err := policy.DecodeEndpointMeta(ep.Meta)
+		if err != nil {
+			return policy.UnreadableTemplate(err).Limits()
 		}
+		return m.Template.Limits()
 	}
 	return kernel.Limits{}
 }

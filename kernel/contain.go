@@ -35,7 +35,7 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 	if conf != nil {
 		why := ProbeHost().Unavailable(conf)
 		if noNamespaces {
-			why = "this runner starts programs without namespaces"
+			why = "confinement needs namespaces, and this runner starts programs without them"
 		}
 		if why != "" {
 			return u, fmt.Sprintf("template %q cannot be enforced on this host: %s", tmpl, why)
@@ -128,15 +128,14 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 			return nil, os.NewSyscallError("pipe", err)
 		}
 		specR, specW := os.NewFile(uintptr(sp[0]), "rukh-init-spec"), os.NewFile(uintptr(sp[1]), "")
-		// The spec is small: the pipe holds it whole, and the init reads
-		// it to EOF.
-		_, err = specW.Write(u.spec)
-		specW.Close()
+		// The init reads the spec to EOF; a spec larger than the pipe
+		// holds is written as it reads. If the init never starts, its end
+		// closes and the write fails.
+		go func(spec []byte) {
+			specW.Write(spec)
+			specW.Close()
+		}(u.spec)
 		childEnds = append(childEnds, specR)
-		if err != nil {
-			closeAll(append(childEnds, u.report))
-			return nil, fmt.Errorf("cannot pass the confinement to rukh's init: %w", err)
-		}
 		files = append(files, specR)
 		if u.cgroup != nil {
 			files = append(files, u.cgroup)

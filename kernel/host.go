@@ -73,7 +73,7 @@ func probeHost(without map[string]bool) Host {
 	h := Host{Containment: ContainSweep}
 	switch {
 	case without["namespaces"]:
-		h.NoNamespaces = WithoutEnv + " has namespaces"
+		h.NoNamespaces = WithoutEnv + " lists namespaces"
 	default:
 		h.NoNamespaces = probeNamespaces()
 	}
@@ -82,7 +82,7 @@ func probeHost(without map[string]bool) Host {
 	}
 	switch {
 	case without["landlock"]:
-		h.NoLandlock = WithoutEnv + " has landlock"
+		h.NoLandlock = WithoutEnv + " lists landlock"
 	default:
 		h.Landlock, h.NoLandlock = probeLandlock()
 	}

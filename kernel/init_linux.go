@@ -76,7 +76,7 @@ func sealedExecutable(name, body string) (string, error) {
 // not.
 func namespaced() (bool, string) {
 	if w := without(); w["namespaces"] {
-		return false, WithoutEnv + " has namespaces"
+		return false, WithoutEnv + " lists namespaces"
 	}
 	if _, err := containmentInitPath(); err != nil {
 		return false, err.Error()
@@ -135,7 +135,7 @@ func namespaceRefused(err error) bool {
 	}
 	containment.mu.Lock()
 	containment.off = true
-	containment.reason = fmt.Sprintf("the kernel refused a PID namespace: %v", err)
+	containment.reason = fmt.Sprintf("the kernel refused to start rukh's init in a PID namespace: %v", err)
 	containment.mu.Unlock()
 	return true
 }
@@ -161,8 +161,11 @@ func probeNamespaces() string {
 				break
 			}
 		}
-		if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
-			return fmt.Sprintf("rukh's init did not run in a PID namespace (%v, status %v)", err, ws)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("rukh's init did not run in a PID namespace: %v", err)
+		case !ws.Exited() || ws.ExitStatus() != 0:
+			return fmt.Sprintf("rukh's init did not run in a PID namespace: it ended with exit status %d (signal %v)", ws.ExitStatus(), ws.Signal())
 		}
 	}
 	return ""

@@ -121,6 +121,9 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 		return end(Rejected, "command %q has lifetime %q, only %q is supported", c.ID, l, LifetimeForeground)
 	}
 	lim := inv.Limits
+	if lim.Refuse != "" {
+		return end(ExecutionFailed, "%s", lim.Refuse)
+	}
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultTimeout
 	}
@@ -285,14 +288,16 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 				io.WriteString(s.inv.Stderr, describeConfine(conf, s.lim.Template))
 			}
 		}()
+		defer func() {
+			if s.scratch != "" {
+				os.RemoveAll(s.scratch)
+			}
+			if s.cgroup != nil {
+				s.cgroup.remove()
+			}
+		}()
 		if reason := s.confine(conf); reason != "" {
 			return ExecutionFailed, reason, nil
-		}
-		if s.scratch != "" {
-			defer os.RemoveAll(s.scratch)
-		}
-		if s.cgroup != nil {
-			defer s.cgroup.remove()
 		}
 	}
 	if reason := s.start(); reason != "" {
@@ -448,7 +453,9 @@ func (s *session) openChannel() (*os.File, error) {
 func (s *session) newCmd(childConn *os.File) *exec.Cmd {
 	attr := &syscall.SysProcAttr{}
 	plat.procAttr(attr)
-	if s.inv.Terminal {
+	// A confined program never gets the caller's terminal: with it, it
+	// could type into the owner's shell (TIOCSTI).
+	if s.inv.Terminal && s.lim.Confine == nil {
 		attr.Setpgid = true // the caller's session: the terminal stays reachable
 	} else {
 		attr.Setsid = true // no controlling terminal: /dev/tty cannot be opened
@@ -463,8 +470,8 @@ func (s *session) newCmd(childConn *os.File) *exec.Cmd {
 }
 
 // output is what the child writes w through: an *os.File goes to the
-// child as is (the CLI's terminal); any other writer gets a pipe drained
-// by a goroutine to EOF.
+// child as is (the CLI's terminal) unless the program is confined; any
+// other writer gets a pipe drained by a goroutine to EOF.
 func (s *session) output(w io.Writer, child *childEnds) (io.Writer, error) {
 	if w == nil {
 		if f := nullDevice(os.O_WRONLY); f != nil {
@@ -472,7 +479,7 @@ func (s *session) output(w io.Writer, child *childEnds) (io.Writer, error) {
 		}
 		return nil, nil // exec connects the null device
 	}
-	if f, ok := w.(*os.File); ok {
+	if f, ok := w.(*os.File); ok && s.lim.Confine == nil {
 		return f, nil
 	}
 	pr, pw, err := drainPipe()
@@ -494,18 +501,19 @@ func (s *session) output(w io.Writer, child *childEnds) (io.Writer, error) {
 	return pw, nil
 }
 
-// input sets the child's stdin: the null device, the caller's file, or a
-// pipe whose write end it returns for serve to copy the caller's reader
-// into.
+// input sets the child's stdin: the null device, the caller's file
+// (unless the program is confined), or a pipe whose write end it returns
+// for serve to copy the caller's reader into.
 func (s *session) input(child *childEnds) (stdinW *os.File, err error) {
-	switch in := s.inv.Stdin.(type) {
-	case nil:
+	f, isFile := s.inv.Stdin.(*os.File)
+	switch {
+	case s.inv.Stdin == nil:
 		// The null device: a closed stdin (nil: exec opens it itself).
 		if f := nullDevice(os.O_RDONLY); f != nil {
 			s.cmd.Stdin = f
 		}
-	case *os.File:
-		s.cmd.Stdin = in
+	case isFile && s.lim.Confine == nil:
+		s.cmd.Stdin = f
 	default:
 		pr, pw, err := os.Pipe()
 		if err != nil {

@@ -102,6 +102,9 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 	untrack(proc)
 	ps := cmd.ProcessState
 	if ps == nil {
+		if u.report != nil {
+			u.report.Close()
+		}
 		return -1, Errorf(CodeInternal, "cannot wait for the program").Wrap(waitErr)
 	}
 	ws, _ := ps.Sys().(syscall.WaitStatus)

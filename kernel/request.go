@@ -51,6 +51,9 @@ type Limits struct {
 	// its name, for the reasons a confined call is refused or stopped.
 	Confine  *Confine
 	Template string
+	// Refuse, when set, runs nothing: it is the reason (the template
+	// could not be read, so what it allows is unknown).
+	Refuse string
 }
 
 // Invocation is everything the kernel needs to run one managed command.

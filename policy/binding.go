@@ -7,6 +7,7 @@
 package policy
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -103,6 +104,15 @@ type Template struct {
 	DiagnosticsBytes int             `json:"diagnosticsBytes"`
 	ResultBytes      int             `json:"resultBytes"`
 	Confine          *kernel.Confine `json:"confine,omitzero"`
+	// Unreadable, when set, says why the endpoint's template could not be
+	// read: nothing runs under it (not even unconfined).
+	Unreadable string `json:"-"`
+}
+
+// UnreadableTemplate is the template of an endpoint whose stored meta
+// cannot be decoded: it runs nothing.
+func UnreadableTemplate(err error) Template {
+	return Template{Unreadable: fmt.Sprintf("the endpoint's template cannot be read (%v); run 'rukh doctor'", err)}
 }
 
 // Tool is one published MCP tool. Wire is the exact tool object sent in
@@ -132,5 +142,6 @@ func (t Template) Limits() kernel.Limits {
 		ResultBytes: t.ResultBytes,
 		Confine:     t.Confine,
 		Template:    t.Name,
+		Refuse:      t.Unreadable,
 	}
 }

@@ -102,7 +102,7 @@ func TestPublishNeedsAgainstTemplate(t *testing.T) {
 }
 
 func TestPublishUnavailableTemplate(t *testing.T) {
-	noLandlock := &kernel.Host{Containment: kernel.ContainNamespace, NoLandlock: "RUKH_WITHOUT has landlock"}
+	noLandlock := &kernel.Host{Containment: kernel.ContainNamespace, NoLandlock: "RUKH_WITHOUT lists landlock"}
 	reason := noLandlock.Unavailable(&kernel.Confine{})
 	if reason == "" {
 		t.Fatal("a host without Landlock enforces confinement")

@@ -260,7 +260,7 @@ func (c *cachedCatalog) Launch() *policy.Launch {
 func (c *cachedCatalog) Template() policy.Template {
 	m, err := policy.DecodeEndpointMeta(c.rev.ep.Meta)
 	if err != nil {
-		return policy.Template{}
+		return policy.UnreadableTemplate(err)
 	}
 	return m.Template
 }

@@ -111,7 +111,7 @@ func (c *storeCatalog) Launch() *policy.Launch {
 func (c *storeCatalog) Template() policy.Template {
 	m, err := policy.DecodeEndpointMeta(c.ep.Meta)
 	if err != nil {
-		return policy.Template{}
+		return policy.UnreadableTemplate(err)
 	}
 	return m.Template
 }

@@ -71,3 +71,4 @@ report:					# write(4, record, 8), retried on EINTR
 	cmp	$-4, %rax
 	je	report
 	ret
+	.section .note.GNU-stack,"",@progbits
