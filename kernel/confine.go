@@ -1,5 +1,7 @@
 package kernel
 
+import "github.com/go-json-experiment/json"
+
 // Confinement: what an owner's template lets a command touch, and what a
 // command's manifest says it needs (docs/confinement.md). A need never
 // grants anything; a template grants, and the host enforces it or the
@@ -44,4 +46,13 @@ type Needs struct {
 	Read      []string `json:"read,omitempty"`
 	Write     []string `json:"write,omitempty"`
 	Processes int      `json:"processes,omitzero"`
+}
+
+// UnmarshalJSON refuses a member it does not know wherever a Confine is
+// read, even inside a lenient record: an unknown member is a restriction
+// this rukh cannot apply (a newer rukh's, say), and dropping it would run
+// calls less confined than their template says.
+func (c *Confine) UnmarshalJSON(b []byte) error {
+	type plain Confine
+	return json.Unmarshal(b, (*plain)(c), json.RejectUnknownMembers(true))
 }
