@@ -89,6 +89,9 @@ func containmentCheck(p ProcessesReport) string {
 	if p.Swept.Records > 0 {
 		s += fmt.Sprintf("; swept %d process(es) left by %d killed rukh process(es)", len(p.Swept.Killed), p.Swept.Records)
 	}
+	if len(p.Swept.Removed) > 0 {
+		s += fmt.Sprintf("; removed %d scratch director(ies) and pids cgroup(s) confined calls of killed rukh processes left", len(p.Swept.Removed))
+	}
 	for _, w := range p.Swept.Warnings {
 		s += "; warning: " + w
 	}

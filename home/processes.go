@@ -147,13 +147,17 @@ type SweepReport struct {
 	// Records is how many records of rukh processes that are gone were swept.
 	Records int `json:"records"`
 	// Killed are the processes they left running, killed now.
-	Killed   []kernel.Process `json:"killed,omitempty"`
-	Warnings []string         `json:"warnings,omitempty"`
+	Killed []kernel.Process `json:"killed,omitempty"`
+	// Removed are the scratch directories and pids cgroups confined calls
+	// of killed rukh processes left, removed now.
+	Removed  []string `json:"removed,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (r *SweepReport) add(o SweepReport) {
 	r.Records += o.Records
 	r.Killed = append(r.Killed, o.Killed...)
+	r.Removed = append(r.Removed, o.Removed...)
 	r.Warnings = append(r.Warnings, o.Warnings...)
 }
 
@@ -164,6 +168,8 @@ func (r *SweepReport) add(o SweepReport) {
 // What it did is also kept for Doctor.
 func (h *Home) SweepProcesses() SweepReport {
 	rep := sweepDir(h.processesDir())
+	removed, warnings := kernel.SweepLeftovers()
+	rep.Removed, rep.Warnings = append(rep.Removed, removed...), append(rep.Warnings, warnings...)
 	h.swept.add(rep)
 	return rep
 }

@@ -97,7 +97,12 @@ func newPidsCgroup(id string, max int) (*pidsCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "rukh-"+id)
+	// The scratch parent exists whenever a cgroup may: a sweep that finds
+	// no scratch parent has no cgroup to look for either.
+	if _, err := privateParent(); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "rukh-"+ownerTag()+"-"+id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -149,4 +154,37 @@ func noPidsCgroup() string {
 		return err.Error()
 	}
 	return ""
+}
+
+// sweepCgroups removes the empty pids cgroups of rukh processes that are
+// gone (a cgroup with a task left is not removed: rmdir refuses it).
+func sweepCgroups() (removed []string, warnings []string) {
+	if os.Getuid() != 0 {
+		return nil, nil
+	}
+	root, err := pidsRoot()
+	if err != nil {
+		return nil, nil
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "rukh-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		owner, ok := parseOwnerTag(rest)
+		if !ok || Alive(owner) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if err := unix.Rmdir(dir); err != nil {
+			warnings = append(warnings, fmt.Sprintf("cannot remove the pids cgroup %s of a killed rukh: %v", dir, err))
+			continue
+		}
+		removed = append(removed, dir)
+	}
+	return removed, warnings
 }

@@ -325,7 +325,7 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 // template grants one, and the spec its init reads.
 func (s *session) confine(conf *Confine) (reason string) {
 	if wantsScratch(conf) {
-		dir, err := os.MkdirTemp("", "rukh-scratch-")
+		dir, err := makeScratch()
 		if err != nil {
 			return fmt.Sprintf("cannot make the scratch directory of template %q: %v", s.lim.Template, err)
 		}
