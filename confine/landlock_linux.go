@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -84,25 +85,24 @@ func restrictPaths(rules []landlock.Rule) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// On this thread only, the one that forks the program: restricting
-	// every thread (go-landlock's Restrict) goes through libpsx, which in
-	// a cgo build lists /proc/PID/task by the init's own pid, and the
-	// host's /proc (the one the init sees unless the template grants
-	// /proc) names another process by it.
+	// Not go-landlock's Restrict: it goes through libpsx, which in a cgo
+	// build lists /proc/PID/task by the init's own pid, and the host's
+	// /proc (the one the init sees unless the template grants /proc) names
+	// another process by it. onEveryThread does without it.
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return 0, fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
 	}
 	defer unix.Close(fd)
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		return 0, fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, err)
+	if e := onEveryThread(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), uintptr(flags), 0, 0, 0); e != 0 {
+		return 0, fmt.Errorf("restricting the filesystem with Landlock ABI %d: %v", v, e)
 	}
 	return v, nil
 }
 
 // noNewPrivs sets no new privileges on this thread (and so the program).
 func noNewPrivs() error {
-	if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+	if e := onEveryThread(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); e != 0 {
 		return fmt.Errorf("setting no new privileges: %v", e)
 	}
 	return nil
@@ -143,8 +143,22 @@ func dropCapabilities() error {
 		return fmt.Errorf("setting the securebits: %v", e)
 	}
 	capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
-	if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&capHdr)), uintptr(unsafe.Pointer(&capData[0])), 0); e != 0 {
+	if e := onEveryThread(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&capHdr)), uintptr(unsafe.Pointer(&capData[0])), 0, 0, 0); e != 0 {
 		return fmt.Errorf("dropping the capabilities: %v", e)
 	}
 	return nil
+}
+
+// onEveryThread makes a per-thread system call on every thread of the
+// init where the Go runtime can (a build without cgo, as rukh ships), and
+// on this thread otherwise. This thread is the one that matters: it forks
+// the program, which inherits what it has; the others run only the Go
+// runtime, and holding them too leaves nothing in the init unconfined.
+func onEveryThread(trap, a1, a2, a3, a4, a5 uintptr) syscall.Errno {
+	_, _, e := syscall.AllThreadsSyscall6(trap, a1, a2, a3, a4, a5, 0)
+	if e != syscall.ENOTSUP {
+		return e
+	}
+	_, _, e = unix.RawSyscall6(trap, a1, a2, a3, a4, a5, 0)
+	return e
 }
