@@ -341,17 +341,15 @@ func TestProcShowsTheInvocationOnly(t *testing.T) {
 	}
 }
 
-// TestNoWayOut: a confined program can neither reach a named UNIX socket
-// of the host (a session bus, a container daemon) nor trace its init, whose
-// other threads Landlock does not hold.
-func TestNoWayOut(t *testing.T) {
-	f := newFixture(t)
-	sock := filepath.Join(f.dir, "host.sock")
-	ln, err := net.Listen("unix", sock)
+// listen opens a listener of the host that accepts and closes every
+// connection until the test ends.
+func listen(t *testing.T, network, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -361,6 +359,16 @@ func TestNoWayOut(t *testing.T) {
 			c.Close()
 		}
 	}()
+	return ln
+}
+
+// TestNoWayOut: a confined program can neither reach a named UNIX socket
+// of the host (a session bus, a container daemon) nor trace its init, whose
+// other threads Landlock does not hold.
+func TestNoWayOut(t *testing.T) {
+	f := newFixture(t)
+	sock := filepath.Join(f.dir, "host.sock")
+	listen(t, "unix", sock)
 	if o := start(t, nil, nil, f.probe, "unix", sock); !strings.Contains(o.stdout, "connected") {
 		t.Fatalf("unconfined, the socket is not reached: %+v", o)
 	}
@@ -375,20 +383,7 @@ func TestNoWayOut(t *testing.T) {
 
 func TestNetwork(t *testing.T) {
 	f := newFixture(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := listen(t, "tcp4", "127.0.0.1:0")
 	for _, tc := range []struct {
 		network string
 		connect bool
