@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -86,22 +87,17 @@ func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup, ownProc b
 // grantsProc reports whether conf lets a program reach /proc: then it
 // gets one of its own, showing only its invocation's processes.
 func grantsProc(conf *Confine) bool {
-	for _, p := range append(conf.Read[:len(conf.Read):len(conf.Read)], conf.Write...) {
-		if p == "/" || p == "/proc" || strings.HasPrefix(p, "/proc/") {
-			return true
-		}
-	}
-	return false
+	return grants(conf, func(p string) bool { return p == "/" || p == "/proc" || strings.HasPrefix(p, "/proc/") })
 }
 
 // wantsScratch reports whether conf grants a per-invocation scratch dir.
 func wantsScratch(conf *Confine) bool {
-	for _, p := range append(conf.Read[:len(conf.Read):len(conf.Read)], conf.Write...) {
-		if p == PathScratch {
-			return true
-		}
-	}
-	return false
+	return grants(conf, func(p string) bool { return p == PathScratch })
+}
+
+// grants reports whether one of conf's read or write paths satisfies ok.
+func grants(conf *Confine, ok func(string) bool) bool {
+	return slices.ContainsFunc(conf.Read, ok) || slices.ContainsFunc(conf.Write, ok)
 }
 
 // wrap makes cmd start its program under u's init: argv [InitArgv0,
@@ -150,6 +146,37 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 	cmd.Path = u.path
 	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil, u.ownProc)
 	return childEnds, nil
+}
+
+// startContained starts cmd under u's init, or directly when u has none.
+// An unconfined start the kernel refused namespaces for starts again
+// without them (the recorded sweep, with rec, then contains it), and so do
+// later ones; a confined one fails. It returns the command that started.
+func startContained(u *underInit, cmd *exec.Cmd, id string, files []*os.File, rec ProcessRecorder) (*tracked, *exec.Cmd, error) {
+	if u.path == "" {
+		t, err := startTracked(cmd, id, files, rec)
+		return t, cmd, err
+	}
+	plain, attr := *cmd, *cmd.SysProcAttr
+	plain.SysProcAttr = &attr
+	ends, err := u.wrap(cmd)
+	if err != nil {
+		return nil, cmd, err
+	}
+	// The kernel contains a program in namespaces: nothing to record.
+	t, err := startTracked(cmd, id, files, nil)
+	closeAll(ends)
+	if err == nil {
+		return t, cmd, nil
+	}
+	u.report.Close()
+	confined := u.spec != nil
+	*u = underInit{}
+	if confined || !namespaceRefused(err) {
+		return nil, cmd, err
+	}
+	t, err = startTracked(&plain, id, files, rec)
+	return t, &plain, err
 }
 
 func closeAll(fs []*os.File) {

@@ -383,42 +383,11 @@ func (s *session) start() (reason string) {
 		return fmt.Sprintf("cannot create the stdin pipe: %v", err)
 	}
 
-	if s.proc, err = s.startLeader(childConn, &child); err != nil {
+	if s.proc, s.cmd, err = startContained(&s.init, s.cmd, s.id, child.files, s.r.Recorder); err != nil {
 		return fmt.Sprintf("cannot start program: %v", err)
 	}
 	s.serve(stdinW)
 	return ""
-}
-
-// startLeader starts s.cmd, under its init when it has one; an
-// unconfined start the kernel refused namespaces for starts again without
-// them (the recorded sweep then contains it), and so do later ones.
-func (s *session) startLeader(childConn *os.File, child *childEnds) (*tracked, error) {
-	if s.init.path == "" {
-		return startTracked(s.cmd, s.id, child.files, s.r.Recorder)
-	}
-	plain := *s.cmd
-	ends, err := s.init.wrap(s.cmd)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range ends {
-		child.closers.add(f)
-	}
-	// The kernel contains a program in namespaces: nothing to record.
-	t, err := startTracked(s.cmd, s.id, child.files, nil)
-	if err == nil {
-		return t, nil
-	}
-	s.init.report.Close()
-	if s.init.spec != nil || !namespaceRefused(err) {
-		s.init = underInit{}
-		return nil, err
-	}
-	s.init = underInit{}
-	s.cmd = &plain
-	s.cmd.SysProcAttr = s.newCmd(childConn).SysProcAttr
-	return startTracked(s.cmd, s.id, child.files, s.r.Recorder)
 }
 
 // childEnds are what start opens for the child: closers are closed in the

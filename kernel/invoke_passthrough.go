@@ -68,7 +68,8 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	proc, u, cmd, err := r.startPassthrough(cmd)
+	u, _ := initFor(nil, "", r.NoNamespaces)
+	proc, cmd, err := startContained(&u, cmd, "", nil, r.Recorder)
 	if err != nil {
 		return -1, Errorf(CodeUnavailable, "cannot start program %q", c.Execute.Program).Wrap(err)
 	}
@@ -117,35 +118,6 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
-}
-
-// startPassthrough starts cmd under the containment init where the host
-// has PID namespaces, and directly (recorded) where it has not or the
-// kernel refuses them; it returns the command that started.
-func (r *Runner) startPassthrough(cmd *exec.Cmd) (*tracked, *underInit, *exec.Cmd, error) {
-	u, _ := initFor(nil, "", r.NoNamespaces)
-	if u.path == "" {
-		t, err := startTracked(cmd, "", nil, r.Recorder)
-		return t, &u, cmd, err
-	}
-	plain, attr := *cmd, *cmd.SysProcAttr
-	plain.SysProcAttr = &attr
-	ends, err := u.wrap(cmd)
-	if err != nil {
-		return nil, nil, cmd, err
-	}
-	t, err := startTracked(cmd, "", nil, nil)
-	closeAll(ends)
-	if err == nil {
-		return t, &u, cmd, nil
-	}
-	u.report.Close()
-	if !namespaceRefused(err) {
-		return nil, nil, cmd, err
-	}
-	u = underInit{}
-	t, err = startTracked(&plain, "", nil, r.Recorder)
-	return t, &u, &plain, err
 }
 
 // restoreForeground makes the caller's process group the terminal's
