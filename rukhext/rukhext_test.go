@@ -307,6 +307,64 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+type settingsSource struct {
+	values map[string]jsontext.Value
+	err    error
+}
+
+func (s settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+	return s.values, s.err
+}
+
+// TestSettingsThroughRunner: what the kernel's Runner resolves (stored
+// values, defaults, the typed forms) is exactly what Settings() gives; a
+// missing required setting rejects the call before the program runs.
+func TestSettingsThroughRunner(t *testing.T) {
+	t.Parallel()
+	decls := []kernel.Setting{
+		{ID: "apiKey", Type: kernel.TypeString, Required: true, Sensitive: true},
+		{ID: "verbose", Type: kernel.TypeBoolean, Default: jsontext.Value(`true`)},
+		{ID: "retries", Type: kernel.TypeInteger},
+		{ID: "limit", Type: kernel.TypeDecimal, Default: jsontext.Value(`"01.50"`)},
+		{ID: "regions", Type: kernel.TypeList, Items: &kernel.ItemSpec{Type: kernel.TypeString}},
+	}
+	for _, tt := range []struct {
+		name    string
+		src     settingsSource
+		outcome kernel.Outcome
+		want    string
+	}{
+		{"stored and defaulted", settingsSource{values: map[string]jsontext.Value{
+			"apiKey": jsontext.Value(`"k-1"`), "retries": jsontext.Value(`9007199254740993`), "regions": jsontext.Value(`["eu","us"]`)}},
+			kernel.Succeeded, `5|"k-1"|true|9007199254740993|0|"1.5"|["eu" "us"]|[]interface {}(nil)|false|"9007199254740993"`},
+		{"missing required", settingsSource{}, kernel.Rejected,
+			`setting "apiKey" of package example.notes is not set; run: rukh settings set example.notes apiKey`},
+		{"source fails", settingsSource{err: errors.New("example.notes needs the settings key")}, kernel.ExecutionFailed,
+			"example.notes needs the settings key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := invocation(t, "notes.config", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
+			inv.Package, inv.Settings = "example.notes", decls
+			r := kernel.NewRunner()
+			r.Settings = tt.src
+			res := r.Invoke(context.Background(), inv)
+			if res.Outcome != tt.outcome {
+				t.Fatalf("got %s %q, want %s", res.Outcome, res.Reason, tt.outcome)
+			}
+			if tt.outcome != kernel.Succeeded {
+				if res.Reason != tt.want || res.CommandResult != nil {
+					t.Errorf("got %q %s, want reason %q and no result", res.Reason, res.CommandResult, tt.want)
+				}
+				return
+			}
+			if want := `{"kind":"text","text":` + strconv.Quote(tt.want) + `}`; !jsonEqual(t, string(res.CommandResult), want) {
+				t.Errorf("handler saw\n got %s\nwant %s", res.CommandResult, want)
+			}
+		})
+	}
+}
+
 // TestSettingsRefused: a settings member that no declared setting could
 // produce is refused before the handler runs, naming what is wrong.
 func TestSettingsRefused(t *testing.T) {
