@@ -293,6 +293,8 @@ func (a *app) runManaged(ctx context.Context, t cliTarget, bc *policy.BoundComma
 		Stderr:     a.stderr,
 		OnProgress: a.progressPrinter(),
 		Terminal:   true, // a person's command may need the terminal
+		Package:    bc.Package(),
+		Settings:   bc.Settings,
 	})
 	if output == "json" {
 		if err := printJSON(a.stdout, res); err != nil {

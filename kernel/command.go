@@ -27,6 +27,7 @@ type Manifest struct {
 	Version     string    `json:"version"`
 	Publisher   string    `json:"publisher,omitempty"`
 	Description string    `json:"description,omitempty"`
+	Settings    []Setting `json:"settings,omitempty"` // rukh.extension/2
 	Commands    []Command `json:"commands"`
 }
 

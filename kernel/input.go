@@ -670,8 +670,9 @@ func finishRequest(c *Command, ss []paramSpec, vals []any, given []bool) (Reques
 // Encode renders the invoke message (docs/extension-protocol.md) as one line
 // of JSON ending in "\n". The bytes are deterministic: input keys sorted,
 // integers exact, decimals as strings, numbers in shortest form, strings
-// exact. A zero caller is left out.
-func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64, caller Caller) []byte {
+// exact. A zero caller is left out, and so are nil settings (a package
+// that declares none).
+func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64, caller Caller, settings map[string]any) []byte {
 	b := []byte(`{"type":"invoke","invocationId":`)
 	b, _ = jsontext.AppendQuote(b, invocationID)
 	b = append(b, `,"command":`...)
@@ -692,6 +693,10 @@ func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64,
 	if caller != (Caller{}) {
 		b = append(b, `,"caller":`...)
 		b = caller.append(b)
+	}
+	if settings != nil {
+		b = append(b, `,"settings":`...)
+		b = appendInput(b, settings)
 	}
 	return append(b, "}\n"...)
 }

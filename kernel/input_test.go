@@ -103,7 +103,7 @@ func TestInputEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatalf("json: %v", err)
 			}
-			bc, bj := rc.Encode("inv-1", false, 30000, Caller{}), rj.Encode("inv-1", false, 30000, Caller{})
+			bc, bj := rc.Encode("inv-1", false, 30000, Caller{}, nil), rj.Encode("inv-1", false, 30000, Caller{}, nil)
 			if string(bc) != string(bj) {
 				t.Fatalf("encodings differ\ncli:  %s\njson: %s", bc, bj)
 			}
@@ -133,7 +133,7 @@ func TestEncodeCaller(t *testing.T) {
 			`,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"bot","credential":"short-lived"}}`},
 		{Anonymous("remote").Caller(TransportHTTP, "owner"), `,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"anonymous"}}`},
 	} {
-		if got, want := string(r.Encode("inv-1", false, 5, tt.caller)), head+tt.want+"\n"; got != want {
+		if got, want := string(r.Encode("inv-1", false, 5, tt.caller, nil)), head+tt.want+"\n"; got != want {
 			t.Errorf("caller %+v\n got %s\nwant %s", tt.caller, got, want)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,6 +58,9 @@ type Runner struct {
 	// its leader while it runs, so that the next rukh process can kill what
 	// survives a SIGKILL of this one (procs.go); nil records nothing.
 	Recorder ProcessRecorder
+	// Settings gives a call the owner's values of its package's settings;
+	// nil gives none (a required setting then rejects the call).
+	Settings SettingsSource
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -124,6 +128,10 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 	if lim.Refuse != "" {
 		return end(ExecutionFailed, "%s", lim.Refuse)
 	}
+	settings, o, reason := r.settings(inv)
+	if o != "" {
+		return end(o, "%s", reason)
+	}
 	if lim.Timeout <= 0 {
 		lim.Timeout = DefaultTimeout
 	}
@@ -151,7 +159,7 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 			deadlineMs = max(left, 0)
 		}
 	}
-	line := inv.Request.Encode(id, inv.Interactive, deadlineMs, inv.Caller)
+	line := inv.Request.Encode(id, inv.Interactive, deadlineMs, inv.Caller, settings)
 	s := &session{
 		r: r, inv: inv, id: id, lim: lim, rc: rc, prog: prog, invokeLine: line, init: u,
 		termGrace: orDefault(r.TermGrace, DefaultTermGrace),
@@ -164,6 +172,27 @@ func (r *Runner) Invoke(ctx context.Context, inv *Invocation) Result {
 		res.CommandResult = result
 	}
 	return res
+}
+
+// settings resolves the values a call delivers. A required setting the
+// owner has not set rejects the call; values the source cannot give (its
+// key is missing, say) fail it. A package that declares none gets nil.
+func (r *Runner) settings(inv *Invocation) (map[string]any, Outcome, string) {
+	if len(inv.Settings) == 0 {
+		return nil, "", ""
+	}
+	var stored map[string]jsontext.Value
+	if r.Settings != nil {
+		var err error
+		if stored, err = r.Settings.SettingValues(inv.Package, inv.Caller.Endpoint); err != nil {
+			return nil, ExecutionFailed, err.Error()
+		}
+	}
+	vals, err := ResolveSettings(inv.Package, inv.Settings, stored)
+	if err != nil {
+		return nil, Rejected, err.Error()
+	}
+	return vals, "", ""
 }
 
 // programPath joins the release directory and execute.program, refusing a

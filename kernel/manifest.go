@@ -167,6 +167,9 @@ func validateManifest(m *Manifest) error {
 	if err := checkText("/description", m.Description, maxTextBytes, false); err != nil {
 		return err
 	}
+	if err := validateSettings(m.APIVersion, m.Settings); err != nil {
+		return err
+	}
 	if len(m.Commands) == 0 {
 		return invalidf("/commands", "a manifest declares at least one command")
 	}

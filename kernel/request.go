@@ -75,6 +75,11 @@ type Invocation struct {
 	// the caller's controlling terminal (the CLI). Otherwise it starts in a
 	// new session with no controlling terminal (MCP).
 	Terminal bool
+	// Package is the name of the release the command belongs to, and
+	// Settings its declared settings: when there are any, the runner asks
+	// Runner.Settings for their values as the call starts.
+	Package  string
+	Settings []Setting
 }
 
 // Caller says who asked for an invocation, as the core knows it (never as

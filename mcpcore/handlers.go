@@ -167,6 +167,8 @@ func (s *Session) callTool(req *Request, e era) {
 		Limits:      ad.bound.Template.Limits(),
 		Stdout:      kernel.NewDiagnostics(ad.bound.Template.DiagnosticsBytes),
 		Stderr:      kernel.NewDiagnostics(ad.bound.Template.DiagnosticsBytes),
+		Package:     bc.Release.Name,
+		Settings:    bc.Settings,
 	})
 }
 

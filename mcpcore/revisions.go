@@ -46,7 +46,8 @@ type Resolved struct {
 	Dir      string               // the release copy
 	Release  *policy.BoundRelease // what the call holds while it runs (Pinned)
 	Template policy.Template
-	Security string // the command's level on the endpoint; "" is standard
+	Security string           // the command's level on the endpoint; "" is standard
+	Settings []kernel.Setting // the package's declared settings
 }
 
 // DigestPages is Catalog.Digest for any catalog: sha256 over every tool
@@ -150,7 +151,7 @@ func (r *revision) Resolve(name string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("revision %d: tool %q: declaration: %v", r.n, name, err)
 	}
-	return &Resolved{Command: cmd, Dir: rel.Dir, Release: rel, Template: r.proj.Template, Security: t.Security}, nil
+	return &Resolved{Command: cmd, Dir: rel.Dir, Release: rel, Template: r.proj.Template, Security: t.Security, Settings: lc.raw.Settings}, nil
 }
 
 func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {

@@ -427,14 +427,16 @@ func (s *Session) taskInvocation(req *Request, invID string, bc *Resolved, kreq 
 	s.bmu.Unlock()
 	tmpl := bound.Template
 	return &kernel.Invocation{
-		ID:      invID,
-		Command: bc.Command,
-		Dir:     bc.Dir,
-		Request: kreq,
-		Caller:  s.caller(req, bound),
-		Limits:  tmpl.Limits(),
-		Stdout:  kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
-		Stderr:  kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
+		ID:       invID,
+		Command:  bc.Command,
+		Dir:      bc.Dir,
+		Request:  kreq,
+		Caller:   s.caller(req, bound),
+		Limits:   tmpl.Limits(),
+		Stdout:   kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
+		Stderr:   kernel.NewDiagnostics(tmpl.DiagnosticsBytes),
+		Package:  bc.Release.Name,
+		Settings: bc.Settings,
 	}
 }
 

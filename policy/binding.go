@@ -8,6 +8,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -51,6 +52,15 @@ type BoundCommand struct {
 	// index sets it so a command's copy is found from its record alone.
 	Development bool   `json:"development,omitzero"`
 	Reason      string `json:"reason,omitempty"` // why not eligible
+	// Settings are the package's declared settings, carried by each of its
+	// commands so that a call finds them from its record alone.
+	Settings []kernel.Setting `json:"settings,omitempty"`
+}
+
+// Package is the name of the release the command belongs to.
+func (bc *BoundCommand) Package() string {
+	name, _, _ := strings.Cut(bc.Release, "@")
+	return name
 }
 
 // Route kinds.

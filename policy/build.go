@@ -345,7 +345,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 		for i := range r.Manifest.Commands {
 			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
 			pc.eligible, pc.reason = kernel.Eligibility(r.APIVersion, c)
-			bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason)}
+			bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason), Settings: r.Manifest.Settings}
 			if bd.sink != nil {
 				rec := bc
 				rec.Development = r.Development
@@ -419,7 +419,7 @@ func (bd *builder) release(p *prepared) error {
 				WithHint("deactivate one of the two packages")
 		}
 		pc := &p.cmds[i]
-		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason)}
+		bc := BoundCommand{Release: rel, Digest: r.Digest, Declaration: *c, Eligible: pc.eligible, Reason: reasonIf(!pc.eligible, pc.reason), Settings: r.Manifest.Settings}
 		ref := ""
 		if bd.sink != nil {
 			if pc.recErr != nil {

@@ -29,10 +29,11 @@ type ServeView struct {
 
 // ServeCommand is one bound command with its declaration still encoded.
 type ServeCommand struct {
-	Release     string         `json:"release"`
-	Digest      string         `json:"digest"`
-	ID          string         `json:"-"`
-	Declaration jsontext.Value `json:"declaration"`
+	Release     string           `json:"release"`
+	Digest      string           `json:"digest"`
+	ID          string           `json:"-"`
+	Declaration jsontext.Value   `json:"declaration"`
+	Settings    []kernel.Setting `json:"settings,omitempty"`
 }
 
 // Decode decodes the declaration (checked when the release was installed).

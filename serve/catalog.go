@@ -152,5 +152,5 @@ func (c *storeCatalog) Resolve(name string) (*mcpcore.Resolved, error) {
 	}
 	name, version, _ := strings.Cut(bc.Release, "@")
 	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
-	return &mcpcore.Resolved{Command: &bc.Declaration, Dir: c.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security}, nil
+	return &mcpcore.Resolved{Command: &bc.Declaration, Dir: c.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security, Settings: bc.Settings}, nil
 }
