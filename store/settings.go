@@ -23,7 +23,7 @@ var bucketSettings = []byte("settings") // package 0x00 endpoint 0x00 id → set
 
 // maxSettingValue bounds one value, canonical JSON (the kernel checks the
 // same bound against the declaration).
-const maxSettingValue = 16 << 10
+const maxSettingValue = kernel.MaxSettingValueBytes
 
 // SettingRecord is one stored value of one setting.
 type SettingRecord struct {
@@ -97,9 +97,9 @@ func validSettingID(id string) bool {
 // namesProblem says what is wrong with a package name, a scope and, when
 // needID, a setting id; "" when nothing is. Endpoint names have the agents'
 // grammar.
-func namesProblem(pkg, endpoint, id string, needID bool) string {
+func namesProblem(pkg, endpoint, id string, needPkg, needID bool) string {
 	switch {
-	case !validPackageName(pkg):
+	case (needPkg || pkg != "") && !validPackageName(pkg):
 		return fmt.Sprintf("invalid package name %q: want [a-z0-9][a-z0-9.-]{0,63}", pkg)
 	case endpoint != "" && !validAgentName(endpoint):
 		return fmt.Sprintf("invalid endpoint name %q: want [a-z0-9][a-z0-9-]{0,63}", endpoint)
@@ -109,8 +109,19 @@ func namesProblem(pkg, endpoint, id string, needID bool) string {
 	return ""
 }
 
+// CheckSettingNames checks a package name, an endpoint name ("" is the
+// package's own scope) and a setting id as PutSetting does, so that a
+// caller can refuse them before it does anything else; an empty package
+// name or id is not checked.
+func CheckSettingNames(pkg, endpoint, id string) error {
+	if p := namesProblem(pkg, endpoint, id, false, id != ""); p != "" {
+		return kernel.Errorf(kernel.CodeInvalid, "%s", p)
+	}
+	return nil
+}
+
 func checkNames(pkg, endpoint, id string, needID bool) error {
-	if p := namesProblem(pkg, endpoint, id, needID); p != "" {
+	if p := namesProblem(pkg, endpoint, id, true, needID); p != "" {
 		return kernel.Errorf(kernel.CodeInvalid, "%s", p)
 	}
 	return nil
@@ -119,7 +130,7 @@ func checkNames(pkg, endpoint, id string, needID bool) error {
 // problem says what is wrong with a record, "" when nothing is: what
 // PutSetting refuses and Check reports.
 func (r *SettingRecord) problem() string {
-	if p := namesProblem(r.Package, r.Endpoint, r.ID, true); p != "" {
+	if p := namesProblem(r.Package, r.Endpoint, r.ID, true, true); p != "" {
 		return p
 	}
 	if r.Sensitive {
