@@ -317,4 +317,3 @@ func (a *app) settingCompletions(args []string) []string {
 	}
 	return out
 }
-
