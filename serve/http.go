@@ -36,7 +36,11 @@ type HTTPOptions struct {
 	// MetricsListen, when set, serves Prometheus metrics on this separate
 	// address.
 	MetricsListen string
-	Version       string // the server version told to clients
+	// PublicURL is the scheme and host clients reach this server by
+	// (ParsePublicURL): the base of OAuth endpoints' resource and metadata
+	// URLs. Empty: http(s)://the listener's address.
+	PublicURL string
+	Version   string // the server version told to clients
 	// Logf writes one log line, Line one complete line as it is; neither
 	// may block.
 	Logf func(format string, args ...any)
