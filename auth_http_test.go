@@ -153,6 +153,7 @@ func (s *authServer) rememberedToken(agent, command string) (string, time.Time, 
 type authReply struct {
 	status int
 	auth   string // WWW-Authenticate
+	retry  string // Retry-After
 	body   string
 }
 
@@ -181,7 +182,7 @@ func (s *authServer) do(endpoint, token, method, tool string, id int) authReply 
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	return authReply{status: res.StatusCode, auth: res.Header.Get("WWW-Authenticate"), body: string(out)}
+	return authReply{status: res.StatusCode, auth: res.Header.Get("WWW-Authenticate"), retry: res.Header.Get("Retry-After"), body: string(out)}
 }
 
 // call calls command on endpoint with token.

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,11 +66,15 @@ func startHTTPServer(t *testing.T, bin, home string, args ...string) (base strin
 	return base, stderr
 }
 
-// startServeHTTP runs serve-http with env in dir on a free loopback port;
+// startServeHTTP runs serve-http with env in dir on a free loopback port
+// (unless args hold a --listen);
 // it is stopped (SIGINT, drained) at cleanup unless the test killed it.
 func startServeHTTP(t *testing.T, bin string, env []string, dir string, args ...string) (base string, cmd *exec.Cmd, stderr *lockedBuffer) {
 	t.Helper()
-	cmd = exec.Command(bin, append([]string{"serve-http", "--listen", "127.0.0.1:0"}, args...)...)
+	if !slices.Contains(args, "--listen") {
+		args = append([]string{"--listen", "127.0.0.1:0"}, args...)
+	}
+	cmd = exec.Command(bin, append([]string{"serve-http"}, args...)...)
 	cmd.Env, cmd.Dir = env, dir
 	stderr = &lockedBuffer{}
 	pr, pw := io.Pipe()
