@@ -37,7 +37,7 @@ const notesSettings = `{"id":"apiKey","type":"string","required":true,"sensitive
 
 // settingsHome is a home with acme.notes 1.0.0 and 1.1.0 (which adds
 // retries) and acme.site (no settings) installed; env is its environment.
-func settingsHome(t *testing.T, env map[string]string) *Home {
+func settingsHome(t testing.TB, env map[string]string) *Home {
 	t.Helper()
 	h := New(func(k string) string { return env[k] }, kernel.NewRunner())
 	h.Store = store.New(filepath.Join(t.TempDir(), "home"))
@@ -62,7 +62,7 @@ func settingsHome(t *testing.T, env map[string]string) *Home {
 	return h
 }
 
-func mustSet(t *testing.T, h *Home, pkg, id, endpoint, text string) (SettingView, []string) {
+func mustSet(t testing.TB, h *Home, pkg, id, endpoint, text string) (SettingView, []string) {
 	t.Helper()
 	v, w, err := h.SetSetting(pkg, id, endpoint, []byte(text))
 	if err != nil {
