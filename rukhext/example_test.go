@@ -25,3 +25,27 @@ func Example() {
 	})
 	_ = ext.Main // in main: ext.Main()
 }
+
+// The owner's settings of the package (docs/settings.md) arrive with each
+// call, typed like input. A required setting is always present: the core
+// refuses the call before it starts when the owner has not set it.
+func ExampleCall_Settings() {
+	ext := rukhext.New()
+	ext.Handle("notes.sync", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		st := call.Settings()
+		url := st.String("baseUrl") // declared with a default: present even when never set
+		key := st.String("apiKey")  // required and sensitive: never log or echo it
+		retries := 3
+		if st.Has("retries") { // optional, no default: absent until the owner sets it
+			retries = int(st.Int("retries"))
+		}
+		n, err := push(ctx, url, key, retries)
+		if err != nil {
+			return rukhext.Result{}, err
+		}
+		return rukhext.Text(fmt.Sprintf("synced %d notes", n)), nil
+	})
+	_ = ext.Main // in main: ext.Main()
+}
+
+func push(ctx context.Context, url, key string, retries int) (int, error) { return 0, nil }

@@ -125,12 +125,17 @@ func (e *Extension) Serve(ctx context.Context, ch io.ReadWriter) (int, error) {
 		Interactive  bool                      `json:"interactive"`
 		DeadlineMs   int64                     `json:"deadlineMs"`
 		Caller       Caller                    `json:"caller"`
+		Settings     jsontext.Value            `json:"settings"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return ExitProtocolError, fmt.Errorf("decoding the invoke message: %w", err)
 	}
 	if m.Type != "invoke" {
 		return ExitProtocolError, fmt.Errorf("first message is %q, want \"invoke\"", m.Type)
+	}
+	settings, err := decodeSettings(m.Settings)
+	if err != nil {
+		return ExitProtocolError, fmt.Errorf("decoding the invoke message: %w", err)
 	}
 	h, ok := e.handlers[m.Command]
 	if !ok {
@@ -145,6 +150,7 @@ func (e *Extension) Serve(ctx context.Context, ch io.ReadWriter) (int, error) {
 		deadline:     time.Now().Add(time.Duration(m.DeadlineMs) * time.Millisecond),
 		input:        m.Input,
 		explicit:     m.Explicit,
+		settings:     settings,
 		w:            w,
 	}
 	hctx, cancel := context.WithCancelCause(ctx)
@@ -321,6 +327,7 @@ type Call struct {
 	deadline time.Time
 	input    map[string]jsontext.Value
 	explicit []string
+	settings Settings
 	w        *writer
 }
 
@@ -374,31 +381,157 @@ func (c *Call) Raw(name string) jsontext.Value { return c.input[name] }
 
 // Decode unmarshals the parameter into v.
 func (c *Call) Decode(name string, v any) error {
-	raw, ok := c.input[name]
+	return decode(c.input, "parameter", name, v)
+}
+
+// String returns a string parameter.
+func (c *Call) String(name string) string { return str(c.input[name]) }
+
+// Int returns an integer parameter exactly (never through float64).
+func (c *Call) Int(name string) int64 { return integer(c.input[name]) }
+
+// Float returns a number parameter.
+func (c *Call) Float(name string) float64 { return float(c.input[name]) }
+
+// Bool returns a boolean parameter.
+func (c *Call) Bool(name string) bool { return c.input[name].Kind() == 't' }
+
+// Decimal returns a decimal parameter as its canonical text ("1.5");
+// parse it with math/big or a decimal library to stay exact.
+func (c *Call) Decimal(name string) string { return decimal(c.input[name]) }
+
+// List returns a list parameter's items: string (also for decimals), bool,
+// int64 for integral numbers and float64 for other numbers.
+func (c *Call) List(name string) []any { return list(c.input[name]) }
+
+// Strings returns a list of strings (or decimals); other items are skipped.
+func (c *Call) Strings(name string) []string { return strs(c.input[name]) }
+
+// Settings returns the owner's values of the settings the command's
+// package declares (docs/settings.md): typed like input, defaults applied,
+// an endpoint's own value over the package's. Empty when the package
+// declares none. The core has already refused the call when a required
+// setting has no value, so a required id is always present here.
+func (c *Call) Settings() Settings { return c.settings }
+
+// Settings maps setting ids to their values' exact JSON text, as the core
+// sent them. Its getters read a value as Call's read a parameter: they
+// return the zero value when the id is absent or of another type; Has
+// tells absent from zero. Sensitive values arrive in the clear here, as
+// the extension needs them: never log or echo them.
+type Settings map[string]jsontext.Value
+
+// Has reports whether the setting has a value (stored or defaulted).
+func (s Settings) Has(id string) bool {
+	_, ok := s[id]
+	return ok
+}
+
+// Raw returns the setting's exact JSON text, or nil.
+func (s Settings) Raw(id string) jsontext.Value { return s[id] }
+
+// Decode unmarshals the setting into v.
+func (s Settings) Decode(id string, v any) error { return decode(s, "setting", id, v) }
+
+// String returns a string setting.
+func (s Settings) String(id string) string { return str(s[id]) }
+
+// Int returns an integer setting exactly (never through float64).
+func (s Settings) Int(id string) int64 { return integer(s[id]) }
+
+// Float returns a number setting.
+func (s Settings) Float(id string) float64 { return float(s[id]) }
+
+// Bool returns a boolean setting.
+func (s Settings) Bool(id string) bool { return s[id].Kind() == 't' }
+
+// Decimal returns a decimal setting as its canonical text ("1.5").
+func (s Settings) Decimal(id string) string { return decimal(s[id]) }
+
+// List returns a list setting's items, typed as Call.List types them.
+func (s Settings) List(id string) []any { return list(s[id]) }
+
+// Strings returns a list setting's strings (or decimals); other items are
+// skipped.
+func (s Settings) Strings(id string) []string { return strs(s[id]) }
+
+// decodeSettings checks the invoke message's settings member: absent, or an
+// object whose values are what a declared setting can hold (a string, a
+// boolean, a number, or a list of those). Anything else is a core this SDK
+// does not understand, refused rather than guessed at.
+func decodeSettings(raw jsontext.Value) (Settings, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if k := raw.Kind(); k != '{' {
+		return nil, fmt.Errorf("settings is %s, want an object of setting values", kindName(k))
+	}
+	var m map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	for id, v := range m {
+		switch v.Kind() {
+		case '"', 't', 'f', '0':
+		case '[':
+			var items []jsontext.Value
+			if err := json.Unmarshal(v, &items); err != nil {
+				return nil, fmt.Errorf("setting %q: %w", id, err)
+			}
+			for i, it := range items {
+				switch it.Kind() {
+				case '"', 't', 'f', '0':
+				default:
+					return nil, fmt.Errorf("setting %q: item %d is %s, want a string, boolean or number", id, i, kindName(it.Kind()))
+				}
+			}
+		default:
+			return nil, fmt.Errorf("setting %q is %s, want a string, boolean, number or list", id, kindName(v.Kind()))
+		}
+	}
+	return Settings(m), nil
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case '0':
+		return "a number"
+	}
+	return "not a JSON value"
+}
+
+func decode(m map[string]jsontext.Value, what, name string, v any) error {
+	raw, ok := m[name]
 	if !ok {
-		return fmt.Errorf("no parameter %q", name)
+		return fmt.Errorf("no %s %q", what, name)
 	}
 	return json.Unmarshal(raw, v)
 }
 
-// String returns a string parameter.
-func (c *Call) String(name string) string {
+func str(raw jsontext.Value) string {
 	var s string
-	if raw := c.input[name]; raw.Kind() == '"' {
+	if raw.Kind() == '"' {
 		json.Unmarshal(raw, &s)
 	}
 	return s
 }
 
-// Int returns an integer parameter exactly (never through float64).
-func (c *Call) Int(name string) int64 {
-	n, _ := strconv.ParseInt(string(c.input[name]), 10, 64)
+func integer(raw jsontext.Value) int64 {
+	n, _ := strconv.ParseInt(string(raw), 10, 64)
 	return n
 }
 
-// Float returns a number parameter.
-func (c *Call) Float(name string) float64 {
-	raw := c.input[name]
+func float(raw jsontext.Value) float64 {
 	if raw.Kind() != '0' {
 		return 0
 	}
@@ -406,38 +539,26 @@ func (c *Call) Float(name string) float64 {
 	return f
 }
 
-// Bool returns a boolean parameter.
-func (c *Call) Bool(name string) bool {
-	return c.input[name].Kind() == 't'
-}
-
-// Decimal returns a decimal parameter as its canonical text ("1.5");
-// parse it with math/big or a decimal library to stay exact.
-func (c *Call) Decimal(name string) string {
-	raw := c.input[name]
+func decimal(raw jsontext.Value) string {
 	switch raw.Kind() {
 	case '"':
-		return c.String(name)
+		return str(raw)
 	case '0':
 		return string(raw)
 	}
 	return ""
 }
 
-// List returns a list parameter's items: string (also for decimals), bool,
-// int64 for integral numbers and float64 for other numbers.
-func (c *Call) List(name string) []any {
+func list(raw jsontext.Value) []any {
 	var items []jsontext.Value
-	if raw := c.input[name]; raw.Kind() != '[' || json.Unmarshal(raw, &items) != nil {
+	if raw.Kind() != '[' || json.Unmarshal(raw, &items) != nil {
 		return nil
 	}
 	out := make([]any, 0, len(items))
 	for _, it := range items {
 		switch it.Kind() {
 		case '"':
-			var s string
-			json.Unmarshal(it, &s)
-			out = append(out, s)
+			out = append(out, str(it))
 		case 't', 'f':
 			out = append(out, it.Kind() == 't')
 		case '0':
@@ -454,10 +575,9 @@ func (c *Call) List(name string) []any {
 	return out
 }
 
-// Strings returns a list of strings (or decimals); other items are skipped.
-func (c *Call) Strings(name string) []string {
+func strs(raw jsontext.Value) []string {
 	var out []string
-	for _, v := range c.List(name) {
+	for _, v := range list(raw) {
 		if s, ok := v.(string); ok {
 			out = append(out, s)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/rukhext"
@@ -64,6 +65,12 @@ func notes() *rukhext.Extension {
 	ext.Handle("notes.whoami", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		c := call.Caller()
 		return rukhext.Text(strings.Join([]string{c.Transport, c.Endpoint, c.Subject, c.Agent, c.Credential}, "|")), nil
+	})
+	ext.Handle("notes.config", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
+		st := call.Settings()
+		return rukhext.Text(fmt.Sprintf("%d|%q|%v|%d|%v|%q|%q|%#v|%v|%q",
+			len(st), st.String("apiKey"), st.Bool("verbose"), st.Int("retries"), st.Float("ratio"),
+			st.Decimal("limit"), st.Strings("regions"), st.List("mixed"), st.Has("absent"), string(st.Raw("retries")))), nil
 	})
 	ext.Handle("notes.term", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		call.Progress(strconv.Itoa(os.Getpid()), 0, 0)
@@ -137,6 +144,8 @@ func TestEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 func jsonEqual(t *testing.T, a, b string) bool {
 	t.Helper()
@@ -251,6 +260,136 @@ func TestCaller(t *testing.T) {
 		if res.Outcome != kernel.Succeeded || string(res.CommandResult) != want {
 			t.Errorf("caller %+v: got %s %q %s, want %s", tt.caller, res.Outcome, res.Reason, res.CommandResult, want)
 		}
+	}
+}
+
+// serveLine runs Serve on one invoke line and returns what it wrote.
+func serveLine(t *testing.T, line string) (string, int, error) {
+	t.Helper()
+	rw := &struct {
+		*strings.Reader
+		strings.Builder
+	}{Reader: strings.NewReader(line + "\n")}
+	code, err := notes().Serve(context.Background(), rw)
+	return rw.Builder.String(), code, err
+}
+
+// TestSettings: the invoke message's settings member reaches the handler
+// through Settings() and its typed getters; without the member (a package
+// that declares no settings, or an older core) Settings() is empty.
+func TestSettings(t *testing.T) {
+	t.Parallel()
+	const head = `{"type":"invoke","invocationId":"inv_1","command":"notes.config","input":{},"explicit":[],"interactive":false,"deadlineMs":1000,"caller":{"transport":"cli","subject":"owner"}`
+	for _, tt := range []struct{ name, settings, want string }{
+		{"typed", `,"settings":{"apiKey":"s3cr\u00e9t \"x\"","verbose":true,"retries":9007199254740993,"ratio":0.25,"limit":"1.50","regions":["eu","us"],"mixed":[1,2.5,"x",false]}`,
+			`7|"s3crét \"x\""|true|9007199254740993|0.25|"1.50"|["eu" "us"]|[]interface {}{1, 2.5, "x", false}|false|"9007199254740993"`},
+		{"empty object", `,"settings":{}`, `0|""|false|0|0|""|[]|[]interface {}(nil)|false|""`},
+		{"absent", ``, `0|""|false|0|0|""|[]|[]interface {}(nil)|false|""`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, code, err := serveLine(t, head+tt.settings+"}")
+			if err != nil || code != rukhext.ExitSucceeded {
+				t.Fatalf("got %d %v", code, err)
+			}
+			var rep struct {
+				CommandResult struct {
+					Text string `json:"text"`
+				} `json:"commandResult"`
+			}
+			if err := jsonUnmarshal(out, &rep); err != nil {
+				t.Fatalf("report %q: %v", out, err)
+			}
+			if rep.CommandResult.Text != tt.want {
+				t.Errorf("handler saw\n got %s\nwant %s", rep.CommandResult.Text, tt.want)
+			}
+		})
+	}
+}
+
+type settingsSource struct {
+	values map[string]jsontext.Value
+	err    error
+}
+
+func (s settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+	return s.values, s.err
+}
+
+// TestSettingsThroughRunner: what the kernel's Runner resolves (stored
+// values, defaults, the typed forms) is exactly what Settings() gives; a
+// missing required setting rejects the call before the program runs.
+func TestSettingsThroughRunner(t *testing.T) {
+	t.Parallel()
+	decls := []kernel.Setting{
+		{ID: "apiKey", Type: kernel.TypeString, Required: true, Sensitive: true},
+		{ID: "verbose", Type: kernel.TypeBoolean, Default: jsontext.Value(`true`)},
+		{ID: "retries", Type: kernel.TypeInteger},
+		{ID: "limit", Type: kernel.TypeDecimal, Default: jsontext.Value(`"01.50"`)},
+		{ID: "regions", Type: kernel.TypeList, Items: &kernel.ItemSpec{Type: kernel.TypeString}},
+	}
+	for _, tt := range []struct {
+		name    string
+		src     settingsSource
+		outcome kernel.Outcome
+		want    string
+	}{
+		{"stored and defaulted", settingsSource{values: map[string]jsontext.Value{
+			"apiKey": jsontext.Value(`"k-1"`), "retries": jsontext.Value(`9007199254740993`), "regions": jsontext.Value(`["eu","us"]`)}},
+			kernel.Succeeded, `5|"k-1"|true|9007199254740993|0|"1.5"|["eu" "us"]|[]interface {}(nil)|false|"9007199254740993"`},
+		{"missing required", settingsSource{}, kernel.Rejected,
+			`setting "apiKey" of package example.notes is not set; run: rukh settings set example.notes apiKey`},
+		{"source fails", settingsSource{err: errors.New("example.notes needs the settings key")}, kernel.ExecutionFailed,
+			"example.notes needs the settings key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			inv := invocation(t, "notes.config", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
+			inv.Package, inv.Settings = "example.notes", decls
+			r := kernel.NewRunner()
+			r.Settings = tt.src
+			res := r.Invoke(context.Background(), inv)
+			if res.Outcome != tt.outcome {
+				t.Fatalf("got %s %q, want %s", res.Outcome, res.Reason, tt.outcome)
+			}
+			if tt.outcome != kernel.Succeeded {
+				if res.Reason != tt.want || res.CommandResult != nil {
+					t.Errorf("got %q %s, want reason %q and no result", res.Reason, res.CommandResult, tt.want)
+				}
+				return
+			}
+			if want := `{"kind":"text","text":` + strconv.Quote(tt.want) + `}`; !jsonEqual(t, string(res.CommandResult), want) {
+				t.Errorf("handler saw\n got %s\nwant %s", res.CommandResult, want)
+			}
+		})
+	}
+}
+
+// TestSettingsRefused: a settings member that no declared setting could
+// produce is refused before the handler runs, naming what is wrong.
+func TestSettingsRefused(t *testing.T) {
+	t.Parallel()
+	const head = `{"type":"invoke","invocationId":"inv_1","command":"notes.config","input":{},"explicit":[],"interactive":false,"deadlineMs":1000,"settings":`
+	for _, tt := range []struct{ settings, err string }{
+		{`"apiKey"`, "decoding the invoke message: settings is a string, want an object of setting values"},
+		{`null`, "settings is null, want an object"},
+		{`["a"]`, "settings is a list, want an object"},
+		{`{"apiKey":null}`, `setting "apiKey" is null, want a string, boolean, number or list`},
+		{`{"apiKey":{"v":"x"}}`, `setting "apiKey" is an object, want a string, boolean, number or list`},
+		{`{"regions":["eu",null]}`, `setting "regions": item 1 is null, want a string, boolean or number`},
+		{`{"regions":[["eu"]]}`, `setting "regions": item 0 is a list, want a string, boolean or number`},
+		{`{"apiKey":"a","apiKey":"b"}`, `duplicate object member name "apiKey"`},
+	} {
+		t.Run(tt.settings, func(t *testing.T) {
+			t.Parallel()
+			out, code, err := serveLine(t, head+tt.settings+"}")
+			if code != rukhext.ExitProtocolError || err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("got %d %v, want 2 and %q", code, err, tt.err)
+			}
+			if out != "" {
+				t.Errorf("wrote %q: the handler ran", out)
+			}
+		})
 	}
 }
 
