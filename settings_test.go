@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	stdjson "encoding/json"
 	"errors"
@@ -496,6 +497,32 @@ func TestSettingsNoKey(t *testing.T) {
 		h.env = []string{"RUKH_SETTINGS_KEY_FILE=" + filepath.Join(h.dir, "no-such.key")}
 		defer func() { h.env = nil }()
 		refused(t, "env")
+	})
+	t.Run("wrong-key", func(t *testing.T) {
+		h.t = t
+		home, err := os.ReadFile(keyFile)
+		must(t, err)
+		homeRaw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(string(home)), "rukh-settings-key-1:"))
+		if err != nil || len(homeRaw) != 32 {
+			t.Fatalf("HOME/settings.key is not one rukh-settings-key-1 line: %q (%v)", home, err)
+		}
+		other := make([]byte, 32)
+		_, err = rand.Read(other)
+		must(t, err)
+		h.env = []string{"RUKH_SETTINGS_KEY=rukh-settings-key-1:" + base64.RawURLEncoding.EncodeToString(other)}
+		defer func() { h.env = nil }()
+		keyID := func(k []byte) string { s := sha256.Sum256(k); return hex.EncodeToString(s[:8]) }
+		out, errOut, code := h.cli("sdemo", "wrong-key")
+		if code != 3 || !strings.Contains(errOut, keyID(homeRaw)) || !strings.Contains(errOut, keyID(other)) {
+			t.Errorf("CLI with another key: exit %d, want 3 (execution_failed) naming both key ids %s and %s\n%s%s",
+				code, keyID(homeRaw), keyID(other), out, errOut)
+		}
+		if h.ran("wrong-key") {
+			t.Errorf("CLI with another key: the extension ran")
+		}
+		if got := h.cliReceived("splain", "wrong-key-plain").String(); got != `{"label":"fine"}` {
+			t.Errorf("CLI with another key, the package with nothing sensitive received %s", got)
+		}
 	})
 	t.Run("key-removed", func(t *testing.T) {
 		must(t, os.Rename(keyFile, filepath.Join(h.dir, "moved.key")))
