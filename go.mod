@@ -5,7 +5,8 @@ go 1.26.8
 toolchain go1.27.3
 
 // What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only;
-// go-landlock and psx, with which the confining init restricts all its threads, on Linux).
+// go-landlock and psx, with which the confining init restricts all its threads, on Linux;
+// x/crypto's XChaCha20-Poly1305, which seals sensitive settings at rest).
 // bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
 // fails when this version moves until that reader is checked again.
 require (
@@ -17,6 +18,7 @@ require (
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
+	golang.org/x/crypto v0.58.0
 	golang.org/x/mod v0.43.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
@@ -84,7 +86,6 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

@@ -62,6 +62,9 @@ func (s *Store) checkRecords(tx txn) error {
 	if err := s.checkDraft(tx, digestOf); err != nil {
 		return err
 	}
+	if err := s.checkSettings(tx); err != nil {
+		return err
+	}
 	if sec := tx.Bucket(bucketMeta).Get(keySecret); sec != nil && len(sec) != 32 {
 		return s.broken("secret has %d bytes, not 32", len(sec))
 	}
@@ -70,8 +73,10 @@ func (s *Store) checkRecords(tx txn) error {
 
 func (s *Store) checkBuckets(tx txn) error {
 	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil && !slices.ContainsFunc([][]byte{bucketGens, bucketObjects, bucketPending}, func(x []byte) bool { return bytes.Equal(x, b) }) {
-			return s.broken("bucket %q is missing", b) // schema-1 files lack the index buckets
+		// schema-1 files lack the index buckets, and a home no write has
+		// touched since settings came lacks theirs
+		if tx.Bucket(b) == nil && !slices.ContainsFunc([][]byte{bucketGens, bucketObjects, bucketPending, bucketSettings}, func(x []byte) bool { return bytes.Equal(x, b) }) {
+			return s.broken("bucket %q is missing", b)
 		}
 	}
 	return nil

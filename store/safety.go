@@ -17,7 +17,8 @@ import (
 // code as the owner. Before any operation the home, the store file and the
 // releases directory must belong to the user running rukh and be writable
 // by nobody else, and the store file and releases directory must not be
-// symbolic links: rukh never follows a link out of its home.
+// symbolic links: rukh never follows a link out of its home. The settings
+// key file, when there is one, must also be readable by nobody else.
 
 // CheckHome reports whether the home is safe to use (what every operation
 // checks first), for `rukh doctor`.
@@ -65,7 +66,49 @@ func (s *Store) checkHome() error {
 			return err
 		}
 	}
+	if err := s.CheckSettingsKeyFile(); err != nil {
+		return err
+	}
 	s.safe.Store(true)
+	return nil
+}
+
+// SettingsKeyPath is the home's settings key file (SettingsKeyName).
+func (s *Store) SettingsKeyPath() string { return filepath.Join(s.home, SettingsKeyName) }
+
+// CheckSettingsKeyFile refuses a settings key file in the home that is a
+// link, not a regular file, another user's, or readable or writable by
+// anyone else; a missing one passes. Every operation checks it with the
+// home; whoever reads the key checks it again, as its mode may have
+// changed since.
+func (s *Store) CheckSettingsKeyFile() error {
+	path := s.SettingsKeyPath()
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return s.statError(path, err)
+	}
+	const what = "the settings key file"
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return s.checkEntry(path, fi, what, "600", false) // names the link and how to replace it
+	case !fi.Mode().IsRegular():
+		return kernel.Errorf(kernel.CodeInvalid, "%s", what+" is not a regular file").AtPath(path).
+			WithHint("move it aside: rukh reads the key that seals sensitive settings from there")
+	case fi.Size() == 0:
+		return kernel.Errorf(kernel.CodeInvalid, "%s", what+" is empty").AtPath(path).
+			WithHint("restore the key the settings were sealed with into it, or, if no sensitive setting is stored, remove it (rm " + shellQuote(path) + ")")
+	}
+	if err := s.checkOwned(path, fi, what, "600"); err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return kernel.Errorf(kernel.CodeDenied, "%s is readable by other users (mode %04o); whoever reads it can open the sensitive settings", what, perm).
+			AtPath(path).
+			WithHint(fmt.Sprintf("chmod 600 %s; if another user may have read it, set the sensitive settings again under a new key", shellQuote(path)))
+	}
 	return nil
 }
 

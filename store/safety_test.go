@@ -71,6 +71,32 @@ func TestUnsafeHomeIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, kernel.CodeDenied, "never follows a link out of its home", "cp -a "},
+		{"group-readable settings key", func(t *testing.T, s *store.Store) {
+			writeKey(t, s, 0o640)
+		}, kernel.CodeDenied, "the settings key file is readable by other users (mode 0640)", "chmod 600 "},
+		{"world-readable settings key", func(t *testing.T, s *store.Store) {
+			writeKey(t, s, 0o604)
+		}, kernel.CodeDenied, "the settings key file is readable by other users (mode 0604)", "chmod 600 "},
+		{"group-writable settings key", func(t *testing.T, s *store.Store) {
+			writeKey(t, s, 0o620)
+		}, kernel.CodeDenied, "the settings key file is writable by other users", "chmod 600 "},
+		{"settings key is a link", func(t *testing.T, s *store.Store) {
+			other := filepath.Join(t.TempDir(), "key")
+			if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(other, s.SettingsKeyPath()); err != nil {
+				t.Fatal(err)
+			}
+		}, kernel.CodeDenied, "the settings key file is a symbolic link", "cp -a "},
+		{"settings key is a directory", func(t *testing.T, s *store.Store) {
+			mkdir(t, s.SettingsKeyPath(), 0o700)
+		}, kernel.CodeInvalid, "the settings key file is not a regular file", "move it aside"},
+		{"empty settings key", func(t *testing.T, s *store.Store) {
+			if err := os.WriteFile(s.SettingsKeyPath(), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, kernel.CodeInvalid, "the settings key file is empty", "restore the key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,6 +156,36 @@ func TestPrivateHomeCreatedFromNothing(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o700 {
 		t.Errorf("home mode %04o, want 0700", fi.Mode().Perm())
+	}
+}
+
+// writeKey writes a settings key into s's home with mode.
+func writeKey(t *testing.T, s *store.Store, mode os.FileMode) {
+	t.Helper()
+	k, err := store.NewSettingsKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.SettingsKeyPath(), k.Text(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	chmod(t, s.SettingsKeyPath(), mode)
+}
+
+// A private settings key file passes the home's check.
+func TestPrivateSettingsKeyIsAccepted(t *testing.T) {
+	s := store.New(filepath.Join(t.TempDir(), "home"))
+	if _, err := s.Secret(); err != nil {
+		t.Fatal(err)
+	}
+	writeKey(t, s, 0o600)
+	for _, s := range []*store.Store{s, store.New(s.Home())} {
+		if err := s.CheckHome(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -1,12 +1,13 @@
 // Package store owns Rukh's home state: installed releases, trusted
 // publisher keys, the draft (activations and profile), immutable published
 // revisions, the active-revision pointer, agents and their credentials,
-// tasks, the audit log and the secret that keys cursor MACs. Its records are
-// written once against a small transaction interface (kv.go) with two
-// backends: a bbolt file in the home (the default), and, built with -tags
-// etcd, a key prefix of an etcd cluster that several machines share
-// (OpenEtcd). It is the only package that imports go.etcd.io/bbolt or the
-// etcd client.
+// tasks, the audit log, the owner's settings of extensions (sensitive ones
+// sealed, under a key the store never holds: settingskey.go) and the secret
+// that keys cursor MACs. Its records are written once against a small
+// transaction interface (kv.go) with two backends: a bbolt file in the home
+// (the default), and, built with -tags etcd, a key prefix of an etcd
+// cluster that several machines share (OpenEtcd). It is the only package
+// that imports go.etcd.io/bbolt or the etcd client.
 //
 // The bbolt file is opened per operation with a timeout and closed before
 // the operation returns, so no long-lived process (serve-mcp) ever holds it;
@@ -18,7 +19,8 @@
 // store knows nothing of policy: manifests and revision bindings are opaque
 // bytes.
 //
-// store imports kernel and nothing else from Rukh.
+// store imports kernel and nothing else from Rukh; it is the only package
+// that seals and opens sensitive settings (golang.org/x/crypto).
 package store
 
 import (
@@ -58,7 +60,7 @@ var (
 	bucketBindings  = []byte("bindings")  // 8-byte big-endian number → raw binding
 
 	allBuckets = [][]byte{bucketMeta, bucketReleases, bucketDigests, bucketKeys, bucketRevisions, bucketBindings,
-		bucketGens, bucketObjects, bucketPending}
+		bucketGens, bucketObjects, bucketPending, bucketSettings}
 
 	keySchema = []byte("schema")
 	keyActive = []byte("active")
