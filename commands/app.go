@@ -88,7 +88,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// commands like SIGTERM does, so none outlives rukh.
 	ctx, signalsWatched, stop := watchSignals(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, h: &home.Home{Env: os.Getenv, Runner: kernel.NewRunner()}}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, h: home.New(os.Getenv, kernel.NewRunner())}
 	dir, err := store.DefaultHome(a.h.Env)
 	if err != nil {
 		return a.fail(err)

@@ -50,6 +50,18 @@ func (a *app) completeOwner(ctx context.Context, c *cli.Command) {
 		return
 	}
 	cli.DefaultCompleteWithFlags(ctx, c)
+	switch c.FullName() {
+	case "rukh settings set", "rukh settings unset":
+		if len(args) < 2 {
+			a.offer(a.settingCompletions(args)...)
+		}
+		return
+	case "rukh settings list":
+		if len(args) == 0 {
+			a.offer(a.settingCompletions(nil)...)
+		}
+		return
+	}
 	if len(args) > 0 {
 		return // a partial flag was completed above, or the argument is given
 	}

@@ -35,6 +35,19 @@ type describeReport struct {
 	Needs     *kernel.Needs        `json:"needs,omitempty"`
 	RunsUnder map[string]runsUnder `json:"runsUnder,omitempty"`
 	Withheld  map[string]string    `json:"withheld,omitempty"` // endpoint → why its template withholds the command
+	// Settings are the package's declared settings and where a value is
+	// set; never a value.
+	Settings []describeSetting `json:"settings,omitempty"`
+}
+
+// describeSetting is one declared setting as describe shows it.
+type describeSetting struct {
+	ID        string           `json:"id"`
+	Type      kernel.ParamType `json:"type"`
+	Required  bool             `json:"required,omitzero"`
+	Sensitive bool             `json:"sensitive,omitzero"`
+	Default   bool             `json:"hasDefault,omitzero"`
+	SetFor    []string         `json:"setFor"` // "package", or "endpoint E"
 }
 
 // runsUnder is the template a command runs under on an endpoint.
@@ -92,7 +105,7 @@ func (a *app) describe(args []string) (*describeReport, error) {
 			cmd := &ri.Manifest.Commands[i]
 			if matches(cmd, args) {
 				ok, why := kernel.Eligibility(ri.APIVersion, cmd)
-				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why}
+				bc := &policy.BoundCommand{Release: ri.Name + "@" + ri.Version, Digest: ri.Digest, Declaration: *cmd, Eligible: ok, Reason: why, Settings: ri.Manifest.Settings}
 				rep := newDescribe(nil, bc, "draft")
 				rep.Fix = policy.CommandFix(ri.APIVersion, bc)
 				rep.Development = ri.Development
@@ -147,6 +160,9 @@ func newDescribe(b *policy.Binding, bc *policy.BoundCommand, source string) *des
 	ok, why := bc.Publishable()
 	rep := &describeReport{Command: bc.Declaration, Release: bc.Release, Source: source, Eligible: ok, Reason: why,
 		Usage: cliUsage(&bc.Declaration), Needs: bc.Declaration.Execute.Needs}
+	for _, st := range bc.Settings {
+		rep.Settings = append(rep.Settings, describeSetting{ID: st.ID, Type: st.Type, Required: st.Required, Sensitive: st.Sensitive, Default: st.Default != nil, SetFor: []string{}})
+	}
 	if s, err := kernel.InputSchema(&bc.Declaration); err == nil {
 		rep.InputSchema = s
 	}
@@ -264,6 +280,24 @@ func printDescribe(w io.Writer, r *describeReport) {
 	}
 	fmt.Fprintf(w, "execute: %s (mode %s, result %s)\n", strings.Join(append([]string{c.Execute.Program}, c.Execute.Args...), " "), mode, res)
 	fmt.Fprintf(w, "needs: %s\n", needsWords(r.Needs))
+	for _, st := range r.Settings {
+		kind := string(st.Type)
+		for _, k := range []struct {
+			on   bool
+			word string
+		}{{st.Required, "required"}, {st.Sensitive, "sensitive"}, {st.Default, "has a default"}} {
+			if k.on {
+				kind += ", " + k.word
+			}
+		}
+		set := "not set"
+		if len(st.SetFor) > 0 {
+			set = "set for " + strings.Join(st.SetFor, ", ")
+		} else if st.Required {
+			set = "not set: calls are rejected until 'rukh settings set " + strings.SplitN(r.Release, "@", 2)[0] + " " + st.ID + "'"
+		}
+		fmt.Fprintf(w, "setting %s (%s): %s\n", st.ID, kind, set)
+	}
 	if h := hintWords(c.Hints); h != "" {
 		fmt.Fprintf(w, "hints: %s\n", h)
 	}
@@ -495,12 +529,39 @@ func (a *app) describeOther(args []string, asJSON bool) (bool, error) {
 	return false, nil
 }
 
+// describeSettings says where each declared setting has a value.
+func (a *app) describeSettings(rep *describeReport) error {
+	if len(rep.Settings) == 0 {
+		return nil
+	}
+	pkg, _, _ := strings.Cut(rep.Release, "@")
+	views, err := a.h.ListSettings(pkg, "")
+	if err != nil {
+		return err
+	}
+	for i := range rep.Settings {
+		st := &rep.Settings[i]
+		for _, v := range views {
+			if v.ID != st.ID {
+				continue
+			}
+			for _, sc := range v.Values {
+				st.SetFor = append(st.SetFor, cmp.Or(yesno(sc.Endpoint != "", "endpoint "+sc.Endpoint, ""), "package"))
+			}
+		}
+	}
+	return nil
+}
+
 func (a *app) runDescribe(opts *describeOptions) error {
 	if done, err := a.describeOther(opts.Args, opts.JSON); done || err != nil {
 		return err
 	}
 	rep, err := a.describe(opts.Args)
 	if err != nil {
+		return err
+	}
+	if err := a.describeSettings(rep); err != nil {
 		return err
 	}
 	if opts.JSON {

@@ -57,6 +57,9 @@ func (a *app) runStatus(opts *statusOptions) error {
 		for _, d := range rep.Untrusted {
 			fmt.Fprintf(a.stdout, "  %s: %s, its calls are refused\n    hint: %s\n", d.Release, printable(d.Problem), printable(d.Hint))
 		}
+		for _, m := range rep.MissingSettings {
+			fmt.Fprintf(a.stdout, "  warning: %s\n", printable(m.String()))
+		}
 	}
 	if len(rep.Pending) == 0 {
 		fmt.Fprintln(a.stdout, "draft: no changes to publish")

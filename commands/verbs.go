@@ -26,6 +26,7 @@ func (a *app) ownerVerbs() []*cli.Command {
 		a.serveHTTPCmd(),
 		a.mcpConfigCmd(),
 		a.agentCmd(),
+		a.settingsCmd(),
 		a.auditCmd(),
 		a.tasksCmd(),
 		a.storeCmd(),

@@ -351,6 +351,7 @@ func (h *Home) releaseInput(r store.Release) (policy.ReleaseInput, error) {
 		BoundRelease: policy.BoundRelease{
 			Name: r.Name, Version: r.Version, Digest: r.Digest, Dir: dir, APIVersion: m.APIVersion,
 			Signer: r.Signer, AllowUnsigned: r.AllowUnsigned, Development: r.Development,
+			Settings: m.Settings,
 		},
 		Manifest: m,
 	}, nil

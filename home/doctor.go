@@ -191,6 +191,9 @@ func (h *Home) Doctor() *DoctorReport {
 	} else if b != nil {
 		add(fmt.Sprintf("active revision %s reads (%d command(s), %d endpoint(s))", rev.ID, len(b.Commands), len(b.Endpoints)), nil)
 		h.doctorTemplates(rep, host, b.Profile, add)
+		h.doctorSettings(b, add)
+	} else {
+		h.doctorSettings(nil, add)
 	}
 	if untrusted, err := h.UntrustedActive(); err != nil {
 		add("trust of the active releases", err)

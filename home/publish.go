@@ -80,6 +80,13 @@ func (h *Home) Publish(o PublishOptions) (*PublishReport, store.Revision, error)
 		return nil, oldRev, err
 	}
 	rep := c.report(id)
+	missing, err := h.MissingSettings(c.built.Releases, endpointNames(c.built))
+	if err != nil {
+		return nil, oldRev, err
+	}
+	for _, m := range missing {
+		rep.Warnings = append(rep.Warnings, m.String())
+	}
 	if o.From != nil && !o.DryRun {
 		// The draft follows a rollback: otherwise the next publish, for any
 		// reason, would quietly bring back what was rolled back.

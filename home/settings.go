@@ -85,7 +85,9 @@ func (v *SettingView) Set(endpoint string) bool {
 // rejected; a call on the CLI, which has no endpoint, needs the package's
 // value, which SetLine sets.
 type MissingSetting struct {
-	Package, ID, Endpoint string
+	Package  string `json:"package"`
+	ID       string `json:"id"`
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // SetLine is the command that gives the setting a value.
@@ -174,6 +176,16 @@ func (h *Home) declaration(pkg, id string) (*kernel.Setting, error) {
 		ids[i] = newest[i].ID
 	}
 	return nil, none.WithHint("its settings: " + strings.Join(ids, ", "))
+}
+
+// SettingDeclaration is the declaration SetSetting checks a value of pkg's
+// setting id against: a caller reads it first to know how to ask for the
+// value (a sensitive one without echo).
+func (h *Home) SettingDeclaration(pkg, id string) (*kernel.Setting, error) {
+	if err := store.CheckSettingNames(pkg, "", id); err != nil {
+		return nil, err
+	}
+	return h.declaration(pkg, id)
 }
 
 // SetSetting gives setting id of package pkg the value text, for every
@@ -478,8 +490,9 @@ func atPath(err error, path string) error {
 // calls on the given endpoints would lack (see MissingSetting): for
 // publish, the releases it binds and the candidate profile's endpoints;
 // for status and doctor, the active revision's (MissingActiveSettings).
-// The declarations are read from the installed releases; the values from
-// the store, as a call would find them now.
+// The declarations are the ones the releases carry (BoundRelease.Settings,
+// so no manifest is read); the values are the store's, as a call would
+// find them now.
 func (h *Home) MissingSettings(rels []policy.BoundRelease, endpoints []string) ([]MissingSetting, error) {
 	var out []MissingSetting
 	seen := map[string]bool{}
@@ -488,23 +501,15 @@ func (h *Home) MissingSettings(rels []policy.BoundRelease, endpoints []string) (
 			continue
 		}
 		seen[br.Name] = true
-		r, err := h.Store.Release(br.Name, br.Version)
-		if err != nil {
-			return nil, err
-		}
-		m, err := kernel.DecodeInstalled(r.Manifest)
-		if err != nil {
-			return nil, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", r.Name, r.Version).Wrap(err)
-		}
-		if !slices.ContainsFunc(m.Settings, func(s kernel.Setting) bool { return s.Required }) {
+		if !slices.ContainsFunc(br.Settings, func(s kernel.Setting) bool { return s.Required }) {
 			continue
 		}
 		recs, err := h.Store.Settings(br.Name)
 		if err != nil {
 			return nil, err
 		}
-		for i := range m.Settings {
-			d := &m.Settings[i]
+		for i := range br.Settings {
+			d := &br.Settings[i]
 			if !d.Required || d.Default != nil {
 				continue
 			}
@@ -547,4 +552,63 @@ func (h *Home) MissingActiveSettings() ([]MissingSetting, error) {
 		return nil, err
 	}
 	return h.MissingSettings(b.Releases, slices.Sorted(maps.Keys(p.Endpoints)))
+}
+
+// endpointNames are the endpoints a binding serves.
+func endpointNames(b *policy.Binding) []string {
+	names := make([]string, len(b.Endpoints))
+	for i := range b.Endpoints {
+		names[i] = b.Endpoints[i].Endpoint
+	}
+	return names
+}
+
+// doctorSettings checks what calls will need of the owner's settings: each
+// required setting the active revision's calls lack, and that the settings
+// key this process finds opens every sensitive value stored.
+func (h *Home) doctorSettings(b *policy.Binding, add func(string, error) bool) {
+	if b != nil {
+		missing, err := h.MissingSettings(b.Releases, endpointNames(b))
+		if err != nil {
+			add("settings", err)
+			return
+		}
+		for _, m := range missing {
+			add(fmt.Sprintf("setting %s of package %s", m.ID, m.Package), kernel.Errorf(kernel.CodeInvalid, "%s", strings.SplitN(m.String(), "; run: ", 2)[0]+": its calls are rejected").WithHint("run: "+m.SetLine()))
+		}
+	}
+	recs, err := h.Store.Settings("")
+	if err != nil {
+		add("settings", err)
+		return
+	}
+	sealed := 0
+	for _, r := range recs {
+		if r.Sensitive {
+			sealed++
+		}
+	}
+	if sealed == 0 {
+		return
+	}
+	key, _, err := h.settingsKey(false)
+	if err != nil {
+		add("settings key", kernel.Errorf(kernel.CodeUnavailable, "%d sensitive setting value(s) are stored, and this rukh has no key to open them", sealed).Wrap(err).WithHint(kernel.ErrorHint(err)))
+		return
+	}
+	closed := 0
+	for _, r := range recs {
+		if !r.Sensitive {
+			continue
+		}
+		if plain, err := key.Open(r); err != nil {
+			closed++
+			add(fmt.Sprintf("setting %s of package %s", r.ID, r.Package), err)
+		} else {
+			clear(plain)
+		}
+	}
+	if closed == 0 {
+		add(fmt.Sprintf("settings key %s opens the %d sensitive setting value(s) stored", key.ID(), sealed), nil)
+	}
 }

@@ -27,6 +27,9 @@ type StatusReport struct {
 	// Untrusted lists the releases of the active revision whose signing
 	// key is no longer trusted: none of their calls run.
 	Untrusted []StatusProblem `json:"untrusted,omitempty"`
+	// MissingSettings are the required settings the active revision's
+	// calls lack: those calls are rejected until the owner sets them.
+	MissingSettings []MissingSetting `json:"missingSettings,omitempty"`
 }
 
 // StatusProblem is a release of the active revision whose calls are refused.
@@ -64,6 +67,9 @@ func (h *Home) Status() (*StatusReport, error) {
 			}
 		}
 		liveProfile = b.Profile
+		if rep.MissingSettings, err = h.MissingSettings(b.Releases, endpointNames(b)); err != nil {
+			return nil, err
+		}
 		untrusted, err := h.UntrustedActive()
 		if err != nil {
 			return nil, err

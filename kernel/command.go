@@ -164,7 +164,7 @@ var BuiltinVerbs = []string{
 	"help", "h", "completion",
 	"install", "uninstall", "trust", "keygen", "package", "activate", "deactivate", "policy",
 	"publish", "dev", "revisions", "rollback", "list", "status", "describe", "tools",
-	"serve-mcp", "serve-http", "mcp-config", "agent", "audit", "tasks", "store",
+	"serve-mcp", "serve-http", "mcp-config", "agent", "settings", "audit", "tasks", "store",
 	"diagnostics", "doctor", "version",
 	"rukh",
 }

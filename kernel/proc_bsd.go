@@ -13,7 +13,10 @@ import (
 // What macOS and FreeBSD share below the seam: kqueue for exits, the
 // close-on-exec dance under syscall.ForkLock, the termios ioctl.
 
-const ioctlGetTermios = unix.TIOCGETA
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
+)
 
 // osWaitExited waits for the exit of child pid with kqueue (EVFILT_PROC,
 // NOTE_EXIT), which leaves it unreaped. A child that already exited cannot

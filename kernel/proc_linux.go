@@ -108,4 +108,7 @@ func cloexecPipe() ([2]int, error) {
 	return p, err
 }
 
-const ioctlGetTermios = unix.TCGETS
+const (
+	ioctlGetTermios = unix.TCGETS
+	ioctlSetTermios = unix.TCSETS
+)

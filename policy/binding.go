@@ -40,6 +40,9 @@ type BoundRelease struct {
 	// Development marks an author's working copy (`rukh dev`): its version
 	// is the store's, not the manifest's, and only DevEndpoint publishes it.
 	Development bool `json:"development,omitzero"`
+	// Settings are the package's declared settings (what status and
+	// doctor check for missing required values without reading manifests).
+	Settings []kernel.Setting `json:"settings,omitempty"`
 }
 
 // BoundCommand pins one command's declaration to its release.

@@ -165,13 +165,12 @@ func (rec *settingRec) record() SettingRecord {
 		SetAt: rec.SetAt, Value: []byte(rec.Value), Sealed: rec.Sealed}
 }
 
-func encodeSetting(rec settingRec) []byte {
+func encodeSetting(rec settingRec) ([]byte, error) {
 	b, err := jsonv2.Marshal(rec)
 	if err != nil {
-		// The value was checked to be valid JSON before it got here.
-		panic("store: encode setting: " + err.Error())
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot encode the setting %q of package %s", rec.ID, rec.Package).Wrap(err)
 	}
-	return b
+	return b, nil
 }
 
 func decodeSetting(raw []byte) (settingRec, error) {
@@ -190,7 +189,10 @@ func (s *Store) PutSetting(r SettingRecord) error {
 	if r.SetAt.IsZero() {
 		r.SetAt = clock().UTC()
 	}
-	v := encodeSetting(r.rec())
+	v, err := encodeSetting(r.rec())
+	if err != nil {
+		return err
+	}
 	return s.update(func(tx txn) error {
 		b := tx.Bucket(bucketSettings)
 		if _, err := deleteSettingIgnoringCase(b, r.Package, r.Endpoint, r.ID); err != nil {

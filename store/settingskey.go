@@ -46,17 +46,17 @@ type SettingsKey struct {
 	aead cipher.AEAD
 }
 
-func newSettingsKey(key []byte) *SettingsKey {
+func newSettingsKey(key []byte) (*SettingsKey, error) {
 	k := &SettingsKey{}
 	copy(k.key[:], key)
 	sum := sha256.Sum256(k.key[:])
 	copy(k.id[:], sum[:keyIDLen])
 	aead, err := chacha20poly1305.NewX(k.key[:])
 	if err != nil {
-		panic("store: settings key: " + err.Error()) // only a wrong key length fails
+		return nil, kernel.Errorf(kernel.CodeInternal, "cannot make the settings cipher").Wrap(err)
 	}
 	k.aead = aead
-	return k
+	return k, nil
 }
 
 // NewSettingsKey makes a new random key.
@@ -65,7 +65,7 @@ func NewSettingsKey() (*SettingsKey, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, kernel.Errorf(kernel.CodeInternal, "cannot read random bytes for a settings key").Wrap(err)
 	}
-	return newSettingsKey(key), nil
+	return newSettingsKey(key)
 }
 
 // ParseSettingsKey reads a key's text (Text): one line
@@ -101,7 +101,7 @@ func ParseSettingsKey(text []byte) (*SettingsKey, error) {
 	if n != chacha20poly1305.KeySize {
 		return nil, bad(fmt.Sprintf("it holds %d bytes, not %d", n, chacha20poly1305.KeySize))
 	}
-	return newSettingsKey(key[:n]), nil
+	return newSettingsKey(key[:n])
 }
 
 // Text is the key's text, one line ending in a newline: what the key
