@@ -254,18 +254,11 @@ func (a *app) runSettingsList(opts *settingsListOptions) error {
 		if !v.Declared {
 			typ = "no longer declared"
 		}
-		if len(v.Values) == 0 {
-			val := "not set"
-			switch {
-			case v.Default != nil:
-				val = string(v.Default) + " (default)"
-			case v.Required:
-				val = "not set: calls are rejected"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t-\n", v.Package, v.ID, printable(typ), printable(val))
-			continue
+		rows := v.Values
+		if opts.Endpoint != "" && len(rows) > 1 {
+			rows = rows[len(rows)-1:] // the endpoint's own, listed last, wins
 		}
-		for _, sc := range v.Values {
+		for _, sc := range rows {
 			where := "package"
 			if sc.Endpoint != "" {
 				where = "endpoint " + sc.Endpoint
@@ -276,6 +269,23 @@ func (a *app) runSettingsList(opts *settingsListOptions) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Package, v.ID, printable(typ), printable(where), printable(val), sc.SetAt.UTC().Format(time.RFC3339))
 		}
+		if len(rows) > 0 && (rows[0].Endpoint == "" || opts.Endpoint != "") || !v.Declared {
+			continue
+		}
+		// No value of the package's own: what the other endpoints (and
+		// the CLI) get.
+		val := "not set"
+		switch {
+		case v.Default != nil:
+			val = string(v.Default) + " (default)"
+		case v.Required:
+			val = "not set: calls are rejected"
+		}
+		where := "package"
+		if opts.Endpoint != "" {
+			where = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t-\n", v.Package, v.ID, printable(typ), where, printable(val))
 	}
 	return tw.Flush()
 }
