@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -115,6 +116,10 @@ func scope(endpoint string) string {
 }
 
 func (a *app) runSettingsSet(ctx context.Context, opts *settingsSetOptions) error {
+	// Every name is checked before a secret is asked for.
+	if err := store.CheckSettingNames(opts.Package, opts.Endpoint, opts.ID); err != nil {
+		return err
+	}
 	decl, err := a.h.SettingDeclaration(opts.Package, opts.ID)
 	if err != nil {
 		return err
@@ -192,7 +197,7 @@ func (a *app) settingValue(ctx context.Context, opts *settingsSetOptions, decl *
 		if decl.Sensitive {
 			kind = ", not echoed"
 		}
-		fmt.Fprintf(a.stderr, "value of %s (%s%s): ", opts.ID, decl.Type, kind)
+		fmt.Fprintf(a.stderr, "value of %s (%s, one line%s): ", opts.ID, decl.Type, kind)
 		if decl.Sensitive {
 			b, err := kernel.ReadSecret(ctx, f, kernel.MaxSettingValueBytes)
 			fmt.Fprintln(a.stderr)

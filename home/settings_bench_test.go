@@ -18,7 +18,7 @@ func BenchmarkSettingValues(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := h.SettingValues("acme.notes", "tenant-a"); err != nil {
+				if _, err := h.SettingValues("acme.notes", "tenant-a", []string{"apiKey", "url", "region", "retries"}); err != nil {
 					b.Fatal(err)
 				}
 			}

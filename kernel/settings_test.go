@@ -153,7 +153,7 @@ type settingsSource struct {
 	asked   int
 }
 
-func (s *settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+func (s *settingsSource) SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error) {
 	s.asked++
 	s.pkg, s.ep = pkg, endpoint
 	return s.vals, s.err

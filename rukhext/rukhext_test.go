@@ -312,7 +312,7 @@ type settingsSource struct {
 	err    error
 }
 
-func (s settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+func (s settingsSource) SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error) {
 	return s.values, s.err
 }
 
