@@ -215,3 +215,20 @@ func TestInvokeSettings(t *testing.T) {
 		})
 	}
 }
+
+// A sensitive value that fails its check is never quoted, not even by
+// the JSON parser's message.
+func TestSettingParseValueQuotesNoSecret(t *testing.T) {
+	t.Parallel()
+	s := &Setting{ID: "keys", Type: TypeList, Sensitive: true, Items: &ItemSpec{Type: TypeString}, MaxItems: new(1)}
+	for _, text := range []string{`[{"sk_live_ABC":1,"sk_live_ABC":2}]`, `["ab", sk_live_ABC]`, `["sk_live_ABC\q"]`, `[1, "sk_live_ABC"]`, `["sk_live_ABC","sk_live_ABC"]`} {
+		_, err := s.ParseValue(text)
+		if err == nil {
+			t.Errorf("%s accepted", text)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk_live_ABC") || strings.Contains(err.Error(), "sk_") {
+			t.Errorf("%s: the error quotes the secret: %v", text, err)
+		}
+	}
+}
