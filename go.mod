@@ -6,10 +6,12 @@ toolchain go1.27.3
 
 // What the rukh binary links (the etcd modules, zap and grpc with -tags etcd only;
 // go-landlock and psx, with which the confining init restricts all its threads, on Linux;
-// x/crypto's XChaCha20-Poly1305, which seals sensitive settings at rest).
+// x/crypto's XChaCha20-Poly1305, which seals sensitive settings at rest;
+// go-jose, which verifies an identity provider's access tokens).
 // bbolt: the store reads bbolt's pages itself (store/boltlayout.go); a test
 // fails when this version moves until that reader is checked again.
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v1.27.2
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/urfave/cli/v3 v3.14.0

@@ -21,6 +21,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			&cli.FloatFlag{Name: "rate", Value: 50, Usage: "requests per second each agent may make (0: unlimited)"},
 			&cli.IntFlag{Name: "burst", Value: 100, Usage: "requests an agent may make at once above its rate"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this separate address (host:port)"},
+			&cli.StringFlag{Name: "public-url", Usage: "the scheme and host clients reach this server by, behind a proxy (https://host[:port]): the base of OAuth resource and metadata URLs"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
@@ -30,6 +31,13 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				listen: c.String("listen"), tlsCert: c.String("tls-cert"), tlsKey: c.String("tls-key"),
 				insecureHTTP: c.Bool("insecure-http"), allowOrigins: c.StringSlice("allow-origin"), allowHosts: c.StringSlice("allow-host"),
 				rate: c.Float("rate"), burst: int(c.Int("burst")), metricsListen: c.String("metrics-listen"),
+			}
+			if v := c.String("public-url"); v != "" {
+				u, err := serve.ParsePublicURL(v)
+				if err != nil {
+					return err
+				}
+				o.publicURL = u
 			}
 			if (o.tlsCert == "") != (o.tlsKey == "") {
 				return usageErr("--tls-cert and --tls-key go together")
@@ -46,6 +54,7 @@ type serveHTTPOptions struct {
 	rate                     float64
 	burst                    int
 	metricsListen            string
+	publicURL                string
 }
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
@@ -62,6 +71,7 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 		Rate:          o.rate,
 		Burst:         o.burst,
 		MetricsListen: o.metricsListen,
+		PublicURL:     o.publicURL,
 		Version:       version(),
 		Logf:          log.Logf,
 		Line:          log.Line,

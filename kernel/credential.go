@@ -15,6 +15,9 @@ const (
 	// that opted out of authentication (httpAuth "none"). It is never sent
 	// to an extension: its Caller has no credential member.
 	CredentialNone = "none"
+	// CredentialOAuth is an access token the endpoint's identity provider
+	// issued (httpAuth "oauth" or "rukh+oauth"), verified by package oauth.
+	CredentialOAuth = "oauth"
 )
 
 // AnonymousAgent is the agent name of a caller on an endpoint without
@@ -30,11 +33,17 @@ type TokenHash [32]byte
 type Credential struct {
 	Agent     string
 	Endpoint  string
-	Kind      string    // CredentialStatic, CredentialShortLived, CredentialOneTime or CredentialNone
+	Kind      string    // CredentialStatic, CredentialShortLived, CredentialOneTime, CredentialOAuth or CredentialNone
 	Command   string    // a one-time token's command binding; empty: any command
 	CreatedAt time.Time // zero for the anonymous caller
 	ExpiresAt time.Time // zero: no expiry (a static key)
 	Hash      TokenHash
+
+	// An oauth credential's claims; zero for Rukh's own tokens.
+	Issuer     string   // the token's iss
+	Subject    string   // the token's sub
+	Scopes     []string // the token's scope (space-separated) or scp (array)
+	ShortLived bool     // its lifetime is at most the endpoint's shortLivedSeconds
 }
 
 // Anonymous is the credential of a caller of an endpoint with httpAuth
@@ -46,19 +55,28 @@ func Anonymous(endpoint string) Credential {
 // LogID names the credential in logs without revealing it: the token's
 // kind prefix and the first 8 hex digits of its hash.
 func (c Credential) LogID() string {
-	prefix := "rukh_" + TokenPrefix(c.Kind) + "_"
-	if c.Kind == CredentialNone {
+	switch c.Kind {
+	case CredentialNone:
 		return "anonymous"
+	case CredentialOAuth:
+		return "oauth_" + hex.EncodeToString(c.Hash[:4])
 	}
-	return prefix + hex.EncodeToString(c.Hash[:4])
+	return "rukh_" + TokenPrefix(c.Kind) + "_" + hex.EncodeToString(c.Hash[:4])
 }
 
 // Caller is the identity the credential gives a call on transport, as
 // the extension receives it: the agent and the credential kind, never the
-// token.
+// token. An oauth credential's subject is the token's sub, as the identity
+// provider named it, with its issuer; subject is the endpoint's otherwise.
 func (c Credential) Caller(transport, subject string) Caller {
 	cl := Caller{Transport: transport, Endpoint: c.Endpoint, Subject: subject, Agent: c.Agent}
-	if c.Kind != CredentialNone {
+	switch c.Kind {
+	case CredentialNone:
+	case CredentialOAuth:
+		cl.Credential = c.Kind
+		cl.Issuer = c.Issuer
+		cl.Subject = c.Subject
+	default:
 		cl.Credential = c.Kind
 	}
 	return cl

@@ -18,7 +18,7 @@ func TestCallerHoldsNoSecret(t *testing.T) {
 		}
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, " "); got != "Transport Endpoint Subject Agent Credential" {
+	if got := strings.Join(names, " "); got != "Transport Endpoint Subject Agent Credential Issuer" {
 		t.Errorf("Caller members: %s", got)
 	}
 }
@@ -30,5 +30,28 @@ func TestCredentialLogID(t *testing.T) {
 	}
 	if got := Anonymous("e").LogID(); got != "anonymous" {
 		t.Errorf("anonymous LogID = %s", got)
+	}
+	o := Credential{Kind: CredentialOAuth, Hash: TokenHash{0x01, 0x23, 0x45, 0x67, 0x89}, Subject: "u-42"}
+	if got := o.LogID(); got != "oauth_01234567" {
+		t.Errorf("oauth LogID = %s", got)
+	}
+}
+
+// An oauth caller is the identity provider's: its subject and issuer
+// replace the endpoint's subject; a Rukh token's caller has no issuer.
+func TestCredentialCallerOAuth(t *testing.T) {
+	for _, tt := range []struct {
+		cred Credential
+		want Caller
+	}{
+		{Credential{Agent: "svc", Endpoint: "web", Kind: CredentialOAuth, Issuer: "https://idp", Subject: "u-1", Scopes: []string{"a"}},
+			Caller{Transport: TransportHTTP, Endpoint: "web", Subject: "u-1", Agent: "svc", Credential: CredentialOAuth, Issuer: "https://idp"}},
+		{Credential{Agent: "bot", Endpoint: "web", Kind: CredentialStatic, Issuer: "ignored", Subject: "ignored"},
+			Caller{Transport: TransportHTTP, Endpoint: "web", Subject: "owner", Agent: "bot", Credential: CredentialStatic}},
+		{Anonymous("web"), Caller{Transport: TransportHTTP, Endpoint: "web", Subject: "owner", Agent: AnonymousAgent}},
+	} {
+		if got := tt.cred.Caller(TransportHTTP, "owner"); got != tt.want {
+			t.Errorf("%s: Caller = %+v, want %+v", tt.cred.Kind, got, tt.want)
+		}
 	}
 }

@@ -704,7 +704,7 @@ func (r Request) Encode(invocationID string, interactive bool, deadlineMs int64,
 func (c Caller) append(b []byte) []byte {
 	b = append(b, `{"transport":`...)
 	b, _ = jsontext.AppendQuote(b, c.Transport)
-	for _, m := range [...]struct{ name, v string }{{"endpoint", c.Endpoint}, {"subject", c.Subject}, {"agent", c.Agent}, {"credential", c.Credential}} {
+	for _, m := range [...]struct{ name, v string }{{"endpoint", c.Endpoint}, {"subject", c.Subject}, {"agent", c.Agent}, {"credential", c.Credential}, {"issuer", c.Issuer}} {
 		if m.v != "" {
 			b = append(b, `,"`+m.name+`":`...)
 			b, _ = jsontext.AppendQuote(b, m.v)

@@ -132,6 +132,9 @@ func TestEncodeCaller(t *testing.T) {
 		{Credential{Agent: "bot", Endpoint: "remote", Kind: CredentialShortLived, Hash: TokenHash{0xab, 0xcd}}.Caller(TransportHTTP, "owner"),
 			`,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"bot","credential":"short-lived"}}`},
 		{Anonymous("remote").Caller(TransportHTTP, "owner"), `,"caller":{"transport":"http","endpoint":"remote","subject":"owner","agent":"anonymous"}}`},
+		// an identity provider's token: its subject and issuer, never the token, its hash or its scopes
+		{Credential{Agent: "svc-1", Endpoint: "web", Kind: CredentialOAuth, Hash: TokenHash{0xab}, Issuer: "https://idp.example", Subject: "u-42", Scopes: []string{"rukh.call"}, ShortLived: true}.Caller(TransportHTTP, "owner"),
+			`,"caller":{"transport":"http","endpoint":"web","subject":"u-42","agent":"svc-1","credential":"oauth","issuer":"https://idp.example"}}`},
 	} {
 		if got, want := string(r.Encode("inv-1", false, 5, tt.caller, nil)), head+tt.want+"\n"; got != want {
 			t.Errorf("caller %+v\n got %s\nwant %s", tt.caller, got, want)

@@ -85,7 +85,8 @@ type Invocation struct {
 // Caller says who asked for an invocation, as the core knows it (never as
 // a client claims it): the transport, the endpoint's launch binding and its
 // subject, and for an authenticating transport the agent and the kind of
-// credential it presented. Empty fields are left out of the invoke message.
+// credential it presented (with an identity provider's token, its issuer,
+// and the token's subject as the subject). Empty fields are left out of the invoke message.
 // There is no member for the token itself: a secret never reaches an
 // extension.
 type Caller struct {
@@ -93,7 +94,8 @@ type Caller struct {
 	Endpoint   string `json:"endpoint,omitempty"`   // the profile endpoint (not on the CLI)
 	Subject    string `json:"subject,omitempty"`    // the endpoint's subject; "owner" on the CLI
 	Agent      string `json:"agent,omitempty"`      // the authenticated agent, or AnonymousAgent
-	Credential string `json:"credential,omitempty"` // CredentialStatic, CredentialShortLived or CredentialOneTime
+	Credential string `json:"credential,omitempty"` // CredentialStatic, CredentialShortLived, CredentialOneTime or CredentialOAuth
+	Issuer     string `json:"issuer,omitempty"`     // an oauth credential's identity provider (its iss)
 }
 
 // Caller transports.

@@ -4,8 +4,11 @@
 // HTTP's: the endpoint paths, status codes (a modern JSON-RPC error maps to
 // 400, 404 or 500; a legacy one stays 200), the headers it reads and
 // writes (Content-Type, Accept, Content-Encoding, Retry-After), the Host
-// and Origin checks against DNS rebinding, bearer authentication and the
-// refusal of calls a credential does not authorise, per-agent rate limits,
+// and Origin checks against DNS rebinding, bearer authentication (Rukh's
+// own tokens through Config.Credentials, an identity provider's through an
+// endpoint's OAuthEndpoint verifier, with its protected resource metadata
+// and WWW-Authenticate challenges) and the refusal of calls a credential
+// does not authorise, per-agent rate limits,
 // one core session per endpoint and agent, body timeouts, draining and
 // keep-alives.
 //

@@ -41,7 +41,7 @@ func TestAResponseIsFinishedWhenTheCallerGoes(t *testing.T) {
 				}
 				gone()
 				r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", nil)
-				h.write(httptest.NewRecorder(), r, rep, false, false)
+				h.write(httptest.NewRecorder(), r, rep, false, false, nil)
 				if !c.respondFirst {
 					respond(rep)
 				}

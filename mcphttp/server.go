@@ -51,7 +51,11 @@ const PathPrefix = "/mcp/v1/"
 type Endpoint struct {
 	Core      mcpcore.Config // its Transport is set to http
 	Namespace string
-	HTTPAuth  string // policy.HTTPAuthBearer or policy.HTTPAuthNone
+	HTTPAuth  string // policy.HTTPAuthBearer, HTTPAuthNone, HTTPAuthOAuth or HTTPAuthRukhOAuth
+	// OAuth is how an endpoint with httpAuth oauth or rukh+oauth checks
+	// its identity provider's tokens; nil otherwise. Handler.SetAuth
+	// changes both as revisions are published.
+	OAuth *OAuthEndpoint
 }
 
 // Config is one serve-http process's endpoints, listener facts and seams.
@@ -104,6 +108,7 @@ type Handler struct {
 type endpoint struct {
 	core *mcpcore.Endpoint
 	cfg  Endpoint
+	auth atomic.Pointer[endpointAuth]
 
 	mu       sync.Mutex
 	sessions map[string]*agentSession // by agent
@@ -130,6 +135,7 @@ func New(cfg Config) *Handler {
 	for _, e := range cfg.Endpoints {
 		e.Core.Transport = policy.TransportHTTP
 		ep := &endpoint{cfg: e, sessions: map[string]*agentSession{}}
+		ep.setAuth(e.HTTPAuth, e.OAuth)
 		auth := e.Core.Authorize
 		ep.cfg.Core.Authorize = func(req *mcpcore.Request, command, level string) (func() error, error) {
 			var inner func() error
@@ -153,7 +159,13 @@ func New(cfg Config) *Handler {
 				}
 				return err
 			}
-			consume, err := authorize(cfg.Credentials, cred, command, level)
+			var consume func() error
+			var err error
+			if cred != nil && cred.Kind == kernel.CredentialOAuth {
+				err = authorizeOAuth(ep.auth.Load().oauth, *cred, command, level)
+			} else {
+				consume, err = authorize(cfg.Credentials, cred, command, level)
+			}
 			if err != nil {
 				return nil, refused(err)
 			}
@@ -183,6 +195,8 @@ func New(cfg Config) *Handler {
 		h.eps[e.Namespace+"/"+e.Core.Endpoint] = ep
 	}
 	h.mux.HandleFunc(PathPrefix+"{namespace}/{endpoint}", h.serveMCP)
+	h.mux.HandleFunc("GET "+MetadataPrefix+PathPrefix+"{namespace}/{endpoint}", h.serveMetadata)
+	h.mux.HandleFunc("OPTIONS "+MetadataPrefix+PathPrefix+"{namespace}/{endpoint}", h.serveMetadata)
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { plain(w, http.StatusOK, "ok") })
 	h.mux.HandleFunc("GET /readyz", h.ready)
 	return h
@@ -236,7 +250,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusForbidden, "forbidden: Host "+strconv.Quote(r.Host)+" is not served here (serve-http --allow-host)")
 		return
 	}
-	if origins := r.Header.Values("Origin"); len(origins) > 0 {
+	if origins := r.Header.Values("Origin"); len(origins) > 0 && !isMetadata(r) {
 		// A browser sends one Origin; several are refused outright, so no
 		// value goes unchecked whichever one a proxy or a framework reads.
 		if len(origins) > 1 {
@@ -324,11 +338,12 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusServiceUnavailable, "the server is stopping")
 		return
 	}
-	cred, ok := h.authenticate(w, r, ep)
+	auth := ep.auth.Load()
+	cred, ok := h.authenticate(w, r, ep, auth)
 	if !ok {
 		return
 	}
-	as := ep.session(h, cred.Agent)
+	as := ep.session(h, sessionKey(cred))
 	if as.lim != nil {
 		res := as.lim.Reserve()
 		if d := res.Delay(); d > 0 {
@@ -418,20 +433,56 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	stream := req.Method() == "tools/call" && req.HasProgressToken()
 	end := as.s.HandleEra(req, rep, legacy, hdr)
 	defer end()
-	h.write(w, r, rep, legacy, stream)
+	h.write(w, r, rep, legacy, stream, auth.oauth)
 }
 
 // authenticate finds the request's credential, or answers 401. The token
-// itself goes no further than Credentials.Authenticate.
-func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpoint) (*kernel.Credential, bool) {
+// itself goes no further than Credentials.Authenticate or the endpoint's
+// verifier: on an OAuth endpoint a rukh_… token goes to Credentials only
+// with httpAuth rukh+oauth, any other to the verifier.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpoint, auth *endpointAuth) (*kernel.Credential, bool) {
 	name := ep.cfg.Core.Endpoint
-	if ep.cfg.HTTPAuth == policy.HTTPAuthNone && h.cfg.Loopback {
+	if auth.httpAuth == policy.HTTPAuthNone && h.cfg.Loopback {
 		c := kernel.Anonymous(name)
 		return &c, true
 	}
 	token, ok := bearer(r)
+	o := auth.oauth
+	if isOAuth(auth.httpAuth) {
+		switch {
+		case !ok:
+			h.observe(name, "auth")
+			if o == nil {
+				oauthUnavailable(w, "the endpoint's identity provider is not configured yet; retry")
+				return nil, false
+			}
+			unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> with an access token of the identity provider its metadata names ("+o.MetadataURL+")")
+			return nil, false
+		case !strings.HasPrefix(token, "rukh_"):
+			if o == nil {
+				h.observe(name, "unavailable")
+				oauthUnavailable(w, "the endpoint's identity provider is not configured yet; retry")
+				return nil, false
+			}
+			return h.verify(w, r, ep, o, token)
+		case o == nil || !o.AcceptRukh:
+			h.observe(name, "auth")
+			h.cfg.Logf("refused a request on endpoint %q: a Rukh token, and its httpAuth is oauth", name)
+			err := errors.New("this endpoint accepts only access tokens of its identity provider, not Rukh tokens")
+			if o == nil {
+				unauthorized(w, "unauthorized: "+err.Error())
+			} else {
+				unauthorizedOAuth(w, o, err, "unauthorized: "+err.Error())
+			}
+			return nil, false
+		}
+	}
 	if !ok || h.cfg.Credentials == nil {
 		h.observe(name, "auth")
+		if o != nil {
+			unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> (an access token of the identity provider, or one of 'rukh agent add' or 'rukh agent token')")
+			return nil, false
+		}
 		unauthorized(w, "unauthorized: send Authorization: Bearer <token> (the owner gives one with 'rukh agent add' or 'rukh agent token')")
 		return nil, false
 	}
@@ -455,6 +506,10 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 			// token replayed): the attempt is recorded against its agent,
 			// with the tool its headers name; the body is never read.
 			h.cfg.Refused(name, headerTool(r), "", &cred, err)
+		}
+		if o != nil {
+			unauthorizedOAuth(w, o, errors.New("the Rukh token is not valid for this endpoint"), "unauthorized: the bearer token is not valid for this endpoint")
+			return nil, false
 		}
 		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
 		return nil, false
@@ -561,7 +616,7 @@ func decodeHeaderValue(v string) (string, bool) {
 // write answers one request from its reply: the final response as JSON
 // when it comes first, otherwise an event stream of the notifications and
 // then the response. The caller going away cancels the request.
-func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, legacy, stream bool) {
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, legacy, stream bool, o *OAuthEndpoint) {
 	// Whichever way it ends (a select picks at random when the response
 	// is queued as the caller goes), what it did not write is finished.
 	defer rep.close()
@@ -604,7 +659,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 					drained = true
 				}
 			}
-			h.final(w, st, m, legacy)
+			h.final(w, st, m, legacy, o)
 			return
 		case <-ka.C:
 			if st.keepAlive() != nil {
@@ -617,7 +672,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 	}
 }
 
-func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legacy bool) {
+func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legacy bool, o *OAuthEndpoint) {
 	defer m.Finish()
 	if m.Drop != nil && m.Drop.Load() {
 		return
@@ -637,7 +692,15 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 			if hint := kernel.ErrorHint(m.Refused); hint != "" {
 				msg += "\nhint: " + hint
 			}
-			forbiddenScope(w, msg)
+			var sr *scopeRefusal
+			switch {
+			case errors.As(m.Refused, &sr) && o != nil:
+				forbiddenOAuth(w, o, sr.scope, m.Refused, msg)
+			default:
+				forbiddenScope(w, msg)
+			}
+		} else if o != nil {
+			unauthorizedOAuth(w, o, m.Refused, "unauthorized: "+m.Refused.Error())
 		} else {
 			unauthorized(w, "unauthorized: "+m.Refused.Error())
 		}

@@ -534,7 +534,7 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 
 // warnings are the publish lists' and the endpoints' warnings, in the
 // order they have always come: per endpoint, publish.commands,
-// publish.packages, development releases left out, security, tasks.
+// publish.packages, development releases left out, security, tasks, oauth.
 func (bd *builder) warnings() []string {
 	var out []string
 	b := bd.b
@@ -593,6 +593,7 @@ func (bd *builder) warnings() []string {
 		}
 		out = append(out, securityWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, taskWarnings(e.name, e.ep, e.proj.Tools)...)
+		out = append(out, oauthWarnings(e.name, e.ep, e.proj.Tools)...)
 		if bd.sink != nil {
 			// The index takes tools in name order; the sizes go with them.
 			idx := make([]int, len(e.proj.Tools))

@@ -93,6 +93,7 @@ type Endpoint struct {
 	Security   Security `json:"security,omitzero"` // per-command levels (security.go)
 	HTTPAuth   string   `json:"httpAuth,omitempty"`
 	Tasks      *Tasks   `json:"tasks,omitempty"` // background work (tasks.go)
+	OAuth      *OAuth   `json:"oauth,omitempty"` // the identity provider of httpAuth oauth and rukh+oauth (oauth.go)
 }
 
 // ToolNameMode is the endpoint's effective tool name mode.
@@ -191,6 +192,7 @@ type rawEndpoint struct {
 	Security   *rawSecurity `json:"security"`
 	HTTPAuth   *string      `json:"httpAuth"`
 	Tasks      *rawTasks    `json:"tasks"`
+	OAuth      *rawOAuth    `json:"oauth"`
 }
 
 type rawPublish struct {
@@ -276,6 +278,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 		}
 		var err error
 		if ep.Tasks, err = re.Tasks.tasks(path + "/tasks"); err != nil {
+			return nil, err
+		}
+		if ep.OAuth, err = re.OAuth.oauth(path + "/oauth"); err != nil {
 			return nil, err
 		}
 		p.Endpoints[name] = ep
@@ -487,6 +492,9 @@ func (p *Profile) Validate() error {
 		if err := ep.Tasks.validate(path + "/tasks"); err != nil {
 			return err
 		}
+		if err := validateOAuth(path, ep); err != nil {
+			return err
+		}
 		if err := checkPublishList(path+"/publish/commands", "command", ep.Publish.Commands, commandIDs, "[a-z0-9][a-z0-9._-]{0,127}"); err != nil {
 			return err
 		}
@@ -621,6 +629,7 @@ func (p *Profile) normalized() *Profile {
 		e.Publish.Packages = sortedCopy(e.Publish.Packages)
 		e.Security = e.Security.clone()
 		e.Tasks = e.Tasks.withDefaults()
+		e.OAuth = e.OAuth.clone()
 		n.Endpoints[name] = e
 	}
 	return n

@@ -18,7 +18,8 @@ const (
 )
 
 // httpAuth modes of an endpoint. Bearer is the default; none is honoured
-// only on a loopback listener (serve-http enforces that).
+// only on a loopback listener (serve-http enforces that); oauth and
+// rukh+oauth are in oauth.go.
 const (
 	HTTPAuthBearer = "bearer"
 	HTTPAuthNone   = "none"
@@ -111,9 +112,9 @@ func validateSecurity(path string, ep Endpoint) error {
 		}
 	}
 	switch ep.HTTPAuth {
-	case "", HTTPAuthBearer, HTTPAuthNone:
+	case "", HTTPAuthBearer, HTTPAuthNone, HTTPAuthOAuth, HTTPAuthRukhOAuth:
 	default:
-		return invalidAt(path+"/httpAuth", fmt.Sprintf("unknown httpAuth %q: want bearer or none", ep.HTTPAuth))
+		return invalidAt(path+"/httpAuth", fmt.Sprintf("unknown httpAuth %q: want bearer, none, oauth or rukh+oauth", ep.HTTPAuth))
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func TestSecurityProfile(t *testing.T) {
 		{`{"security":{"commands":{"Bad ID":"strict"}}}`, "/endpoints/e/security/commands/Bad ID", "invalid command"},
 		{`{"security":{"level":"strict"}}`, "/endpoints/e/security/level", "unknown"},
 		{`{"security":{"commands":{"a.b":1}}}`, "/endpoints/e/security/commands/a.b", ""},
-		{`{"httpAuth":"basic"}`, "/endpoints/e/httpAuth", `unknown httpAuth "basic": want bearer or none`},
+		{`{"httpAuth":"basic"}`, "/endpoints/e/httpAuth", `unknown httpAuth "basic": want bearer, none, oauth or rukh+oauth`},
 		{`{"httpAuth":""}`, "/endpoints/e/httpAuth", "empty httpAuth"},
 	} {
 		in := `{"endpoints":{"e":{"namespace":"n",` + strings.TrimPrefix(tc.in, "{")

@@ -80,7 +80,8 @@ type Launch struct {
 	Subject    string
 	Template   Template
 	Transports []string
-	HTTPAuth   string // "bearer" or "none"
+	HTTPAuth   string // "bearer", "none", "oauth" or "rukh+oauth"
+	OAuth      *OAuth // the identity provider of httpAuth oauth and rukh+oauth; nil otherwise
 	Tasks      *Tasks // nil: no background work
 	ToolNames  string // the endpoint's tool name mode (ToolNameMode)
 }
@@ -100,7 +101,7 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
 	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(ep.Template),
-		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode()}, true
+		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode(), OAuth: ep.OAuth.clone()}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision

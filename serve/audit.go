@@ -46,6 +46,10 @@ func (s *serveAudit) done(inv *kernel.Invocation, res kernel.Result) {
 	st, _ := v.(auditStart)
 	rec := store.AuditRecord{Time: time.Now(), Transport: inv.Caller.Transport, Agent: inv.Caller.Agent,
 		Credential: inv.Caller.Credential, Endpoint: s.endpoint, Tool: st.tool, InvocationID: inv.ID, Outcome: string(res.Outcome)}
+	if inv.Caller.Issuer != "" {
+		// An identity provider's token: who it named, as it named them.
+		rec.Issuer, rec.Subject = inv.Caller.Issuer, inv.Caller.Subject
+	}
 	if inv.Command != nil {
 		rec.Command = inv.Command.ID
 	}
@@ -68,7 +72,10 @@ func refused(w *store.AuditWriter) func(endpoint, tool, command string, cred *ke
 			Tool: tool, Command: command, Outcome: auditRefused, Reason: refusalReason(err)}
 		if cred != nil {
 			c := cred.Caller(kernel.TransportHTTP, "")
-			rec.Agent, rec.Credential = c.Agent, c.Credential
+			rec.Agent, rec.Credential, rec.Issuer = c.Agent, c.Credential, c.Issuer
+			if c.Issuer != "" {
+				rec.Subject = c.Subject
+			}
 		}
 		w.Add(rec)
 	}

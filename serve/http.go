@@ -36,7 +36,11 @@ type HTTPOptions struct {
 	// MetricsListen, when set, serves Prometheus metrics on this separate
 	// address.
 	MetricsListen string
-	Version       string // the server version told to clients
+	// PublicURL is the scheme and host clients reach this server by
+	// (ParsePublicURL): the base of OAuth endpoints' resource and metadata
+	// URLs. Empty: http(s)://the listener's address.
+	PublicURL string
+	Version   string // the server version told to clients
 	// Logf writes one log line, Line one complete line as it is; neither
 	// may block.
 	Logf func(format string, args ...any)
@@ -95,6 +99,34 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 		Logf:         o.Logf,
 		Observe:      m.rejected,
 	})
+	scheme := "http"
+	if o.TLSCert != "" {
+		scheme = "https"
+	}
+	public := o.PublicURL
+	if public == "" {
+		public = scheme + "://" + ln.Addr().String()
+	}
+	// Each endpoint's authentication as its launch binding has it, then as
+	// each newly published revision does: an unchanged oauth block keeps
+	// its verifier and so the identity provider's keys it fetched.
+	vs := newOAuthVerifiers(public, func(k verifierKey) (mcphttp.TokenVerifier, error) { return newTokenVerifier(k, o.Logf) })
+	launches := map[string]*policy.Launch{}
+	for _, e := range eps {
+		if e.Core.Launch != nil {
+			launches[e.Core.Endpoint] = e.Core.Launch
+		}
+	}
+	if err := vs.applyAuth(h, eps, launches); err != nil {
+		h.Close()
+		return err
+	}
+	if len(eps) > 0 {
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() { defer close(watched); p.watchAuth(wctx, vs, h, eps) }()
+		defer func() { stopWatch(); <-watched }()
+	}
 	srv := &http.Server{
 		Handler:           m.wrap(h),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -102,7 +134,6 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
-	scheme := "http"
 	if o.TLSCert != "" {
 		pair, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 		if err != nil {
@@ -110,7 +141,6 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 				WithHint("give a PEM certificate with --tls-cert and its key with --tls-key")
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-		scheme = "https"
 	}
 	if addr := o.MetricsListen; addr != "" {
 		mln, err := net.Listen("tcp", addr)
@@ -124,6 +154,12 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	}
 	for _, e := range eps {
 		o.Logf("endpoint %q on %s://%s%s", e.Core.Endpoint, scheme, ln.Addr(), EndpointPath(e.Namespace, e.Core.Endpoint))
+		if l := e.Core.Launch; l != nil && l.OAuth != nil {
+			o.Logf("endpoint %q takes access tokens of %s; its metadata: %s%s%s", e.Core.Endpoint, l.OAuth.Issuer, public, mcphttp.MetadataPrefix, EndpointPath(e.Namespace, e.Core.Endpoint))
+			if o.PublicURL == "" && !loopback {
+				o.Logf("endpoint %q: its resource URL is the listener's address; behind a proxy, give --public-url so tokens name the address clients use", e.Core.Endpoint)
+			}
+		}
 	}
 	o.Logf("listening on %s://%s", scheme, ln.Addr())
 	served := make(chan error, 1)

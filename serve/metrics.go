@@ -23,6 +23,7 @@ import (
 // (docs/performance.md).
 type httpMetrics struct {
 	calls    *metricVec
+	byCred   *metricVec
 	latency  *metricVec
 	requests *metricVec
 	inFlight *metricVec
@@ -35,6 +36,8 @@ func newHTTPMetrics() *httpMetrics {
 	m := &httpMetrics{
 		calls: newMetricVec("rukh_tool_calls_total", "counter",
 			"tools/call invocations by endpoint, command and outcome.", nil, "endpoint", "command", "outcome"),
+		byCred: newMetricVec("rukh_tool_calls_by_credential_total", "counter",
+			"tools/call invocations by endpoint and credential kind (static, short-lived, one-time, oauth, none).", nil, "endpoint", "credential"),
 		latency: newMetricVec("rukh_tool_call_duration_seconds", "histogram",
 			"tools/call invocation time by endpoint and command.", exponentialBuckets(0.001, 4, 10), "endpoint", "command"),
 		requests: newMetricVec("rukh_http_request_duration_seconds", "histogram",
@@ -42,12 +45,12 @@ func newHTTPMetrics() *httpMetrics {
 		inFlight: newMetricVec("rukh_http_requests_in_flight", "gauge",
 			"MCP HTTP requests being served (listen streams included).", nil),
 		refused: newMetricVec("rukh_http_rejected_total", "counter",
-			"Requests refused before anything ran, by endpoint and reason (auth, scope, rate, host, origin).", nil, "endpoint", "reason"),
+			"Requests refused before anything ran, by endpoint and reason (auth, scope, rate, host, origin, unavailable).", nil, "endpoint", "reason"),
 		authFail: newMetricVec("rukh_http_auth_failures_total", "counter",
 			"Requests refused for a missing, bad or too weak credential, by endpoint.", nil, "endpoint"),
 	}
 	m.inFlight.add(0) // an unlabelled gauge is exposed from the start
-	m.all = []*metricVec{m.calls, m.latency, m.requests, m.inFlight, m.refused, m.authFail}
+	m.all = []*metricVec{m.calls, m.byCred, m.latency, m.requests, m.inFlight, m.refused, m.authFail}
 	slices.SortFunc(m.all, func(a, b *metricVec) int { return strings.Compare(a.name, b.name) })
 	return m
 }
@@ -63,6 +66,11 @@ func (m *httpMetrics) rejected(endpoint, reason string) {
 // called records a finished invocation.
 func (m *httpMetrics) called(endpoint string, inv *kernel.Invocation, res kernel.Result, d time.Duration) {
 	m.calls.add(1, endpoint, inv.Command.ID, string(res.Outcome))
+	cred := inv.Caller.Credential
+	if cred == "" {
+		cred = kernel.CredentialNone
+	}
+	m.byCred.add(1, endpoint, cred)
 	m.latency.observe(d.Seconds(), endpoint, inv.Command.ID)
 }
 

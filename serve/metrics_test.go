@@ -32,7 +32,8 @@ func TestHTTPMetricsExposition(t *testing.T) {
 	m.rejected("open", "rate")
 	m.rejected(`we"ird\`+"\n", "auth")
 	inv := &kernel.Invocation{Command: &kernel.Command{ID: "site.build"}}
-	m.called("local", inv, kernel.Result{Outcome: kernel.Succeeded}, 3*time.Millisecond)
+	oauthInv := &kernel.Invocation{Command: inv.Command, Caller: kernel.Caller{Credential: "oauth", Issuer: "https://idp.example"}}
+	m.called("local", oauthInv, kernel.Result{Outcome: kernel.Succeeded}, 3*time.Millisecond)
 	m.called("local", inv, kernel.Result{Outcome: kernel.Succeeded}, time.Millisecond) // on a bound: counted in it
 	m.called("local", inv, kernel.Result{Outcome: kernel.CommandFailed}, 10*time.Minute)
 	m.inFlight.add(1)
@@ -44,7 +45,7 @@ func TestHTTPMetricsExposition(t *testing.T) {
 # TYPE rukh_http_auth_failures_total counter
 rukh_http_auth_failures_total{endpoint="remote"} 2
 rukh_http_auth_failures_total{endpoint="we\"ird\\\n"} 1
-# HELP rukh_http_rejected_total Requests refused before anything ran, by endpoint and reason (auth, scope, rate, host, origin).
+# HELP rukh_http_rejected_total Requests refused before anything ran, by endpoint and reason (auth, scope, rate, host, origin, unavailable).
 # TYPE rukh_http_rejected_total counter
 rukh_http_rejected_total{endpoint="open",reason="rate"} 1
 rukh_http_rejected_total{endpoint="remote",reason="scope"} 2
@@ -67,6 +68,10 @@ rukh_tool_call_duration_seconds_bucket{command="site.build",endpoint="local",le=
 rukh_tool_call_duration_seconds_bucket{command="site.build",endpoint="local",le="+Inf"} 3
 rukh_tool_call_duration_seconds_sum{command="site.build",endpoint="local"} 600.004
 rukh_tool_call_duration_seconds_count{command="site.build",endpoint="local"} 3
+# HELP rukh_tool_calls_by_credential_total tools/call invocations by endpoint and credential kind (static, short-lived, one-time, oauth, none).
+# TYPE rukh_tool_calls_by_credential_total counter
+rukh_tool_calls_by_credential_total{credential="none",endpoint="local"} 2
+rukh_tool_calls_by_credential_total{credential="oauth",endpoint="local"} 1
 # HELP rukh_tool_calls_total tools/call invocations by endpoint, command and outcome.
 # TYPE rukh_tool_calls_total counter
 rukh_tool_calls_total{command="site.build",endpoint="local",outcome="command_failed"} 1

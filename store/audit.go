@@ -22,15 +22,19 @@ var (
 // AuditRecord is one served call. It names the credential's kind, never
 // the token.
 type AuditRecord struct {
-	Time         time.Time `json:"time"`
-	Transport    string    `json:"transport"`            // stdio or http
-	Agent        string    `json:"agent,omitempty"`      // empty under stdio (the owner's own agent)
-	Credential   string    `json:"credential,omitempty"` // static, short-lived, one-time, none
-	Endpoint     string    `json:"endpoint"`
-	Tool         string    `json:"tool,omitempty"`
-	Command      string    `json:"command"`
-	InvocationID string    `json:"invocationId,omitempty"`
-	Outcome      string    `json:"outcome"`
+	Time       time.Time `json:"time"`
+	Transport  string    `json:"transport"`            // stdio or http
+	Agent      string    `json:"agent,omitempty"`      // empty under stdio (the owner's own agent)
+	Credential string    `json:"credential,omitempty"` // static, short-lived, one-time, oauth, none
+	// Issuer and Subject are an oauth credential's identity provider and
+	// the token's sub; empty for Rukh's own tokens.
+	Issuer       string `json:"issuer,omitempty"`
+	Subject      string `json:"subject,omitempty"`
+	Endpoint     string `json:"endpoint"`
+	Tool         string `json:"tool,omitempty"`
+	Command      string `json:"command"`
+	InvocationID string `json:"invocationId,omitempty"`
+	Outcome      string `json:"outcome"`
 	// Reason says why a call was refused (a spent one-time token, a
 	// credential below the command's level).
 	Reason     string `json:"reason,omitempty"`

@@ -1,0 +1,314 @@
+package mcphttp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/policy"
+)
+
+// fakeVerifier stands for an identity provider's verifier: known tokens
+// give their credential; down makes every answer CodeUnavailable.
+type fakeVerifier struct {
+	tokens map[string]kernel.Credential
+	down   atomic.Bool
+	calls  atomic.Int64
+}
+
+func (f *fakeVerifier) Verify(ctx context.Context, token string) (kernel.Credential, error) {
+	f.calls.Add(1)
+	if f.down.Load() {
+		return kernel.Credential{}, kernel.Errorf(kernel.CodeUnavailable, "the issuer's keys cannot be fetched")
+	}
+	switch token {
+	case "jwt.other.aud":
+		return kernel.Credential{}, kernel.Errorf(kernel.CodeDenied, "the token's audience is not this endpoint")
+	}
+	c, ok := f.tokens[token]
+	if !ok {
+		return kernel.Credential{}, kernel.Errorf(kernel.CodeDenied, `the token is not a signed JWT ("quoted")`)
+	}
+	return c, nil
+}
+
+const (
+	testIssuer   = "https://idp.example.com/realms/acme"
+	testResource = "https://mcp.example.com/mcp/v1/ns/e"
+	testMetadata = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp/v1/ns/e"
+)
+
+func oauthCred(agent string, shortLived bool, scopes ...string) kernel.Credential {
+	return kernel.Credential{Agent: agent, Kind: kernel.CredentialOAuth, Issuer: testIssuer, Subject: "sub-" + agent,
+		Scopes: scopes, ShortLived: shortLived, Hash: kernel.TokenHash{byte(len(agent)), byte(len(scopes))}}
+}
+
+func testPolicy() *policy.OAuth {
+	return &policy.OAuth{Issuer: testIssuer, Scopes: map[string][]string{
+		policy.SecurityStandard: {"rukh.call"}, policy.SecurityElevated: {"rukh.elevated"}}}
+}
+
+// newOAuthServer serves endpoint ns/e with httpAuth mode through v; it
+// returns the endpoint's URL and the handler.
+func newOAuthServer(t *testing.T, mode string, p *policy.OAuth, v TokenVerifier, c *creds, inv kernel.Invoker) (string, *Handler) {
+	t.Helper()
+	var h *Handler
+	url := newTestServerWrapped(t, c, inv, nil, func(cfg *Config) {
+		cfg.Endpoints[0].HTTPAuth = mode
+		cfg.Endpoints[0].OAuth = oauthEndpoint(mode, p, v)
+	}, func(hh http.Handler) http.Handler { h = hh.(*Handler); return hh })
+	return url, h
+}
+
+func oauthEndpoint(mode string, p *policy.OAuth, v TokenVerifier) *OAuthEndpoint {
+	return &OAuthEndpoint{Verifier: v, Policy: p, Resource: testResource, MetadataURL: testMetadata, AcceptRukh: mode == policy.HTTPAuthRukhOAuth}
+}
+
+// callOAuth is call, parted into the status, the challenge and the body.
+func callOAuth(t *testing.T, url, token, tool string, id int) (int, string, string) {
+	t.Helper()
+	status, got := call(t, url, token, tool, id)
+	for _, w := range []string{" unauthorized:", " forbidden:", " {", " the "} {
+		if i := strings.Index(got, w); i >= 0 {
+			return status, got[:i], got[i+1:]
+		}
+	}
+	return status, got, ""
+}
+
+func get(t *testing.T, url string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	r, _ := http.NewRequest("GET", url, nil)
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func TestOAuthMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode string
+		policy     *policy.OAuth
+		status     int
+		body       string
+	}{
+		{"scopes", policy.HTTPAuthOAuth, testPolicy(), 200,
+			`{"resource":"` + testResource + `","authorization_servers":["` + testIssuer + `"],"scopes_supported":["rukh.call","rukh.elevated"],"bearer_methods_supported":["header"],"resource_name":"rukh ns/e"}`},
+		{"no scopes", policy.HTTPAuthRukhOAuth, &policy.OAuth{Issuer: testIssuer}, 200,
+			`{"resource":"` + testResource + `","authorization_servers":["` + testIssuer + `"],"bearer_methods_supported":["header"],"resource_name":"rukh ns/e"}`},
+		{"bearer endpoint", policy.HTTPAuthBearer, testPolicy(), 404, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, _ := newOAuthServer(t, tc.mode, tc.policy, &fakeVerifier{}, &creds{}, &countingInvoker{})
+			meta := strings.Replace(url, PathPrefix, MetadataPrefix+PathPrefix, 1)
+			// A browser-based host fetches it from its own origin.
+			res, body := get(t, meta, map[string]string{"Origin": "https://claude.ai"})
+			if res.StatusCode != tc.status {
+				t.Fatalf("%d %s, want %d", res.StatusCode, body, tc.status)
+			}
+			if tc.status != 200 {
+				return
+			}
+			if body != tc.body {
+				t.Errorf("metadata\n%s\nwant\n%s", body, tc.body)
+			}
+			for k, want := range map[string]string{"Content-Type": "application/json", "Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"} {
+				if got := res.Header.Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+			// The MCP path itself still checks Origin.
+			if status, _ := postWithOrigin(t, url, "https://claude.ai"); status != 403 {
+				t.Errorf("a POST from another origin: %d, want 403", status)
+			}
+		})
+	}
+	url, _ := newOAuthServer(t, policy.HTTPAuthOAuth, testPolicy(), &fakeVerifier{}, &creds{}, &countingInvoker{})
+	if res, _ := get(t, strings.Replace(url, PathPrefix+"ns/e", MetadataPrefix+PathPrefix+"ns/nope", 1), nil); res.StatusCode != 404 {
+		t.Errorf("metadata of an endpoint not served: %d, want 404", res.StatusCode)
+	}
+}
+
+func postWithOrigin(t *testing.T, url, origin string) (int, string) {
+	t.Helper()
+	r, _ := http.NewRequest("POST", url, strings.NewReader(`{}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Origin", origin)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// Every answer to an OAuth endpoint's token: the status, the exact
+// challenge (a prefix where the description is the policy's words), and
+// that nothing ran unless it was admitted.
+func TestOAuthTokens(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{
+		"jwt.std":        oauthCred("bot", false, "rukh.call"),
+		"jwt.none":       oauthCred("bot", false),
+		"jwt.elev.short": oauthCred("bot", true, "rukh.call", "rukh.elevated"),
+		"jwt.elev.long":  oauthCred("bot", false, "rukh.call", "rukh.elevated"),
+		"jwt.std.short":  oauthCred("bot", true, "rukh.call"),
+		"jwt.rukh.kind":  {Agent: "bot", Kind: kernel.CredentialStatic},
+	}}
+	c := &creds{byTk: map[string]kernel.Credential{
+		"rukh_key_good": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+		"rukh_agt_good": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialShortLived, Hash: kernel.TokenHash{2}},
+	}}
+	const (
+		challenge401 = `Bearer resource_metadata="` + testMetadata + `", scope="rukh.call"`
+		invalid      = challenge401 + `, error="invalid_token", error_description="`
+		scope403     = `Bearer error="insufficient_scope", scope="rukh.call", resource_metadata="` + testMetadata + `", error_description="`
+		elev403      = `Bearer error="insufficient_scope", scope="rukh.call rukh.elevated", resource_metadata="` + testMetadata + `", error_description="`
+	)
+	for _, tc := range []struct {
+		name, mode, token, tool string
+		status                  int
+		challenge               string // the exact WWW-Authenticate, or its prefix when it ends with `="`
+	}{
+		{"no token", policy.HTTPAuthOAuth, "", "std", 401, challenge401},
+		{"no token rukh+oauth", policy.HTTPAuthRukhOAuth, "", "std", 401, challenge401},
+		{"not a JWT", policy.HTTPAuthOAuth, "garbage", "std", 401, invalid + `the token is not a signed JWT ('quoted')"`},
+		{"another endpoint's audience", policy.HTTPAuthOAuth, "jwt.other.aud", "std", 401, invalid + `the token's audience is not this endpoint"`},
+		{"a verifier giving another kind", policy.HTTPAuthOAuth, "jwt.rukh.kind", "std", 401, invalid},
+		{"standard", policy.HTTPAuthOAuth, "jwt.std", "std", 200, ""},
+		{"missing scope", policy.HTTPAuthOAuth, "jwt.none", "std", 403, scope403},
+		{"elevated without its scope", policy.HTTPAuthOAuth, "jwt.std.short", "elev", 403, elev403},
+		{"elevated long-lived", policy.HTTPAuthOAuth, "jwt.elev.long", "elev", 403, elev403},
+		{"elevated short-lived", policy.HTTPAuthOAuth, "jwt.elev.short", "elev", 200, ""},
+		{"strict never", policy.HTTPAuthOAuth, "jwt.elev.short", "strict", 403, `Bearer error="insufficient_scope", resource_metadata="` + testMetadata + `", error_description="`},
+		{"rukh token on oauth", policy.HTTPAuthOAuth, "rukh_key_good", "std", 401, invalid + `this endpoint accepts only access tokens of its identity provider, not Rukh tokens"`},
+		{"rukh key on rukh+oauth", policy.HTTPAuthRukhOAuth, "rukh_key_good", "std", 200, ""},
+		{"rukh short-lived elevated on rukh+oauth", policy.HTTPAuthRukhOAuth, "rukh_agt_good", "elev", 200, ""},
+		{"rukh key elevated on rukh+oauth", policy.HTTPAuthRukhOAuth, "rukh_key_good", "elev", 403, `Bearer realm="rukh", error="insufficient_scope"`},
+		{"unknown rukh token on rukh+oauth", policy.HTTPAuthRukhOAuth, "rukh_key_nope", "std", 401, invalid + `the Rukh token is not valid for this endpoint"`},
+		{"jwt on rukh+oauth", policy.HTTPAuthRukhOAuth, "jwt.std", "std", 200, ""},
+		{"bad jwt on rukh+oauth", policy.HTTPAuthRukhOAuth, "jwt.other.aud", "std", 401, invalid + `the token's audience is not this endpoint"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := &countingInvoker{}
+			url, _ := newOAuthServer(t, tc.mode, testPolicy(), v, c, inv)
+			status, hdr, body := callOAuth(t, url, tc.token, tc.tool, 1)
+			if status != tc.status {
+				t.Fatalf("%d, want %d: %s %s", status, tc.status, hdr, body)
+			}
+			if strings.HasSuffix(tc.challenge, `="`) {
+				if !strings.HasPrefix(hdr, tc.challenge) || !strings.HasSuffix(hdr, `"`) {
+					t.Errorf("WWW-Authenticate\n%s\nwant a prefix\n%s", hdr, tc.challenge)
+				}
+			} else if tc.status != 200 && hdr != tc.challenge {
+				t.Errorf("WWW-Authenticate\n%s\nwant\n%s", hdr, tc.challenge)
+			}
+			if ran := inv.n.Load(); ran != map[bool]int64{true: 1, false: 0}[tc.status == 200] {
+				t.Errorf("%d call(s) ran: %s", ran, body)
+			}
+		})
+	}
+}
+
+// A verifier that cannot reach the identity provider is a 503 with
+// Retry-After, never a 401, and nothing runs; back, the same token is
+// admitted.
+func TestOAuthUnavailable(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{"jwt.std": oauthCred("bot", false, "rukh.call")}}
+	inv := &countingInvoker{}
+	url, _ := newOAuthServer(t, policy.HTTPAuthOAuth, testPolicy(), v, &creds{}, inv)
+	v.down.Store(true)
+	r, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"std","arguments":{}}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer jwt.std")
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") != oauthRetryAfter || res.Header.Get("WWW-Authenticate") != "" ||
+		!strings.Contains(string(b), "cannot be reached") {
+		t.Errorf("the provider down: %d Retry-After %q WWW-Authenticate %q: %s", res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("WWW-Authenticate"), b)
+	}
+	if n := inv.n.Load(); n != 0 {
+		t.Errorf("%d call(s) ran while the provider was down", n)
+	}
+	v.down.Store(false)
+	if status, body := call(t, url, "jwt.std", "std", 2); status != 200 {
+		t.Errorf("the provider back: %d %s", status, body)
+	}
+}
+
+// The extension hears of an oauth caller as its agent, issuer and
+// subject, and the credential kind; a Rukh agent of the same name keeps
+// its own session.
+func TestOAuthCaller(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{"jwt.std": oauthCred("a", false, "rukh.call")}}
+	c := &creds{byTk: map[string]kernel.Credential{"rukh_key_good": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}}}}
+	inv := &countingInvoker{}
+	url, _ := newOAuthServer(t, policy.HTTPAuthRukhOAuth, testPolicy(), v, c, inv)
+	for i, tk := range []string{"jwt.std", "rukh_key_good"} {
+		if status, body := call(t, url, tk, "std", i+1); status != 200 {
+			t.Fatalf("%s: %d %s", tk, status, body)
+		}
+	}
+	var got []kernel.Caller
+	inv.caller.Range(func(_, v any) bool { got = append(got, v.(kernel.Caller)); return true })
+	want := map[string]kernel.Caller{
+		"oauth":  {Transport: "http", Endpoint: "e", Subject: "sub-a", Agent: "a", Credential: "oauth", Issuer: testIssuer},
+		"static": {Transport: "http", Endpoint: "e", Subject: "owner", Agent: "a", Credential: "static"},
+	}
+	if len(got) != 2 {
+		t.Fatalf("callers %+v", got)
+	}
+	for _, c := range got {
+		if c != want[c.Credential] {
+			t.Errorf("caller %+v, want %+v", c, want[c.Credential])
+		}
+	}
+}
+
+// A published change of httpAuth or of the OAuth settings applies to the
+// next request.
+func TestOAuthSetAuth(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{"jwt.std": oauthCred("bot", false, "rukh.call")}}
+	c := &creds{byTk: map[string]kernel.Credential{"rukh_key_good": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}}}}
+	url, h := newOAuthServer(t, policy.HTTPAuthOAuth, testPolicy(), v, c, &countingInvoker{})
+	more := testPolicy()
+	more.Scopes[policy.SecurityStandard] = []string{"rukh.call", "rukh.read"}
+	for _, tc := range []struct {
+		mode         string
+		o            *OAuthEndpoint
+		jwt, rukhKey int
+	}{
+		{policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v), 200, 401},
+		{policy.HTTPAuthRukhOAuth, oauthEndpoint(policy.HTTPAuthRukhOAuth, testPolicy(), v), 200, 200},
+		{policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, more, v), 403, 401},
+		{policy.HTTPAuthBearer, nil, 401, 200},
+		{policy.HTTPAuthOAuth, nil, 503, 401}, // settings that could not be loaded
+	} {
+		if !h.SetAuth("e", tc.mode, tc.o) {
+			t.Fatal("SetAuth: the endpoint is not served")
+		}
+		if status, hdr, body := callOAuth(t, url, "jwt.std", "std", 1); status != tc.jwt {
+			t.Errorf("%s: a JWT: %d, want %d: %s %s", tc.mode, status, tc.jwt, hdr, body)
+		}
+		if status, hdr, body := callOAuth(t, url, "rukh_key_good", "std", 1); status != tc.rukhKey {
+			t.Errorf("%s: a Rukh key: %d, want %d: %s %s", tc.mode, status, tc.rukhKey, hdr, body)
+		}
+	}
+	if h.SetAuth("nope", policy.HTTPAuthBearer, nil) {
+		t.Error("SetAuth of an endpoint not served said it is")
+	}
+}

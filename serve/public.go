@@ -1,0 +1,37 @@
+package serve
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/rukh-dev/rukh/kernel"
+)
+
+// ParsePublicURL checks serve-http's --public-url: the scheme and host
+// clients reach this server by behind a proxy (http or https, no path,
+// query, fragment or user), the base of every endpoint's resource URL and
+// metadata URL. It returns it without a trailing slash.
+func ParsePublicURL(s string) (string, error) {
+	bad := func(why string) error {
+		return kernel.Errorf(kernel.CodeUsage, "--public-url %q %s", s, why).
+			WithHint("give the scheme and host clients reach serve-http by, such as https://mcp.example.com")
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "", bad("is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", bad("must be an absolute http or https URL")
+	case u.Host == "" || u.Hostname() == "":
+		return "", bad("has no host")
+	case u.User != nil:
+		return "", bad("must not carry a user or password")
+	case u.RawQuery != "" || u.ForceQuery:
+		return "", bad("must not have a query")
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return "", bad("must not have a fragment")
+	case u.Path != "" && u.Path != "/":
+		return "", bad("must not have a path: serve-http serves its endpoints at the root (" + EndpointPath("NAMESPACE", "ENDPOINT") + ")")
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
