@@ -40,7 +40,7 @@ type OAuth struct {
 	Audience          string              `json:"audience,omitempty"`
 	AgentClaim        string              `json:"agentClaim,omitempty"`
 	Scopes            map[string][]string `json:"scopes,omitempty"`
-	ShortLivedSeconds int                 `json:"shortLivedSeconds,omitempty"`
+	ShortLivedSeconds int                 `json:"shortLivedSeconds,omitzero"`
 }
 
 type rawOAuth struct {
