@@ -322,6 +322,8 @@ func runFake(args []string) int {
 	case "pretty": // a report pretty-printed over several lines
 		b, _ := json.Marshal(map[string]any{"type": "report", "invocationId": inv.InvocationID, "outcome": "succeeded", "commandResult": text("hi")}, jsontext.WithIndent("  "))
 		ch.Write(append(b, '\n'))
+	case "settings": // settings_test.go
+		return fakeSettings(line, inv.Input, func(outcome, s string) { report(outcome, text(s), "") })
 	case "progress":
 		for i := 1; i <= 3; i++ {
 			fmt.Fprintf(ch, `{"type":"progress","message":"step %d","progress":%d,"total":3}`+"\n", i, i)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
@@ -115,6 +116,10 @@ func scope(endpoint string) string {
 }
 
 func (a *app) runSettingsSet(ctx context.Context, opts *settingsSetOptions) error {
+	// Every name is checked before a secret is asked for.
+	if err := store.CheckSettingNames(opts.Package, opts.Endpoint, opts.ID); err != nil {
+		return err
+	}
 	decl, err := a.h.SettingDeclaration(opts.Package, opts.ID)
 	if err != nil {
 		return err
@@ -192,7 +197,7 @@ func (a *app) settingValue(ctx context.Context, opts *settingsSetOptions, decl *
 		if decl.Sensitive {
 			kind = ", not echoed"
 		}
-		fmt.Fprintf(a.stderr, "value of %s (%s%s): ", opts.ID, decl.Type, kind)
+		fmt.Fprintf(a.stderr, "value of %s (%s, one line%s): ", opts.ID, decl.Type, kind)
 		if decl.Sensitive {
 			b, err := kernel.ReadSecret(ctx, f, kernel.MaxSettingValueBytes)
 			fmt.Fprintln(a.stderr)
@@ -254,18 +259,11 @@ func (a *app) runSettingsList(opts *settingsListOptions) error {
 		if !v.Declared {
 			typ = "no longer declared"
 		}
-		if len(v.Values) == 0 {
-			val := "not set"
-			switch {
-			case v.Default != nil:
-				val = string(v.Default) + " (default)"
-			case v.Required:
-				val = "not set: calls are rejected"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t%s\t-\n", v.Package, v.ID, printable(typ), printable(val))
-			continue
+		rows := v.Values
+		if opts.Endpoint != "" && len(rows) > 1 {
+			rows = rows[len(rows)-1:] // the endpoint's own, listed last, wins
 		}
-		for _, sc := range v.Values {
+		for _, sc := range rows {
 			where := "package"
 			if sc.Endpoint != "" {
 				where = "endpoint " + sc.Endpoint
@@ -276,6 +274,23 @@ func (a *app) runSettingsList(opts *settingsListOptions) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Package, v.ID, printable(typ), printable(where), printable(val), sc.SetAt.UTC().Format(time.RFC3339))
 		}
+		if len(rows) > 0 && (rows[0].Endpoint == "" || opts.Endpoint != "") || !v.Declared {
+			continue
+		}
+		// No value of the package's own: what the other endpoints (and
+		// the CLI) get.
+		val := "not set"
+		switch {
+		case v.Default != nil:
+			val = string(v.Default) + " (default)"
+		case v.Required:
+			val = "not set: calls are rejected"
+		}
+		where := "package"
+		if opts.Endpoint != "" {
+			where = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t-\n", v.Package, v.ID, printable(typ), where, printable(val))
 	}
 	return tw.Flush()
 }

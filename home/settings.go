@@ -82,12 +82,14 @@ func (v *SettingView) Set(endpoint string) bool {
 // MissingSetting is a required setting some calls lack: the package has
 // no value of its own, and Endpoint none either. Endpoint "" means none of
 // the endpoints asked about has one, so every call of the package is
-// rejected; a call on the CLI, which has no endpoint, needs the package's
-// value, which SetLine sets.
+// rejected. CLI marks the calls on the command line, which have no
+// endpoint and need the package's value, when some endpoints have their
+// own: SetLine without --endpoint sets it.
 type MissingSetting struct {
 	Package  string `json:"package"`
 	ID       string `json:"id"`
 	Endpoint string `json:"endpoint,omitempty"`
+	CLI      bool   `json:"cli,omitzero"`
 }
 
 // SetLine is the command that gives the setting a value.
@@ -102,8 +104,11 @@ func (m MissingSetting) SetLine() string {
 // String is the warning publish, status and doctor print for it.
 func (m MissingSetting) String() string {
 	s := fmt.Sprintf("setting %q of package %s is not set", m.ID, m.Package)
-	if m.Endpoint != "" {
+	switch {
+	case m.Endpoint != "":
 		s += " for endpoint " + m.Endpoint
+	case m.CLI:
+		s += " for calls on the command line (only some endpoints have their own)"
 	}
 	return s + "; run: " + m.SetLine()
 }
@@ -120,17 +125,52 @@ func (h *Home) getenv(name string) string {
 // version, as the store lists them).
 func declarations(rs []store.Release) (map[string][]kernel.Setting, error) {
 	out := map[string][]kernel.Setting{}
+	sensitive := map[string]bool{} // package 0x00 lower-case id
 	for i, r := range rs {
-		if i+1 < len(rs) && rs[i+1].Name == r.Name {
-			continue
-		}
 		m, err := kernel.DecodeInstalled(r.Manifest)
 		if err != nil {
 			return nil, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", r.Name, r.Version).Wrap(err)
 		}
+		for _, d := range m.Settings {
+			if d.Sensitive {
+				sensitive[r.Name+"\x00"+strings.ToLower(d.ID)] = true
+			}
+		}
+		if i+1 < len(rs) && rs[i+1].Name == r.Name {
+			continue
+		}
 		out[r.Name] = m.Settings
 	}
+	// A setting any installed release declares sensitive is treated as
+	// one: a value is never shown, or stored in the clear, because one
+	// release happens to think otherwise.
+	for name, ds := range out {
+		for i := range ds {
+			if sensitive[name+"\x00"+strings.ToLower(ds[i].ID)] {
+				ds[i].Sensitive = true
+			}
+		}
+	}
 	return out, nil
+}
+
+// sensitiveAnywhere reports whether any installed release of pkg declares
+// setting id (ignoring case) sensitive.
+func (h *Home) sensitiveAnywhere(pkg, id string) (bool, error) {
+	rels, err := h.Store.ReleasesOf(pkg)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range rels {
+		m, err := kernel.DecodeInstalled(r.Manifest)
+		if err != nil {
+			return false, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", r.Name, r.Version).Wrap(err)
+		}
+		if d := findSetting(m.Settings, id); d != nil && d.Sensitive {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // findSetting is FindSetting ignoring case, as setting ids are unique.
@@ -164,7 +204,13 @@ func (h *Home) declaration(pkg, id string) (*kernel.Setting, error) {
 			newest = m.Settings
 		}
 		if d := findSetting(m.Settings, id); d != nil {
-			return d, nil
+			c := *d
+			if !c.Sensitive {
+				if c.Sensitive, err = h.sensitiveAnywhere(pkg, id); err != nil {
+					return nil, err
+				}
+			}
+			return &c, nil
 		}
 	}
 	none := kernel.Errorf(kernel.CodeNotFound, "package %s declares no setting %q", pkg, id)
@@ -325,7 +371,11 @@ func (h *Home) ListSettings(pkg, endpoint string) ([]SettingView, error) {
 				pv = append(pv, SettingView{Package: name, ID: r.ID, Sensitive: r.Sensitive, Values: []SettingScope{}})
 				i = len(pv) - 1
 			}
-			pv[i].Values = append(pv[i].Values, scopeOf(r))
+			sc := scopeOf(r)
+			if pv[i].Sensitive {
+				sc.Value = nil // declared sensitive by some release, whatever the record says
+			}
+			pv[i].Values = append(pv[i].Values, sc)
 		}
 		views = append(views, pv...)
 	}
@@ -333,25 +383,33 @@ func (h *Home) ListSettings(pkg, endpoint string) ([]SettingView, error) {
 }
 
 // SettingValues is the runner's source of settings (kernel.SettingsSource):
-// the stored values of pkg's settings a call on endpoint sees, the
-// endpoint's own over the package's, sensitive ones opened with the
-// settings key. It is read afresh on every call, so a value set while a
-// server runs reaches its next call.
-func (h *Home) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+// the stored values of pkg's settings ids (the running release's, matched
+// ignoring case and keyed as the release spells them) a call on endpoint
+// sees, the endpoint's own over the package's, sensitive ones opened with
+// the settings key. A stored value the release does not declare is never
+// opened. It is read afresh on every call, so a value set while a server
+// runs reaches its next call.
+func (h *Home) SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error) {
 	recs, err := h.Store.SettingsOf(pkg, endpoint)
 	if err != nil {
 		return nil, err
 	}
+	declared := make(map[string]string, len(ids))
+	for _, id := range ids {
+		declared[strings.ToLower(id)] = id
+	}
 	// the endpoint's records follow the package's: a later one wins
 	winners := map[string]store.SettingRecord{}
 	for _, r := range recs {
-		winners[strings.ToLower(r.ID)] = r
+		if id, ok := declared[strings.ToLower(r.ID)]; ok {
+			winners[id] = r
+		}
 	}
 	out := make(map[string]jsontext.Value, len(winners))
 	var key *store.SettingsKey
-	for _, r := range winners {
+	for id, r := range winners {
 		if !r.Sensitive {
-			out[r.ID] = jsontext.Value(r.Value)
+			out[id] = jsontext.Value(r.Value)
 			continue
 		}
 		if key == nil {
@@ -363,7 +421,7 @@ func (h *Home) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, e
 		if err != nil {
 			return nil, err
 		}
-		out[r.ID] = v
+		out[id] = v
 	}
 	return out, nil
 }
@@ -413,7 +471,7 @@ func (h *Home) settingsKey(create bool) (key *store.SettingsKey, made string, er
 		if !create {
 			return nil, "", kernel.Errorf(kernel.CodeUnavailable, "there is none: %s and %s are unset and the home has no %s", EnvSettingsKey, EnvSettingsKeyFile, store.SettingsKeyName).
 				AtPath(path).
-				WithHint("give this rukh the key the value was sealed with (in " + path + ", mode 600, or with " + EnvSettingsKeyFile + "); every replica of a shared store needs the same key; or set the value again with rukh settings set")
+				WithHint("give this rukh the key the value was sealed with (the home's " + store.SettingsKeyName + ", mode 600, or " + EnvSettingsKeyFile + "); every replica of a shared store needs the same key; or set the value again with rukh settings set")
 		}
 		return h.makeSettingsKey(path)
 	}
@@ -535,6 +593,7 @@ func (h *Home) MissingSettings(rels []policy.BoundRelease, endpoints []string) (
 			for _, e := range lacking {
 				out = append(out, MissingSetting{Package: br.Name, ID: d.ID, Endpoint: e})
 			}
+			out = append(out, MissingSetting{Package: br.Name, ID: d.ID, CLI: true})
 		}
 	}
 	return out, nil
@@ -582,10 +641,29 @@ func (h *Home) doctorSettings(b *policy.Binding, add func(string, error) bool) {
 		add("settings", err)
 		return
 	}
+	rels, err := h.Store.Releases()
+	if err != nil {
+		add("settings", err)
+		return
+	}
+	decls, err := declarations(rels)
+	if err != nil {
+		add("settings", err)
+		return
+	}
 	sealed := 0
 	for _, r := range recs {
 		if r.Sensitive {
 			sealed++
+			continue
+		}
+		if d := findSetting(decls[r.Package], r.ID); d != nil && d.Sensitive {
+			line := "rukh settings set " + r.Package + " " + d.ID
+			if r.Endpoint != "" {
+				line += " --endpoint " + r.Endpoint
+			}
+			add(fmt.Sprintf("setting %s of package %s", r.ID, r.Package), kernel.Errorf(kernel.CodeConflict,
+				"a release declares it sensitive, but its value was stored in the clear before").WithHint("set it again to seal it: "+line))
 		}
 	}
 	if sealed == 0 {

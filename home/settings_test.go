@@ -37,7 +37,7 @@ const notesSettings = `{"id":"apiKey","type":"string","required":true,"sensitive
 
 // settingsHome is a home with acme.notes 1.0.0 and 1.1.0 (which adds
 // retries) and acme.site (no settings) installed; env is its environment.
-func settingsHome(t *testing.T, env map[string]string) *Home {
+func settingsHome(t testing.TB, env map[string]string) *Home {
 	t.Helper()
 	h := New(func(k string) string { return env[k] }, kernel.NewRunner())
 	h.Store = store.New(filepath.Join(t.TempDir(), "home"))
@@ -62,7 +62,7 @@ func settingsHome(t *testing.T, env map[string]string) *Home {
 	return h
 }
 
-func mustSet(t *testing.T, h *Home, pkg, id, endpoint, text string) (SettingView, []string) {
+func mustSet(t testing.TB, h *Home, pkg, id, endpoint, text string) (SettingView, []string) {
 	t.Helper()
 	v, w, err := h.SetSetting(pkg, id, endpoint, []byte(text))
 	if err != nil {
@@ -73,7 +73,7 @@ func mustSet(t *testing.T, h *Home, pkg, id, endpoint, text string) (SettingView
 
 func values(t *testing.T, h *Home, pkg, endpoint string) string {
 	t.Helper()
-	m, err := h.SettingValues(pkg, endpoint)
+	m, err := h.SettingValues(pkg, endpoint, []string{"apiKey", "url", "region", "retries"})
 	if err != nil {
 		t.Fatalf("SettingValues(%s, %q): %v", pkg, endpoint, err)
 	}
@@ -367,7 +367,7 @@ func TestSettingsKeyLocation(t *testing.T) {
 					env = e
 				}
 			}
-			got, err := h.SettingValues("acme.notes", "")
+			got, err := h.SettingValues("acme.notes", "", []string{"apiKey", "url", "region", "retries"})
 			if tt.callErr == "" {
 				if err != nil || string(got["apiKey"]) != `"`+secret+`"` {
 					t.Fatalf("SettingValues = %s, %v", got, err)
@@ -407,8 +407,9 @@ func TestMissingSettings(t *testing.T) {
 			[]string{"acme.notes apiKey ", "acme.notes region "}},
 		{"the package's values", [][3]string{{"apiKey", "", "k"}, {"region", "", "eu"}}, []policy.BoundRelease{notes}, []string{"local", "tenant-b"}, nil},
 		{"one endpoint's own", [][3]string{{"apiKey", "local", "k"}, {"region", "", "eu"}}, []policy.BoundRelease{notes}, []string{"local", "tenant-b", "tenant-c"},
-			[]string{"acme.notes apiKey tenant-b", "acme.notes apiKey tenant-c"}},
-		{"every endpoint's own", [][3]string{{"apiKey", "local", "k"}, {"apiKey", "tenant-b", "k"}, {"region", "", "eu"}}, []policy.BoundRelease{notes}, []string{"local", "tenant-b"}, nil},
+			[]string{"acme.notes apiKey tenant-b", "acme.notes apiKey tenant-c", "acme.notes apiKey cli"}},
+		{"every endpoint's own", [][3]string{{"apiKey", "local", "k"}, {"apiKey", "tenant-b", "k"}, {"region", "", "eu"}}, []policy.BoundRelease{notes}, []string{"local", "tenant-b"},
+			[]string{"acme.notes apiKey cli"}},
 		{"an endpoint not asked about", [][3]string{{"apiKey", "tenant-z", "k"}, {"region", "", "eu"}}, []policy.BoundRelease{notes}, []string{"local"},
 			[]string{"acme.notes apiKey "}},
 		{"the older release's declarations", [][3]string{{"apiKey", "", "k"}}, []policy.BoundRelease{old}, nil,
@@ -440,7 +441,11 @@ func TestMissingSettings(t *testing.T) {
 			}
 			var got []string
 			for _, m := range ms {
-				got = append(got, m.Package+" "+m.ID+" "+m.Endpoint)
+				e := m.Endpoint
+				if m.CLI {
+					e = "cli"
+				}
+				got = append(got, m.Package+" "+m.ID+" "+e)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("= %q\nwant %q", got, tt.want)
@@ -467,5 +472,65 @@ func TestNewWiresRunnerSettings(t *testing.T) {
 	h := New(nil, r)
 	if r.Settings != kernel.SettingsSource(h) {
 		t.Fatalf("Runner.Settings = %v", r.Settings)
+	}
+}
+
+// A call asks only for what its release declares: a stored value the
+// release dropped is never opened (so it needs no key), and ids match
+// ignoring case, keyed as the release spells them.
+func TestSettingValuesOnlyDeclared(t *testing.T) {
+	env := map[string]string{}
+	h := settingsHome(t, env)
+	mustSet(t, h, "acme.notes", "apiKey", "", "k-1")
+	mustSet(t, h, "acme.notes", "region", "", "us")
+	if err := os.Remove(filepath.Join(h.Store.Home(), store.SettingsKeyName)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.SettingValues("acme.notes", "", []string{"REGION"})
+	if err != nil || len(got) != 1 || string(got["REGION"]) != `"us"` {
+		t.Errorf("= %s, %v; want only REGION, without opening apiKey", got, err)
+	}
+	if _, err := h.SettingValues("acme.notes", "", []string{"apiKey", "region"}); err == nil || !strings.Contains(err.Error(), "needs the settings key") {
+		t.Errorf("a declared sensitive value without the key: %v", err)
+	}
+}
+
+// A setting any installed release declares sensitive is treated as one:
+// a value stored in the clear before is no longer shown, doctor asks for
+// it to be set again, and setting it again seals it.
+func TestSettingBecomesSensitive(t *testing.T) {
+	h := settingsHome(t, nil)
+	const plain = "https://plain-before.example"
+	mustSet(t, h, "acme.notes", "url", "", plain)
+	m := settingsManifest("acme.notes", "1.2.0", `{"id":"url","type":"string","sensitive":true}`)
+	install(t, h, store.Release{Name: "acme.notes", Version: "1.2.0", Manifest: m, Dir: "/releases/acme.notes"})
+	vs, err := h.ListSettings("acme.notes", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(vs)
+	if strings.Contains(string(b), plain) {
+		t.Errorf("ListSettings shows a value a release declares sensitive: %s", b)
+	}
+	doctor := func() string {
+		b, _ := json.Marshal(h.Doctor())
+		return string(b)
+	}
+	if d := doctor(); !strings.Contains(d, "stored in the clear") || strings.Contains(d, plain) {
+		t.Errorf("doctor: %s", d)
+	}
+	if d, err := h.SettingDeclaration("acme.notes", "url"); err != nil || !d.Sensitive {
+		t.Fatalf("declaration %+v, %v", d, err)
+	}
+	mustSet(t, h, "acme.notes", "url", "", "https://sealed-now.example")
+	raw, err := os.ReadFile(filepath.Join(h.Store.Home(), store.DBName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "sealed-now") {
+		t.Error("the value set again is in the clear in rukh.db")
+	}
+	if d := doctor(); strings.Contains(d, "stored in the clear") {
+		t.Errorf("doctor still flags it: %s", d)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // install records a release as installed (no copy on disk: these tests
 // read the store, never run a command).
-func install(t *testing.T, h *Home, r store.Release) store.Release {
+func install(t testing.TB, h *Home, r store.Release) store.Release {
 	t.Helper()
 	if r.Digest == "" {
 		r.Digest = digest(r.Name + "@" + r.Version)

@@ -183,9 +183,13 @@ func (r *Runner) settings(inv *Invocation) (map[string]any, Outcome, string) {
 	}
 	var stored map[string]jsontext.Value
 	if r.Settings != nil {
+		ids := make([]string, len(inv.Settings))
+		for i := range inv.Settings {
+			ids[i] = inv.Settings[i].ID
+		}
 		var err error
-		if stored, err = r.Settings.SettingValues(inv.Package, inv.Caller.Endpoint); err != nil {
-			return nil, ExecutionFailed, err.Error()
+		if stored, err = r.Settings.SettingValues(inv.Package, inv.Caller.Endpoint, ids); err != nil {
+			return nil, ExecutionFailed, sourceReason(err)
 		}
 	}
 	vals, err := ResolveSettings(inv.Package, inv.Settings, stored)
@@ -193,6 +197,20 @@ func (r *Runner) settings(inv *Invocation) (map[string]any, Outcome, string) {
 		return nil, Rejected, err.Error()
 	}
 	return vals, "", ""
+}
+
+// sourceReason is what a caller is told of a settings source's failure:
+// its message and the owner's next step, never the paths and causes the
+// error carries for the owner's own log.
+func sourceReason(err error) string {
+	var ke *Error
+	if !errors.As(err, &ke) {
+		return err.Error()
+	}
+	if ke.Hint != "" {
+		return ke.Message + " (" + ke.Hint + ")"
+	}
+	return ke.Message
 }
 
 // programPath joins the release directory and execute.program, refusing a

@@ -39,13 +39,14 @@ const (
 var settingIDRE = lazyRegexp(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
 // SettingsSource is what the runner asks, at the start of each call, for
-// the owner's stored values of a package's settings: for a call on an
-// endpoint ("" on the CLI) the endpoint's own value of an id over the
-// package's, each the canonical JSON of a typed value, sensitive values
-// already opened. Ids without a stored value are absent. It is asked only
-// for a package that declares settings.
+// the owner's stored values of the settings ids the running release
+// declares: for a call on an endpoint ("" on the CLI) the endpoint's own
+// value of an id over the package's, each the canonical JSON of a typed
+// value keyed by its id as given, sensitive values already opened. Ids
+// without a stored value are absent. It is asked only for a package that
+// declares settings.
 type SettingsSource interface {
-	SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error)
+	SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error)
 }
 
 // FindSetting returns the declaration of id, or nil.
@@ -84,10 +85,17 @@ func (s *Setting) ParseValue(text string) (jsontext.Value, error) {
 	if spec.lr != nil {
 		raw := []byte(strings.TrimSpace(text))
 		if err := CheckJSON(raw, JSONLimits{MaxBytes: MaxSettingValueBytes, MaxDepth: 4, MaxMembers: 1 << 12}); err != nil {
-			return nil, s.invalid("is a list: give a JSON array, such as [\"a\",\"b\"]").Wrap(err)
+			e := s.invalid("is a list: give a JSON array, such as [\"a\",\"b\"]")
+			if s.Sensitive {
+				return nil, e // the parser's message may quote the secret
+			}
+			return nil, e.Wrap(err)
 		}
 		var e *Error
 		if v, e = spec.fromJSON(raw, ""); e != nil {
+			if s.Sensitive {
+				return nil, s.invalid("is a list: give a JSON array of " + string(s.Items.Type) + " items")
+			}
 			return nil, s.invalid(e.Message)
 		}
 	} else {

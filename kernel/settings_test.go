@@ -153,7 +153,7 @@ type settingsSource struct {
 	asked   int
 }
 
-func (s *settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+func (s *settingsSource) SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error) {
 	s.asked++
 	s.pkg, s.ep = pkg, endpoint
 	return s.vals, s.err
@@ -213,5 +213,22 @@ func TestInvokeSettings(t *testing.T) {
 				t.Errorf("settings member %q, want %q (line %s)", got, tt.settings, cr.Text)
 			}
 		})
+	}
+}
+
+// A sensitive value that fails its check is never quoted, not even by
+// the JSON parser's message.
+func TestSettingParseValueQuotesNoSecret(t *testing.T) {
+	t.Parallel()
+	s := &Setting{ID: "keys", Type: TypeList, Sensitive: true, Items: &ItemSpec{Type: TypeString}, MaxItems: new(1)}
+	for _, text := range []string{`[{"sk_live_ABC":1,"sk_live_ABC":2}]`, `["ab", sk_live_ABC]`, `["sk_live_ABC\q"]`, `[1, "sk_live_ABC"]`, `["sk_live_ABC","sk_live_ABC"]`} {
+		_, err := s.ParseValue(text)
+		if err == nil {
+			t.Errorf("%s accepted", text)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk_live_ABC") || strings.Contains(err.Error(), "sk_") {
+			t.Errorf("%s: the error quotes the secret: %v", text, err)
+		}
 	}
 }

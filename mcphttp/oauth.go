@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
@@ -17,15 +19,22 @@ import (
 // well-known segment before the resource's path.
 const MetadataPrefix = "/.well-known/oauth-protected-resource"
 
-// oauthRetryAfter is the Retry-After, in seconds, of a 503 while the
-// identity provider cannot be reached.
-const oauthRetryAfter = "5"
+// oauthRetryAfter is the Retry-After of a 503 while the endpoint's OAuth
+// settings cannot be built, or of a verifier that cannot say when it will
+// next ask its identity provider.
+const oauthRetryAfter = 5 * time.Second
 
 // TokenVerifier checks a bearer token issued by the endpoint's identity
 // provider (package oauth's Verifier). A CodeDenied error is a 401
 // invalid_token whose message the client may read; CodeUnavailable a 503.
 type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (kernel.Credential, error)
+}
+
+// retryAfterer is a TokenVerifier that knows when it will next ask its
+// identity provider, which is when a retry can be answered differently.
+type retryAfterer interface {
+	RetryAfter() time.Duration
 }
 
 // OAuthEndpoint is what an endpoint with httpAuth oauth or rukh+oauth
@@ -255,8 +264,8 @@ func forbiddenOAuth(w http.ResponseWriter, o *OAuthEndpoint, scope []string, ref
 
 // oauthUnavailable answers 503 while the identity provider (or the
 // endpoint's OAuth settings) cannot decide a token.
-func oauthUnavailable(w http.ResponseWriter, msg string) {
-	w.Header().Set("Retry-After", oauthRetryAfter)
+func oauthUnavailable(w http.ResponseWriter, after time.Duration, msg string) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(after.Seconds())))))
 	plain(w, http.StatusServiceUnavailable, msg)
 }
 
@@ -266,7 +275,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request, ep *endpoint, o
 	if o.Verifier == nil || o.Policy == nil {
 		h.cfg.Logf("refused a request on endpoint %q: its OAuth settings are not loaded", name)
 		h.observe(name, "unavailable")
-		oauthUnavailable(w, "the endpoint's identity provider is not configured yet; retry")
+		oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
 		return nil, false
 	}
 	cred, err := o.Verifier.Verify(r.Context(), token)
@@ -279,7 +288,11 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request, ep *endpoint, o
 		// The identity provider could not say: the token may be good.
 		h.cfg.Logf("refused a request on endpoint %q: %v", name, err)
 		h.observe(name, "unavailable")
-		oauthUnavailable(w, "the identity provider "+strconv.Quote(o.Policy.Issuer)+" cannot be reached; retry")
+		after := oauthRetryAfter
+		if ra, ok := o.Verifier.(retryAfterer); ok {
+			after = ra.RetryAfter()
+		}
+		oauthUnavailable(w, after, "the identity provider "+strconv.Quote(o.Policy.Issuer)+" cannot be reached; retry")
 		return nil, false
 	default:
 		h.cfg.Logf("refused a request on endpoint %q: an OAuth token: %v", name, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
@@ -237,7 +238,7 @@ func TestOAuthUnavailable(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 503 || res.Header.Get("Retry-After") != oauthRetryAfter || res.Header.Get("WWW-Authenticate") != "" ||
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") != "12" || res.Header.Get("WWW-Authenticate") != "" ||
 		!strings.Contains(string(b), "cannot be reached") {
 		t.Errorf("the provider down: %d Retry-After %q WWW-Authenticate %q: %s", res.StatusCode, res.Header.Get("Retry-After"), res.Header.Get("WWW-Authenticate"), b)
 	}
@@ -312,3 +313,7 @@ func TestOAuthSetAuth(t *testing.T) {
 		t.Error("SetAuth of an endpoint not served said it is")
 	}
 }
+
+// RetryAfter is when the fake would ask its provider again: the 503's
+// Retry-After says so.
+func (v *fakeVerifier) RetryAfter() time.Duration { return 12 * time.Second }

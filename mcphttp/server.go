@@ -453,7 +453,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 		case !ok:
 			h.observe(name, "auth")
 			if o == nil {
-				oauthUnavailable(w, "the endpoint's identity provider is not configured yet; retry")
+				oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
 				return nil, false
 			}
 			unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> with an access token of the identity provider its metadata names ("+o.MetadataURL+")")
@@ -461,7 +461,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 		case !strings.HasPrefix(token, "rukh_"):
 			if o == nil {
 				h.observe(name, "unavailable")
-				oauthUnavailable(w, "the endpoint's identity provider is not configured yet; retry")
+				oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
 				return nil, false
 			}
 			return h.verify(w, r, ep, o, token)

@@ -54,7 +54,6 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 		}
 		ch := make(chan struct{})
 		v.inflight, v.lastAttempt = ch, now
-		v.fetches++
 		v.mu.Unlock()
 
 		// The fetch outlives a caller that gives up: others may wait on it.

@@ -57,7 +57,6 @@ type Verifier struct {
 	lastAttempt time.Time     // of the last discovery or key set fetch
 	lastErr     error         // its failure; nil when it succeeded
 	inflight    chan struct{} // open while a fetch runs; waiters share it
-	fetches     int           // fetches started, for tests
 }
 
 // New checks cfg and returns a Verifier. It does not contact the issuer.

@@ -341,15 +341,19 @@ type Caller struct {
 	// Endpoint is the profile endpoint that served the call; empty on the
 	// CLI.
 	Endpoint string `json:"endpoint"`
-	// Subject is the endpoint's subject ("owner" on the CLI).
+	// Subject is the endpoint's subject ("owner" on the CLI); for an
+	// identity provider's token (Credential "oauth"), the token's subject.
 	Subject string `json:"subject"`
 	// Agent is the agent an HTTP endpoint authenticated ("anonymous" on
 	// an endpoint without authentication); empty on the CLI and stdio.
 	Agent string `json:"agent"`
 	// Credential is the kind of credential the agent presented:
-	// "static", "short-lived" or "one-time"; empty otherwise. The token
-	// itself never reaches an extension.
+	// "static", "short-lived" or "one-time" (Rukh's own tokens), or
+	// "oauth" (an access token of the endpoint's identity provider);
+	// empty otherwise. The token itself never reaches an extension.
 	Credential string `json:"credential"`
+	// Issuer is the identity provider that issued an "oauth" credential.
+	Issuer string `json:"issuer"`
 }
 
 // Caller returns who asked for this invocation.

@@ -64,7 +64,7 @@ func notes() *rukhext.Extension {
 	})
 	ext.Handle("notes.whoami", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		c := call.Caller()
-		return rukhext.Text(strings.Join([]string{c.Transport, c.Endpoint, c.Subject, c.Agent, c.Credential}, "|")), nil
+		return rukhext.Text(strings.Join([]string{c.Transport, c.Endpoint, c.Subject, c.Agent, c.Credential, c.Issuer}, "|")), nil
 	})
 	ext.Handle("notes.config", func(ctx context.Context, call *rukhext.Call) (rukhext.Result, error) {
 		st := call.Settings()
@@ -246,12 +246,14 @@ func TestCaller(t *testing.T) {
 		caller kernel.Caller
 		want   string
 	}{
-		{kernel.Caller{Transport: kernel.TransportStdio, Endpoint: "ci", Subject: "ci-bot"}, "stdio|ci|ci-bot||"},
-		{kernel.CLICaller, "cli||owner||"},
-		{kernel.Caller{}, "||||"},
+		{kernel.Caller{Transport: kernel.TransportStdio, Endpoint: "ci", Subject: "ci-bot"}, "stdio|ci|ci-bot|||"},
+		{kernel.CLICaller, "cli||owner|||"},
+		{kernel.Caller{}, "|||||"},
 		{kernel.Credential{Agent: "bot", Endpoint: "remote", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{1}}.Caller(kernel.TransportHTTP, "owner"),
-			"http|remote|owner|bot|one-time"},
-		{kernel.Anonymous("remote").Caller(kernel.TransportHTTP, "owner"), "http|remote|owner|anonymous|"},
+			"http|remote|owner|bot|one-time|"},
+		{kernel.Anonymous("remote").Caller(kernel.TransportHTTP, "owner"), "http|remote|owner|anonymous||"},
+		{kernel.Credential{Agent: "ci-app", Endpoint: "remote", Kind: kernel.CredentialOAuth, Issuer: "https://idp.example", Subject: "svc-7"}.Caller(kernel.TransportHTTP, "owner"),
+			"http|remote|svc-7|ci-app|oauth|https://idp.example"},
 	} {
 		inv := invocation(t, "notes.whoami", &kernel.ResultDecl{Kind: kernel.ResultText}, nil)
 		inv.Caller = tt.caller
@@ -312,7 +314,7 @@ type settingsSource struct {
 	err    error
 }
 
-func (s settingsSource) SettingValues(pkg, endpoint string) (map[string]jsontext.Value, error) {
+func (s settingsSource) SettingValues(pkg, endpoint string, ids []string) (map[string]jsontext.Value, error) {
 	return s.values, s.err
 }
 
