@@ -33,12 +33,12 @@ import (
 
 // oauthProfile publishes the auth fixture on three endpoints of the one
 // issuer: remote (oauth, the three levels), second (oauth, another
-// audience) and both (rukh+oauth: a Rukh one-time token reaches strict).
+// audience, the agent named by sub) and both (rukh+oauth: a Rukh one-time token reaches strict).
 const oauthProfile = `{"endpoints":{
  "remote":{"namespace":"auth-remote","transports":["http"],"httpAuth":"oauth","publish":{"packages":["auth.fake"]},
   "oauth":{"issuer":%[1]q,"scopes":{"standard":["rukh.call"],"elevated":["rukh.elevated"]},"shortLivedSeconds":900},
   "security":{"default":"standard","commands":{"auth.elev":"elevated","auth.strict":"strict","auth.other":"strict"}}},
- "second":{"namespace":"auth-second","transports":["http"],"httpAuth":"oauth","oauth":{"issuer":%[1]q},
+ "second":{"namespace":"auth-second","transports":["http"],"httpAuth":"oauth","oauth":{"issuer":%[1]q,"agentClaim":"sub"},
   "publish":{"packages":["auth.fake"]}},
  "both":{"namespace":"auth-both","transports":["http"],"httpAuth":"rukh+oauth","publish":{"packages":["auth.fake"]},
   "oauth":{"issuer":%[1]q,"scopes":{"standard":["rukh.call"]}},
@@ -400,6 +400,11 @@ func TestHTTPOAuth(t *testing.T) {
 	// Another endpoint's token is good on its own endpoint.
 	before = s.runs(std)
 	s.expectOAuth("[second] its own token", s.call("second", s.token("agent-second", "", "rukh.call"), std), 200, std, before, "")
+	if !slices.ContainsFunc(s.callers(std), func(c map[string]string) bool {
+		return c["endpoint"] == "second" && c["agent"] == "sa-agent-second" && c["subject"] == "sa-agent-second"
+	}) {
+		t.Errorf("second's agent is not its token's sub: %v", s.callers(std))
+	}
 
 	// rukh+oauth: the provider's token for standard, a Rukh one-time token
 	// for strict, which no provider's token reaches.
@@ -486,7 +491,7 @@ func (s *oauthServer) oauthAudit() {
 		if r.Credential != "oauth" {
 			continue
 		}
-		if r.Issuer != s.idp.Issuer || !strings.HasPrefix(r.Subject, "sa-agent-") || !strings.HasPrefix(r.Agent, "agent-") {
+		if r.Issuer != s.idp.Issuer || !strings.HasPrefix(r.Subject, "sa-agent-") || !strings.Contains(r.Agent, "agent-") {
 			s.t.Errorf("an oauth audit record without its issuer, subject and agent: %+v", r)
 		}
 		if r.Outcome == "refused" {
