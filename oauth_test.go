@@ -93,7 +93,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	mustRukh(t, bin, home, "policy", "set", profile)
 	mustRukh(t, bin, home, "publish")
 	s := &oauthServer{authServer: &authServer{t: t, bin: bin, home: home, dir: dir, tools: map[string]map[string]string{}}, idp: idp}
-	got, stderr := startHTTPServer(t, bin, home, "--listen", addr, "--public-url", base, "--rate", "0", "--metrics-listen", "127.0.0.1:0")
+	got, stderr := startHTTPServer(t, bin, home, "--listen", addr, "--public-url", base, "--rate", "0", "--metrics-listen", "127.0.0.1:0", "--oauth-refresh", "2s")
 	if got != base {
 		t.Fatalf("serve-http listens on %s, want %s", got, base)
 	}

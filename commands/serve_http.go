@@ -2,7 +2,9 @@ package commands
 
 import (
 	"context"
+	"time"
 
+	"github.com/rukh-dev/rukh/oauth"
 	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
 )
@@ -22,6 +24,7 @@ func (a *app) serveHTTPCmd() *cli.Command {
 			&cli.IntFlag{Name: "burst", Value: 100, Usage: "requests an agent may make at once above its rate"},
 			&cli.StringFlag{Name: "metrics-listen", Usage: "serve Prometheus metrics on this separate address (host:port)"},
 			&cli.StringFlag{Name: "public-url", Usage: "the scheme and host clients reach this server by, behind a proxy (https://host[:port]): the base of OAuth resource and metadata URLs"},
+			&cli.DurationFlag{Name: "oauth-refresh", Value: oauth.DefaultMinRefresh, Usage: "the least time between two fetches of an identity provider's keys or discovery document (at least 1s): a token signed by a key not yet fetched, or a provider that was down, waits at most this long"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.Args().Len() > 0 {
@@ -31,6 +34,10 @@ func (a *app) serveHTTPCmd() *cli.Command {
 				listen: c.String("listen"), tlsCert: c.String("tls-cert"), tlsKey: c.String("tls-key"),
 				insecureHTTP: c.Bool("insecure-http"), allowOrigins: c.StringSlice("allow-origin"), allowHosts: c.StringSlice("allow-host"),
 				rate: c.Float("rate"), burst: int(c.Int("burst")), metricsListen: c.String("metrics-listen"),
+				oauthRefresh: c.Duration("oauth-refresh"),
+			}
+			if o.oauthRefresh < time.Second {
+				return usageErr("--oauth-refresh is at least 1s, not %s", o.oauthRefresh)
 			}
 			if v := c.String("public-url"); v != "" {
 				u, err := serve.ParsePublicURL(v)
@@ -55,6 +62,7 @@ type serveHTTPOptions struct {
 	burst                    int
 	metricsListen            string
 	publicURL                string
+	oauthRefresh             time.Duration
 }
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
@@ -72,6 +80,7 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 		Burst:         o.burst,
 		MetricsListen: o.metricsListen,
 		PublicURL:     o.publicURL,
+		OAuthRefresh:  o.oauthRefresh,
 		Version:       version(),
 		Logf:          log.Logf,
 		Line:          log.Line,

@@ -40,7 +40,10 @@ type HTTPOptions struct {
 	// (ParsePublicURL): the base of OAuth endpoints' resource and metadata
 	// URLs. Empty: http(s)://the listener's address.
 	PublicURL string
-	Version   string // the server version told to clients
+	// OAuthRefresh is the least time between two fetches of an identity
+	// provider's keys or discovery document (0: oauth.DefaultMinRefresh).
+	OAuthRefresh time.Duration
+	Version      string // the server version told to clients
 	// Logf writes one log line, Line one complete line as it is; neither
 	// may block.
 	Logf func(format string, args ...any)
@@ -110,7 +113,7 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 	// Each endpoint's authentication as its launch binding has it, then as
 	// each newly published revision does: an unchanged oauth block keeps
 	// its verifier and so the identity provider's keys it fetched.
-	vs := newOAuthVerifiers(public, func(k verifierKey) (mcphttp.TokenVerifier, error) { return newTokenVerifier(k, o.Logf) })
+	vs := newOAuthVerifiers(public, func(k verifierKey) (mcphttp.TokenVerifier, error) { return newTokenVerifier(k, o.OAuthRefresh, o.Logf) })
 	launches := map[string]*policy.Launch{}
 	for _, e := range eps {
 		if e.Core.Launch != nil {

@@ -139,8 +139,8 @@ func (p *process) launchesOf() (map[string]*policy.Launch, error) {
 }
 
 // newTokenVerifier is package oauth's verifier for k.
-func newTokenVerifier(k verifierKey, logf func(string, ...any)) (mcphttp.TokenVerifier, error) {
-	return oauth.New(oauth.Config{Issuer: k.issuer, Audience: k.audience, AgentClaim: k.agentClaim, ShortLived: k.shortLived, Logf: logf})
+func newTokenVerifier(k verifierKey, minRefresh time.Duration, logf func(string, ...any)) (mcphttp.TokenVerifier, error) {
+	return oauth.New(oauth.Config{Issuer: k.issuer, Audience: k.audience, AgentClaim: k.agentClaim, ShortLived: k.shortLived, MinRefresh: minRefresh, Logf: logf})
 }
 
 // watchAuth applies each newly published revision's httpAuth and oauth

@@ -28,7 +28,7 @@ func TestOAuthVerifiersAcrossRepublishes(t *testing.T) {
 	block := func(scope string) *policy.OAuth {
 		return &policy.OAuth{Issuer: iss, Scopes: map[string][]string{"standard": {scope}}}
 	}
-	vs := newOAuthVerifiers("https://mcp.example.com", func(k verifierKey) (mcphttp.TokenVerifier, error) { return newTokenVerifier(k, nil) })
+	vs := newOAuthVerifiers("https://mcp.example.com", func(k verifierKey) (mcphttp.TokenVerifier, error) { return newTokenVerifier(k, 0, nil) })
 	eps := []mcphttp.Endpoint{{Namespace: "acme", Core: mcpcore.Config{Endpoint: "web"}}, {Namespace: "acme", Core: mcpcore.Config{Endpoint: "ops"}}}
 	var first mcphttp.TokenVerifier
 	for _, tc := range []struct {
