@@ -87,6 +87,7 @@ func findPidsCgroup() (string, error) {
 // pidsCgroup is one call's pids cgroup.
 type pidsCgroup struct {
 	dir   string
+	mark  string   // its mark in the scratch parent
 	procs *os.File // its cgroup.procs, for the init
 }
 
@@ -97,16 +98,23 @@ func newPidsCgroup(id string, max int) (*pidsCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The scratch parent exists whenever a cgroup may: a sweep that finds
-	// no scratch parent has no cgroup to look for either.
-	if _, err := privateParent(); err != nil {
+	// The cgroup's mark in the scratch parent is what makes a sweep look
+	// for cgroups at all (SweepLeftovers).
+	parent, err := privateParent()
+	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "rukh-"+ownerTag()+"-"+id)
+	name := ownerTag() + "-" + id
+	mark := filepath.Join(parent, name+cgroupMark)
+	if err := os.WriteFile(mark, nil, 0o600); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "rukh-"+name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
+		os.Remove(mark)
 		return nil, err
 	}
-	c := &pidsCgroup{dir: dir}
+	c := &pidsCgroup{dir: dir, mark: mark}
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
 		c.remove()
 		return nil, err
@@ -138,8 +146,12 @@ func (c *pidsCgroup) remove() {
 	}
 	for pause := time.Millisecond; ; pause *= 2 {
 		err := unix.Rmdir(c.dir)
-		if err == nil || err == unix.ENOENT || pause > 200*time.Millisecond {
+		if err == nil || err == unix.ENOENT {
+			os.Remove(c.mark)
 			return
+		}
+		if pause > 200*time.Millisecond {
+			return // the mark stays: the next sweep tries again
 		}
 		time.Sleep(pause)
 	}

@@ -70,9 +70,17 @@ func privateParent() (string, error) {
 	return parent, nil
 }
 
+// cgroupMark ends the name of the file a call's pids cgroup has in the
+// scratch parent for as long as the cgroup may exist: made before the
+// cgroup, removed after it.
+const cgroupMark = ".pids"
+
 // SweepLeftovers removes the scratch directories and pids cgroups of rukh
 // processes that are gone, and returns what it removed. It costs one
-// directory read when confined calls never ran here.
+// directory read when no rukh that is gone left anything in the scratch
+// parent: every cgroup has its mark there, so the cgroups (whose lookup
+// reads /proc, at every start of every rukh) are looked at only when a
+// gone rukh left an entry.
 func SweepLeftovers() (removed []string, warnings []string) {
 	parent := scratchParent()
 	ents, err := os.ReadDir(parent)
@@ -82,21 +90,34 @@ func SweepLeftovers() (removed []string, warnings []string) {
 	if err != nil {
 		return nil, []string{fmt.Sprintf("cannot read %s to remove what killed rukh processes left: %v", parent, err)}
 	}
+	var gone []string
+	for _, e := range ents {
+		if owner, ok := parseOwnerTag(e.Name()); ok && !Alive(owner) {
+			gone = append(gone, e.Name())
+		}
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
 	if _, err := privateParent(); err != nil {
 		return nil, []string{err.Error()}
 	}
-	for _, e := range ents {
-		owner, ok := parseOwnerTag(e.Name())
-		if !ok || Alive(owner) {
+	// The cgroups go first: a mark is removed only once no cgroup of a
+	// gone rukh is left, so a sweep that could not remove one tries again.
+	removed, warnings = sweepCgroups()
+	for _, name := range gone {
+		if strings.HasSuffix(name, cgroupMark) {
+			if len(warnings) == 0 {
+				os.Remove(filepath.Join(parent, name))
+			}
 			continue
 		}
-		dir := filepath.Join(parent, e.Name())
+		dir := filepath.Join(parent, name)
 		if err := os.RemoveAll(dir); err != nil {
 			warnings = append(warnings, fmt.Sprintf("cannot remove the scratch directory %s of a killed rukh: %v", dir, err))
 			continue
 		}
 		removed = append(removed, dir)
 	}
-	cg, w := sweepCgroups()
-	return append(removed, cg...), append(warnings, w...)
+	return removed, warnings
 }
