@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gowebpki/jcs"
@@ -90,7 +91,18 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 		}
 		b, _ := os.ReadFile("/proc/self/stat") // its own, in any PID namespace
 		st := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		report("succeeded", fmt.Sprintf("devtty=%s tty_nr=%s", devtty, st[4]))
+		// A session of its own: it leads it, or its init (PID namespace)
+		// does; another session's id is 0 inside a PID namespace.
+		sid, _ := unix.Getsid(0)
+		session := "inherited"
+		if sid == os.Getpid() || sid == os.Getppid() {
+			session = "own"
+		}
+		line := fmt.Sprintf("devtty=%s tty_nr=%s session=%s", devtty, st[4], session)
+		if strings.HasPrefix(in.Dir, "/dev/pts/") { // the terminal, by name
+			line += " tiocsti=" + tiocsti(in.Dir)
+		}
+		report("succeeded", line)
 		return 0
 	}
 	markSelf(in.Dir, "leader")
@@ -126,6 +138,34 @@ func fakeProcs(args []string, input jsontext.Value, report func(outcome, text st
 	}
 	time.Sleep(time.Hour) // hang: ignores cancel; SIGTERM ends it unless stubborn
 	return 0
+}
+
+// tiocsti opens the terminal tty by its name and pushes a byte into its
+// input, as a program would type into the owner's shell; it says "ok" or
+// why not. CAP_SYS_ADMIN, which allows it on any terminal, is dropped
+// first (the tests may run as root).
+func tiocsti(tty string) string {
+	runtime.LockOSThread() // capabilities are per thread
+	defer runtime.UnlockOSThread()
+	h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var c [2]unix.CapUserData
+	if err := unix.Capget(&h, &c[0]); err != nil {
+		return "capget: " + err.Error()
+	}
+	c[unix.CAP_SYS_ADMIN/32].Effective &^= 1 << (unix.CAP_SYS_ADMIN % 32)
+	if err := unix.Capset(&h, &c[0]); err != nil {
+		return "capset: " + err.Error()
+	}
+	fd, err := unix.Open(tty, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "open: " + err.Error()
+	}
+	defer unix.Close(fd)
+	b := byte('\n')
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSTI, uintptr(unsafe.Pointer(&b))); e != 0 {
+		return e.Error()
+	}
+	return "ok"
 }
 
 // fakeProcsChild runs the grandchildren of fakeProcs, which have no channel.
@@ -713,38 +753,76 @@ func TestInheritedFDsNeverReachPrograms(t *testing.T) {
 }
 
 // TestMCPProgramsHaveNoTerminal runs rukh with a pseudo-terminal as its
-// controlling terminal: a CLI program still reaches it through /dev/tty, an
-// MCP program cannot (it has no controlling terminal at all).
+// controlling terminal: a CLI program still reaches it through /dev/tty
+// and can type into it (TIOCSTI); an MCP program can do neither (it has no
+// controlling terminal at all). serve-mcp leading the terminal's session
+// keeps it, and gives each program a session of its own; serve-mcp as one
+// process of that session drops it at start, and its programs stay in its
+// session, as they do where it never had a terminal.
 func TestMCPProgramsHaveNoTerminal(t *testing.T) {
 	bin := buildRukh(t)
 	home := newProcsHome(t, bin, procsNoDeadline)
 	ptmx, pts := openPTY(t)
 	go io.Copy(io.Discard, ptmx) // keep the terminal's buffer from filling
-	// rukh leads a new session whose controlling terminal is the pty (its stderr).
-	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2}
+	// A new session whose controlling terminal is the pty (its stderr).
+	onPTY := func() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2} }
+	args := map[string]string{"dir": pts.Name()}
 
-	cmd := exec.Command(bin, "procs", "tty", "--dir", ".")
-	cmd.Env, cmd.Dir, cmd.SysProcAttr = rukhEnv(home), t.TempDir(), attr
+	cmd := exec.Command(bin, "procs", "tty", "--dir", pts.Name())
+	cmd.Env, cmd.Dir, cmd.SysProcAttr = rukhEnv(home), t.TempDir(), onPTY()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, pts
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("rukh procs tty: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "devtty=ok") || strings.Contains(out.String(), "tty_nr=0\n") {
+	if !strings.Contains(out.String(), "devtty=ok") || strings.Contains(out.String(), "tty_nr=0 ") {
 		t.Fatalf("CLI program does not reach the terminal (the test's pty setup is broken?): %s", out.String())
 	}
-
-	s, err := startProcsServer(bin, home, attr, pts, nil)
-	must(t, err)
-	defer s.cmd.Process.Kill()
-	must(t, s.call("t", "procs.tty", map[string]string{"dir": "."}))
-	line, err := s.answer("t", procsStopWait)
-	must(t, err)
-	if !strings.Contains(line, "devtty=open /dev/tty: no such device or address tty_nr=0") {
-		t.Errorf("MCP program: %s; want /dev/tty unavailable and tty_nr 0", line)
+	// Where the kernel refuses TIOCSTI to everyone, only /dev/tty is proof.
+	typing := strings.Contains(out.String(), "tiocsti=ok")
+	if !typing {
+		t.Logf("TIOCSTI refused to the CLI program too (%s): not checked", strings.TrimSpace(out.String()))
 	}
-	s.in.Close()
-	waitExit(s.cmd, procsStopWait)
+
+	for _, c := range []struct {
+		name    string
+		start   func() (*procsServer, error)
+		session string
+	}{
+		{"serve-mcp leads the terminal's session", func() (*procsServer, error) {
+			return startProcsServer(bin, home, onPTY(), pts, nil)
+		}, "own"},
+		{"serve-mcp in the terminal's session", func() (*procsServer, error) {
+			// The shell leads the session and starts rukh as its child.
+			sh := exec.Command("/bin/sh", "-c", `"$@"; exit $?`, "sh", bin, "serve-mcp")
+			sh.Env, sh.Dir = rukhEnv(home), filepath.Dir(home)
+			sh.Stderr, sh.SysProcAttr = pts, onPTY()
+			return startMCP(sh)
+		}, "inherited"},
+		{"serve-mcp without a terminal", func() (*procsServer, error) {
+			return startProcsServer(bin, home, nil, nil, nil)
+		}, "inherited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.start()
+			must(t, err)
+			defer s.cmd.Process.Kill()
+			must(t, s.call("t", "procs.tty", args))
+			line, err := s.answer("t", procsStopWait)
+			must(t, err)
+			if !strings.Contains(line, "devtty=open /dev/tty: no such device or address tty_nr=0 ") {
+				t.Errorf("MCP program: %s; want /dev/tty unavailable and tty_nr 0", line)
+			}
+			if !strings.Contains(line, "session="+c.session) {
+				t.Errorf("MCP program: %s; want session=%s", line, c.session)
+			}
+			if typing && strings.Contains(line, "tiocsti=ok") {
+				t.Errorf("MCP program typed into the terminal: %s", line)
+			}
+			s.in.Close()
+			waitExit(s.cmd, procsStopWait)
+		})
+	}
 }
 
 // openPTY opens a pseudo-terminal pair with nothing but the kernel's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/oauth"
 	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
@@ -66,6 +67,7 @@ type serveHTTPOptions struct {
 }
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
+	kernel.DetachTerminal() // as serve-mcp does
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
 	return serve.HTTP(ctx, serve.HTTPOptions{

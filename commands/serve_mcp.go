@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/serve"
 	"github.com/urfave/cli/v3"
 )
@@ -36,6 +37,9 @@ type serveMCPOptions struct {
 }
 
 func (a *app) runServeMCP(ctx context.Context, o serveMCPOptions) error {
+	// Once, so no program it starts for the agent needs a session of its own
+	// to have no controlling terminal.
+	kernel.DetachTerminal()
 	// SIGHUP is the owner's cancel too, like SIGINT and SIGTERM
 	// (Main): calls in flight are answered cancelled, then we exit.
 	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)

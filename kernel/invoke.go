@@ -92,8 +92,9 @@ func orDefault(d, def time.Duration) time.Duration {
 // Invoke runs inv.Command once and returns its one final outcome. The
 // program is Dir + execute.program, argv is the program plus execute.args
 // (never user input), the working directory is the caller's, the process
-// gets its own process group (and, unless inv.Terminal, its own session
-// without a controlling terminal) and a minimal environment, and input
+// gets its own process group (and, unless inv.Terminal, no controlling
+// terminal: a session of its own where rukh has one) and a minimal
+// environment, and input
 // travels only on the channel. Invoke returns after the program exited,
 // every process it left behind, in its group or not, was killed and reaped
 // (procs.go), and its streams were drained (or DrainTimeout passed); only
@@ -470,10 +471,14 @@ func (s *session) newCmd(childConn *os.File) *exec.Cmd {
 	attr := &syscall.SysProcAttr{}
 	plat.procAttr(attr)
 	// A confined program never gets the caller's terminal: with it, it
-	// could type into the owner's shell (TIOCSTI).
-	if s.inv.Terminal && s.lim.Confine == nil {
+	// could type into the owner's shell (TIOCSTI). Neither does any other
+	// program that is not the CLI's terminal command (ctty.go).
+	switch {
+	case s.inv.Terminal && s.lim.Confine == nil:
 		attr.Setpgid = true // the caller's session: the terminal stays reachable
-	} else {
+	case noControllingTerminal():
+		attr.Setpgid = true // rukh has none, so neither has the program
+	default:
 		attr.Setsid = true // no controlling terminal: /dev/tty cannot be opened
 	}
 	return &exec.Cmd{

@@ -472,32 +472,43 @@ func inNamespace(ns string) []int {
 	return pids
 }
 
-// TestInvokeSession: without the terminal the program is in a new
-// session with no controlling terminal (led by the program, or by its init
-// under namespaces); with it, it stays in the caller's session.
+// TestInvokeSession: without the terminal the program has no controlling
+// terminal: where rukh has one it is in a new session (led by the program,
+// or by its init under namespaces), where rukh has none it stays in rukh's
+// session; with the terminal, it stays in the caller's session. Not
+// parallel: it sets what rukh knows of its own terminal.
 func TestInvokeSession(t *testing.T) {
-	t.Parallel()
 	contained, _ := namespaced()
-	for _, tt := range []struct {
-		terminal, noNS bool
-		want           string
-	}{
-		{false, true, "leader=true init=false tty_nr=0"},
-		{true, true, "leader=false init=false"},
-		{false, false, fmt.Sprintf("leader=%v init=%v tty_nr=0", !contained, contained)},
-		{true, false, "leader=false init=false"},
-	} {
-		inv := fakeInvocation(t, "session", textDecl)
-		inv.Terminal = tt.terminal
-		r := NewRunner()
-		r.NoNamespaces = tt.noNS
-		res := r.Invoke(context.Background(), inv)
-		var cr struct{ Text string }
-		json.Unmarshal(res.CommandResult, &cr)
-		if res.Outcome != Succeeded || !strings.HasPrefix(cr.Text, tt.want) {
-			t.Errorf("terminal %v, namespaces %v: got %s %q %q, want %q", tt.terminal, !tt.noNS, res.Outcome, res.Reason, cr.Text, tt.want)
+	newSession := fmt.Sprintf("leader=%v init=%v tty_nr=0", !contained, contained)
+	for _, rukhTTY := range []string{"kept", "checked"} {
+		cttyState.mu.Lock()
+		cttyState.checked, cttyState.none = rukhTTY == "kept", false
+		cttyState.mu.Unlock()
+		own := !noControllingTerminal()
+		for _, tt := range []struct {
+			terminal, noNS bool
+			want           string
+		}{
+			{false, true, map[bool]string{true: "leader=true init=false tty_nr=0", false: "leader=false init=false tty_nr=0"}[own]},
+			{true, true, "leader=false init=false"},
+			{false, false, map[bool]string{true: newSession, false: "leader=false init=false tty_nr=0"}[own]},
+			{true, false, "leader=false init=false"},
+		} {
+			inv := fakeInvocation(t, "session", textDecl)
+			inv.Terminal = tt.terminal
+			r := NewRunner()
+			r.NoNamespaces = tt.noNS
+			res := r.Invoke(context.Background(), inv)
+			var cr struct{ Text string }
+			json.Unmarshal(res.CommandResult, &cr)
+			if res.Outcome != Succeeded || !strings.HasPrefix(cr.Text, tt.want) {
+				t.Errorf("rukh's terminal %s (own session %v), terminal %v, namespaces %v: got %s %q %q, want %q", rukhTTY, own, tt.terminal, !tt.noNS, res.Outcome, res.Reason, cr.Text, tt.want)
+			}
 		}
 	}
+	cttyState.mu.Lock()
+	cttyState.checked = false
+	cttyState.mu.Unlock()
 }
 
 func TestInvokeFloodOutput(t *testing.T) {

@@ -72,8 +72,9 @@ type Invocation struct {
 	Stderr      io.Writer
 	OnProgress  func(Progress)
 	// Terminal keeps the program in the caller's session, so it can reach
-	// the caller's controlling terminal (the CLI). Otherwise it starts in a
-	// new session with no controlling terminal (MCP).
+	// the caller's controlling terminal (the CLI). Otherwise it has no
+	// controlling terminal (MCP): it starts in a new session, or, where rukh
+	// itself has none (DetachTerminal), in a process group of its own.
 	Terminal bool
 	// Package is the name of the release the command belongs to, and
 	// Settings its declared settings: when there are any, the runner asks
