@@ -317,3 +317,75 @@ func TestOAuthSetAuth(t *testing.T) {
 // RetryAfter is when the fake would ask its provider again: the 503's
 // Retry-After says so.
 func (v *fakeVerifier) RetryAfter() time.Duration { return 12 * time.Second }
+
+// rpc posts one modern request of method with params' members (besides
+// _meta) and returns the status, the challenge and the body.
+func rpc(t *testing.T, url, token, method, params string) (int, string, string) {
+	t.Helper()
+	if params != "" {
+		params += ","
+	}
+	body := `{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":{` + params + `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Mcp-Method", method)
+	if name, ok := strings.CutPrefix(params, `"name":"`); ok {
+		name, _, _ = strings.Cut(name, `"`)
+		r.Header.Set("Mcp-Name", name)
+	}
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("WWW-Authenticate"), string(b)
+}
+
+// A token without the standard scopes reaches nothing of the endpoint:
+// not its tool list, not any other method; with them, every method
+// answers.
+func TestOAuthStandardScopesEveryRequest(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{
+		"jwt.std":  oauthCred("bot", false, "rukh.call"),
+		"jwt.none": oauthCred("intruder", false),
+		"jwt.elev": oauthCred("elev", true, "rukh.elevated"),
+	}}
+	const scope403 = `Bearer error="insufficient_scope", scope="rukh.call", resource_metadata="` + testMetadata + `", error_description="the token lacks the scope rukh.call every request of this endpoint needs"`
+	var refused []string
+	inv := &countingInvoker{}
+	url := newTestServerWrapped(t, &creds{}, inv, nil, func(cfg *Config) {
+		cfg.Endpoints[0].HTTPAuth = policy.HTTPAuthOAuth
+		cfg.Endpoints[0].OAuth = oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v)
+		cfg.Refused = func(endpoint, tool, command string, cred *kernel.Credential, err error) {
+			refused = append(refused, cred.Agent)
+		}
+	}, nil)
+	for _, tc := range []struct {
+		method, params string
+		status         int // with the standard scope
+	}{
+		{"tools/list", "", 200},
+		{"ping", "", 404}, // removed in this protocol version: still refused first
+		{"tools/call", `"name":"std","arguments":{}`, 200},
+		{"resources/list", "", 404},
+	} {
+		for _, tk := range []string{"jwt.none", "jwt.elev"} {
+			status, hdr, body := rpc(t, url, tk, tc.method, tc.params)
+			if status != 403 || hdr != scope403 || strings.Contains(body, `"std"`) {
+				t.Errorf("%s with %s: %d %s\n%s", tc.method, tk, status, hdr, body)
+			}
+		}
+		if status, hdr, body := rpc(t, url, "jwt.std", tc.method, tc.params); status != tc.status {
+			t.Errorf("%s with the standard scope: %d %s %s", tc.method, status, hdr, body)
+		}
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d call(s) ran, want the one admitted", n)
+	}
+	if len(refused) != 8 || refused[0] != "intruder" {
+		t.Errorf("refusals recorded: %v", refused)
+	}
+}
