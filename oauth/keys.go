@@ -197,6 +197,14 @@ func (v *Verifier) fetch(ctx context.Context) (keySet, string, error) {
 		}
 		keys = append(keys, k)
 	}
+	if len(keys) == 0 {
+		// A set with nothing to verify with is a provider (or a proxy)
+		// answering wrong for a moment, not every key revoked: the keys
+		// fetched before keep deciding.
+		err := unavailable(v.cfg.Issuer, "its key set", fmt.Errorf("%s has no usable signing key", uri))
+		v.cfg.Logf("oauth: %v", err)
+		return nil, uri, err
+	}
 	return keys, uri, nil
 }
 

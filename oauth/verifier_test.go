@@ -41,6 +41,7 @@ type issuer struct {
 	mu        sync.Mutex
 	keys      []jose.JSONWebKey // private; the set publishes their public halves
 	extra     []any             // more members of the set, published as they are
+	setBody   string            // when set, the key set's whole answer instead
 	down      bool
 	mdIssuer  string        // the issuer the metadata names; "" = url
 	rfc8414   bool          // serve metadata only at the RFC 8414 URL
@@ -77,6 +78,11 @@ func newIssuer(t *testing.T, path string) *issuer {
 				is.mu.Unlock()
 				<-g
 				is.mu.Lock()
+			}
+			if is.setBody != "" {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(is.setBody))
+				return
 			}
 			var keys []any
 			for _, k := range is.keys {
@@ -471,6 +477,7 @@ func TestKeySetFilter(t *testing.T) {
 	is := newIssuer(t, "")
 	weak := mustRSA(1024)
 	is.addKey("weak", weak)
+	is.addKey("ec-1", ecKey) // one usable key: a set of none is unavailable
 	is.extra = []any{
 		map[string]any{"kty": "oct", "kid": "oct", "k": base64.RawURLEncoding.EncodeToString([]byte("secret-secret-secret-secret-1234"))},
 		map[string]any{"kty": "RSA", "kid": "enc", "use": "enc", "n": base64.RawURLEncoding.EncodeToString(rsaKey.N.Bytes()), "e": "AQAB"},
@@ -493,6 +500,35 @@ func TestKeySetFilter(t *testing.T) {
 	clk.add(DefaultMinRefresh)
 	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "", "", c)); err != nil {
 		t.Fatalf("no kid, one key: %v", err)
+	}
+}
+
+// A key set with nothing usable in it is unavailable, and the keys
+// fetched before it keep verifying.
+func TestKeySetWithoutUsableKeys(t *testing.T) {
+	for _, body := range []string{`{}`, `{"keys":[]}`, `{"keys":null}`,
+		`{"keys":[{"kty":"oct","kid":"rsa-1","k":"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ"}]}`} {
+		t.Run(body, func(t *testing.T) {
+			is := newIssuer(t, "")
+			is.addKey("rsa-1", rsaKey)
+			clk := &clock{now: t0}
+			v := newVerifier(t, is, clk)
+			good := sign(t, jose.RS256, rsaKey, "rsa-1", "", goodClaims(is))
+			if _, err := v.Verify(context.Background(), good); err != nil {
+				t.Fatal(err)
+			}
+			is.mu.Lock()
+			is.setBody = body
+			is.mu.Unlock()
+			clk.add(DefaultMinRefresh)
+			_, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", goodClaims(is)))
+			if kernel.ErrorCode(err) != kernel.CodeUnavailable || !strings.Contains(err.Error(), "no usable signing key") {
+				t.Fatalf("a new kid against a set of no usable key: %v", err)
+			}
+			if _, err := v.Verify(context.Background(), good); err != nil {
+				t.Fatalf("the cached key after a set of no usable key: %v", err)
+			}
+		})
 	}
 }
 
