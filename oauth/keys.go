@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
@@ -45,10 +47,18 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 		}
 		now := v.cfg.Now()
 		if tried || (!v.lastAttempt.IsZero() && now.Before(v.lastAttempt.Add(v.cfg.MinRefresh))) {
-			err := v.lastErr
+			err, fetched := v.lastErr, v.fetched
 			v.mu.Unlock()
 			if err != nil {
 				return jose.JSONWebKey{}, err
+			}
+			if !tried && !issuedBy(h, fetched.Add(-v.cfg.Skew)) {
+				// The provider may have rotated since the set was
+				// fetched: a token that may be valid is not refused
+				// before the set can be fetched again.
+				return jose.JSONWebKey{}, kernel.Errorf(kernel.CodeUnavailable,
+					"the token's key %q is not among the keys of %s fetched at %s, which may predate it", printable(h.kid), v.cfg.Issuer, fetched.UTC().Format(time.RFC3339)).
+					WithHint("the token may be valid: retry after Retry-After, when the keys are fetched again")
 			}
 			return jose.JSONWebKey{}, v.unknownKey(h)
 		}
@@ -63,7 +73,7 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 			v.jwksURI = uri
 		}
 		if err == nil {
-			v.keys = keys
+			v.keys, v.fetched = keys, now
 		}
 		v.lastErr = err
 		v.inflight = nil
@@ -71,6 +81,18 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 		v.mu.Unlock()
 		tried = true
 	}
+}
+
+// issuedBy reports whether the token says (unverified: its key is
+// unknown) it was issued at t or earlier. Without a readable iat it is not.
+func issuedBy(h header, t time.Time) bool {
+	var c struct {
+		Iat *jwt.NumericDate `json:"iat"`
+	}
+	if json.Unmarshal(h.jws.UnsafePayloadWithoutVerification(), &c, json.RejectUnknownMembers(false)) != nil || c.Iat == nil {
+		return false
+	}
+	return !c.Iat.Time().After(t)
 }
 
 func (v *Verifier) unknownKey(h header) error {

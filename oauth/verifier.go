@@ -54,6 +54,7 @@ type Verifier struct {
 	mu          sync.Mutex
 	jwksURI     string        // from discovery; "" until discovered
 	keys        keySet        // the last key set fetched
+	fetched     time.Time     // when it was fetched
 	lastAttempt time.Time     // of the last discovery or key set fetch
 	lastErr     error         // its failure; nil when it succeeded
 	inflight    chan struct{} // open while a fetch runs; waiters share it

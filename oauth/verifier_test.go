@@ -357,6 +357,50 @@ func TestUnknownKidAndRotation(t *testing.T) {
 	}
 }
 
+// A key rotated in just after a refetch: within MinRefresh of it, a token
+// issued since then is unavailable (its key may be on its way), one issued
+// before it refused (the set fetched after it lacks its key); once the set
+// can be fetched again, the new key verifies.
+func TestRotationWithinMinRefresh(t *testing.T) {
+	is := newIssuer(t, "")
+	is.addKey("rsa-1", rsaKey)
+	clk := &clock{now: t0}
+	v := newVerifier(t, is, clk)
+	c := goodClaims(is)
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "rsa-1", "", c)); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(DefaultMinRefresh)
+	// Someone sends a kid nobody has: the refetch it causes finds nothing.
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "junk", "", c)); kernel.ErrorCode(err) != kernel.CodeDenied {
+		t.Fatalf("junk kid: %v", err)
+	}
+	is.addKey("rsa-2", rsaKey2) // the provider rotates now
+	clk.add(5 * time.Second)
+	fresh := with(c, "iat", clk.Now().Unix(), "exp", clk.Now().Add(5*time.Minute).Unix())
+	for _, tt := range []struct {
+		name   string
+		claims map[string]any
+		code   kernel.Code
+	}{
+		{"issued since the refetch", fresh, kernel.CodeUnavailable},
+		{"no iat", with(fresh, "iat", nil), kernel.CodeUnavailable},
+		{"issued before the refetch", c, kernel.CodeDenied},
+	} {
+		_, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", tt.claims))
+		if kernel.ErrorCode(err) != tt.code {
+			t.Errorf("%s: %v (%s), want %s", tt.name, err, kernel.ErrorCode(err), tt.code)
+		}
+	}
+	if ra := v.RetryAfter(); ra != DefaultMinRefresh-5*time.Second {
+		t.Errorf("RetryAfter %s", ra)
+	}
+	clk.add(v.RetryAfter())
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", fresh)); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+}
+
 // A flood of unknown kids, concurrent and one after another, fetches the
 // key set at most once per MinRefresh.
 func TestRefetchRateLimited(t *testing.T) {
