@@ -146,12 +146,13 @@ func denied(format string, args ...any) *kernel.Error {
 	return kernel.Errorf(kernel.CodeDenied, format, args...)
 }
 
-// sameHostRedirects follows a redirect only to the same host, at most 5.
+// sameHostRedirects follows a redirect only to the same scheme and host
+// (never from https down to http), at most 5.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return http.ErrUseLastResponse
 	}
-	if req.URL.Host != via[0].URL.Host {
+	if req.URL.Scheme != via[0].URL.Scheme || !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
 		return http.ErrUseLastResponse
 	}
 	return nil

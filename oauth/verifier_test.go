@@ -628,3 +628,34 @@ func TestNewConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestSameHostRedirects(t *testing.T) {
+	parse := func(s string) *http.Request {
+		r, err := http.NewRequest("GET", s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	from := "https://idp.example.com/.well-known/openid-configuration"
+	for _, tt := range []struct {
+		to     string
+		follow bool
+	}{
+		{"https://idp.example.com/realms/acme/.well-known/openid-configuration", true},
+		{"https://IDP.example.com/keys", true},
+		{"http://idp.example.com/.well-known/openid-configuration", false}, // down to http
+		{"http://idp.example.com:443/keys", false},
+		{"https://idp.example.com:8443/keys", false},
+		{"https://evil.example/keys", false},
+	} {
+		err := sameHostRedirects(parse(tt.to), []*http.Request{parse(from)})
+		if (err == nil) != tt.follow {
+			t.Errorf("%s → %s: %v, want follow %v", from, tt.to, err, tt.follow)
+		}
+	}
+	via := []*http.Request{parse(from), parse(from), parse(from), parse(from), parse(from)}
+	if sameHostRedirects(parse(from), via) == nil {
+		t.Error("a sixth redirect followed")
+	}
+}
