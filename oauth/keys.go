@@ -232,7 +232,8 @@ func (v *Verifier) fetch(ctx context.Context) (keySet, string, error) {
 
 // discover reads the issuer's metadata (RFC 8414, then OpenID Connect
 // discovery) and returns its jwks_uri. A document is used only when its
-// issuer is exactly ours and its jwks_uri is https (or loopback http).
+// issuer is exactly ours and its jwks_uri is https (or, for a loopback
+// http issuer, loopback http).
 func (v *Verifier) discover(ctx context.Context) (string, error) {
 	var last error
 	for _, doc := range metadataURLs(v.cfg.Issuer) {
@@ -260,6 +261,12 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 		}
 		if err := checkFetchURL(u, "jwks_uri"); err != nil {
 			last = fmt.Errorf("%s: %v", doc, err)
+			continue
+		}
+		if u.Scheme == "http" && !strings.HasPrefix(v.cfg.Issuer, "http:") {
+			// Loopback http is for a local provider, not a way for a
+			// remote one to point serve-http at its own host's services.
+			last = fmt.Errorf("%s: jwks_uri %q is http, and the issuer is https", doc, u.Redacted())
 			continue
 		}
 		return md.JWKSURI, nil

@@ -659,3 +659,25 @@ func TestSameHostRedirects(t *testing.T) {
 		t.Error("a sixth redirect followed")
 	}
 }
+
+// An https issuer's metadata may not send serve-http to a loopback http
+// key set: that is only for an issuer on loopback http itself.
+func TestJWKSURIScheme(t *testing.T) {
+	keys := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"keys": []any{jose.JSONWebKey{Key: &rsaKey.PublicKey, KeyID: "rsa-1", Use: "sig"}}})
+	}))
+	t.Cleanup(keys.Close)
+	var idp *httptest.Server
+	idp = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"issuer": idp.URL, "jwks_uri": keys.URL + "/keys"})
+	}))
+	t.Cleanup(idp.Close)
+	v, err := New(Config{Issuer: idp.URL, Audience: audience, HTTPClient: idp.Client(), Now: (&clock{now: t0}).Now, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "rsa-1", "", with(goodClaims(&issuer{url: idp.URL}), "iss", idp.URL)))
+	if kernel.ErrorCode(err) != kernel.CodeUnavailable || !strings.Contains(err.Error(), "is http, and the issuer is https") {
+		t.Fatalf("an https issuer's http jwks_uri: %v", err)
+	}
+}
