@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -387,5 +388,53 @@ func TestOAuthStandardScopesEveryRequest(t *testing.T) {
 	}
 	if len(refused) != 8 || refused[0] != "intruder" {
 		t.Errorf("refusals recorded: %v", refused)
+	}
+}
+
+// A publish that lands between a request's admission and its call's
+// authorization does not change what the call is authorized with: the
+// settings it was admitted with decide it, and its credential's issuer
+// must be theirs.
+func TestOAuthInFlightKeepsAdmission(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{
+		"jwt.std": oauthCred("bot", false, "rukh.call"),
+		"jwt.other": func() kernel.Credential {
+			c := oauthCred("bot", false, "rukh.call")
+			c.Issuer = "https://other.example"
+			return c
+		}(),
+	}}
+	other := &policy.OAuth{Issuer: "https://other.example", Scopes: map[string][]string{policy.SecurityStandard: {"rukh.read"}}}
+	for _, tc := range []struct {
+		name  string
+		token string
+		mode  string         // the publish landing mid-request
+		o     *OAuthEndpoint // its settings
+		want  int
+	}{
+		{"another issuer published", "jwt.std", policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, other, v), 200},
+		{"bearer published", "jwt.std", policy.HTTPAuthBearer, nil, 200},
+		{"settings not loaded", "jwt.std", policy.HTTPAuthOAuth, nil, 200},
+		{"admitted by a verifier of another issuer", "jwt.other", policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v), 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := &countingInvoker{}
+			var h *Handler
+			url := newTestServerWrapped(t, &creds{}, inv, nil, func(cfg *Config) {
+				cfg.Endpoints[0].HTTPAuth = policy.HTTPAuthOAuth
+				cfg.Endpoints[0].OAuth = oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v)
+				cfg.Endpoints[0].Core.Authorize = func(*mcpcore.Request, string, string) (func() error, error) {
+					h.SetAuth("e", tc.mode, tc.o) // the publish lands now
+					return nil, nil
+				}
+			}, func(hh http.Handler) http.Handler { h = hh.(*Handler); return hh })
+			status, hdr, body := callOAuth(t, url, tc.token, "std", 1)
+			if status != tc.want {
+				t.Fatalf("%d, want %d: %s %s", status, tc.want, hdr, body)
+			}
+			if ran := inv.n.Load(); ran != map[bool]int64{true: 1, false: 0}[tc.want == 200] {
+				t.Errorf("%d call(s) ran", ran)
+			}
+		})
 	}
 }

@@ -105,6 +105,13 @@ type Handler struct {
 	stop   context.CancelFunc
 }
 
+// admission is what a request was admitted with (its mcpcore Auth): its
+// credential and the endpoint's OAuth settings of that moment.
+type admission struct {
+	cred  *kernel.Credential
+	oauth *OAuthEndpoint
+}
+
 type endpoint struct {
 	core *mcpcore.Endpoint
 	cfg  Endpoint
@@ -145,7 +152,11 @@ func New(cfg Config) *Handler {
 					return nil, err
 				}
 			}
-			cred, _ := req.Auth.(*kernel.Credential)
+			a, _ := req.Auth.(*admission)
+			var cred *kernel.Credential
+			if a != nil {
+				cred = a.cred
+			}
 			refused := func(err error) error {
 				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
 				if errors.Is(err, policy.ErrInsufficientScope) {
@@ -162,7 +173,9 @@ func New(cfg Config) *Handler {
 			var consume func() error
 			var err error
 			if cred != nil && cred.Kind == kernel.CredentialOAuth {
-				err = authorizeOAuth(ep.auth.Load().oauth, *cred, command, level)
+				// The settings it was admitted with: a publish since
+				// then applies to the next request.
+				err = authorizeOAuth(a.oauth, *cred, command, level)
 			} else {
 				consume, err = authorize(cfg.Credentials, cred, command, level)
 			}
@@ -408,7 +421,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
 		return
 	}
-	req.Auth = cred
+	req.Auth = &admission{cred: cred, oauth: auth.oauth}
 	legacy := !mcpcore.IsModern(req)
 	if legacy {
 		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !mcpcore.IsLegacyVersion(v) {
@@ -747,8 +760,8 @@ func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	as.s = ep.core.NewSession(h.ctx, mcpcore.SessionConfig{
 		PerRequest: true,
 		Caller: func(req *mcpcore.Request, c kernel.Caller) kernel.Caller {
-			if cred, ok := req.Auth.(*kernel.Credential); ok {
-				return cred.Caller(kernel.TransportHTTP, c.Subject)
+			if a, ok := req.Auth.(*admission); ok && a.cred != nil {
+				return a.cred.Caller(kernel.TransportHTTP, c.Subject)
 			}
 			return c
 		},
