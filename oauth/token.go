@@ -143,9 +143,13 @@ func (v *Verifier) claims(payload []byte) (kernel.Credential, error) {
 	if hasIat && iat.After(now.Add(skew)) {
 		return kernel.Credential{}, denied("the token was issued in the future, at %s", iat.UTC().Format(time.RFC3339))
 	}
-	sub, _, err := str("sub")
+	sub, hasSub, err := str("sub")
 	if err != nil {
 		return kernel.Credential{}, err
+	}
+	if hasSub && !printableName(sub, maxSubjectChars) {
+		// It reaches the extension and the audit log.
+		return kernel.Credential{}, denied("the token's sub claim is not a string of 1 to %d printable characters", maxSubjectChars)
 	}
 	agent, ok, err := str(v.cfg.AgentClaim)
 	if err != nil {
@@ -191,8 +195,11 @@ func scopesOf(m map[string]jsontext.Value) ([]string, error) {
 	return strings.Fields(s), nil
 }
 
-func agentName(s string) bool {
-	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxAgentChars {
+func agentName(s string) bool { return printableName(s, maxAgentChars) }
+
+// printableName: 1 to most printable characters.
+func printableName(s string, most int) bool {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > most {
 		return false
 	}
 	for _, r := range s {

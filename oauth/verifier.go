@@ -27,6 +27,8 @@ const (
 	maxKeys = 100
 	// maxAgentChars bounds the agent claim's value.
 	maxAgentChars = 128
+	// maxSubjectChars bounds sub, as OpenID Connect does.
+	maxSubjectChars = 255
 
 	httpTimeout = 10 * time.Second
 )
