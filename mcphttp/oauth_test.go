@@ -2,9 +2,11 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -436,5 +438,57 @@ func TestOAuthInFlightKeepsAdmission(t *testing.T) {
 				t.Errorf("%d call(s) ran", ran)
 			}
 		})
+	}
+}
+
+// sessions is how many agent sessions the endpoint named name holds.
+func (h *Handler) sessions(name string) int {
+	for _, ep := range h.eps {
+		if ep.cfg.Core.Endpoint == name {
+			ep.mu.Lock()
+			defer ep.mu.Unlock()
+			return len(ep.sessions)
+		}
+	}
+	return 0
+}
+
+// An identity provider names as many agents as it likes: a session idle
+// for sessionIdle is dropped when a new agent comes, one used since is
+// kept, and a dropped agent that comes back gets a new one.
+func TestIdleSessionsDropped(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{}}
+	for i := range 10 {
+		v.tokens[fmt.Sprint("jwt.", i)] = oauthCred(fmt.Sprint("agent-", i), false, "rukh.call")
+	}
+	v.tokens["jwt.keep"] = oauthCred("keep", false, "rukh.call")
+	v.tokens["jwt.new"] = oauthCred("new", false, "rukh.call")
+	var mu sync.Mutex
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	url, h := newOAuthServer(t, policy.HTTPAuthOAuth, testPolicy(), v, &creds{}, &countingInvoker{})
+	h.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ok := func(token string) {
+		t.Helper()
+		if status, body := call(t, url, token, "std", 1); status != 200 {
+			t.Fatalf("%s: %d %s", token, status, body)
+		}
+	}
+	for i := range 10 {
+		ok(fmt.Sprint("jwt.", i))
+	}
+	clock(sessionIdle / 2)
+	ok("jwt.keep")
+	if n := h.sessions("e"); n != 11 {
+		t.Fatalf("%d sessions, want 11", n)
+	}
+	clock(sessionIdle / 2)
+	ok("jwt.new")
+	if n := h.sessions("e"); n != 2 {
+		t.Errorf("%d sessions after the idle ones' time, want 2 (keep, new)", n)
+	}
+	ok("jwt.0")
+	if n := h.sessions("e"); n != 3 {
+		t.Errorf("%d sessions, want 3", n)
 	}
 }
