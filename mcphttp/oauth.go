@@ -168,9 +168,15 @@ func authorizeOAuth(o *OAuthEndpoint, cred kernel.Credential, command, level str
 	if !errors.Is(err, policy.ErrInsufficientScope) {
 		return err
 	}
-	scope := levelScopes(o.Policy, level)
+	// Only missing scopes are cured by asking for scopes: a token not
+	// short-lived enough (or a strict command) gets a challenge without
+	// any, so a client does not ask for the same ones again.
 	var se *policy.ScopeError
-	if len(scope) == 0 && errors.As(err, &se) {
+	if !errors.As(err, &se) {
+		return &scopeRefusal{err: err}
+	}
+	scope := levelScopes(o.Policy, level)
+	if len(scope) == 0 {
 		scope = se.Missing
 	}
 	return &scopeRefusal{err: err, scope: scope}

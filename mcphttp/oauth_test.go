@@ -192,7 +192,7 @@ func TestOAuthTokens(t *testing.T) {
 		{"standard", policy.HTTPAuthOAuth, "jwt.std", "std", 200, ""},
 		{"missing scope", policy.HTTPAuthOAuth, "jwt.none", "std", 403, scope403},
 		{"elevated without its scope", policy.HTTPAuthOAuth, "jwt.std.short", "elev", 403, elev403},
-		{"elevated long-lived", policy.HTTPAuthOAuth, "jwt.elev.long", "elev", 403, elev403},
+		{"elevated long-lived", policy.HTTPAuthOAuth, "jwt.elev.long", "elev", 403, `Bearer error="insufficient_scope", resource_metadata="` + testMetadata + `", error_description="`}, // no scope cures it
 		{"elevated short-lived", policy.HTTPAuthOAuth, "jwt.elev.short", "elev", 200, ""},
 		{"strict never", policy.HTTPAuthOAuth, "jwt.elev.short", "strict", 403, `Bearer error="insufficient_scope", resource_metadata="` + testMetadata + `", error_description="`},
 		{"rukh token on oauth", policy.HTTPAuthOAuth, "rukh_key_good", "std", 401, invalid + `this endpoint accepts only access tokens of its identity provider, not Rukh tokens"`},
