@@ -278,11 +278,12 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 // (the well-known segment between host and path) and OpenID's (appended).
 func metadataURLs(issuer string) []string {
 	u, _ := url.Parse(issuer) // checked by New
-	path := strings.TrimSuffix(u.Path, "/")
+	// The escaped path too: an issuer's %2F stays one, not a new segment.
+	path, raw := strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.EscapedPath(), "/")
 	rfc := *u
-	rfc.Path, rfc.RawPath = "/.well-known/oauth-authorization-server"+path, ""
+	rfc.Path, rfc.RawPath = "/.well-known/oauth-authorization-server"+path, "/.well-known/oauth-authorization-server"+raw
 	oidc := *u
-	oidc.Path, oidc.RawPath = path+"/.well-known/openid-configuration", ""
+	oidc.Path, oidc.RawPath = path+"/.well-known/openid-configuration", raw+"/.well-known/openid-configuration"
 	return []string{rfc.String(), oidc.String()}
 }
 

@@ -47,12 +47,18 @@ func parseHeader(token string) (header, error) {
 		return header{}, denied("the token's header is not base64url")
 	}
 	var h struct {
-		Alg string `json:"alg"`
-		Kid string `json:"kid"`
-		Typ string `json:"typ"`
+		Alg  string   `json:"alg"`
+		Kid  string   `json:"kid"`
+		Typ  string   `json:"typ"`
+		Crit []string `json:"crit"`
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return header{}, denied("the token's header is not a JSON object of strings")
+	}
+	if h.Crit != nil {
+		// An access token needs no header extension; one it says must be
+		// understood is refused by name, not as a bad signature.
+		return header{}, denied("the token's header names critical extensions (crit %q) this server does not understand", printable(strings.Join(h.Crit, ",")))
 	}
 	alg := jose.SignatureAlgorithm(h.Alg)
 	if !slices.Contains(algorithms, alg) {

@@ -165,6 +165,20 @@ func sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid, typ string, c
 	return tok
 }
 
+// signWith signs claims RS256 with key under kid and opts' headers.
+func signWith(t *testing.T, key any, kid string, opts *jose.SignerOptions, claims map[string]any) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 // clock is a fake clock the tests move by hand.
 type clock struct {
 	mu  sync.Mutex
@@ -300,6 +314,8 @@ func TestVerifyRefuses(t *testing.T) {
 		{"tampered payload", tamper(sign(t, jose.RS256, rsaKey, "rsa-1", "", c), with(c, "client_id", "root")), "signature does not verify"},
 		{"wrong typ", sign(t, jose.RS256, rsaKey, "rsa-1", "id_token+jwt", c), "not a JWT access token"},
 		{"JWE", "a.b.c.d.e", "encrypted (JWE)"},
+		{"crit with an unknown extension", signWith(t, rsaKey, "rsa-1", (&jose.SignerOptions{}).WithHeader("crit", []string{"urn:x"}).WithHeader("urn:x", 1), c), `critical extensions (crit "urn:x")`},
+		{"crit empty", signWith(t, rsaKey, "rsa-1", (&jose.SignerOptions{}).WithHeader("crit", []string{}), c), "critical extensions"},
 		{"not a JWT", "rukh_key_abcdef", "not a JWT"},
 		{"header not base64url", "!!.e30.sig", "not base64url"},
 		{"oversized", strings.Repeat("a", MaxTokenBytes+1), "larger than 16384 bytes"},
@@ -603,11 +619,26 @@ func TestDiscovery(t *testing.T) {
 			t.Errorf("the key set was fetched %d times", n)
 		}
 	})
-	if got := metadataURLs("https://idp.example/realms/acme/"); !slices.Equal(got, []string{
-		"https://idp.example/.well-known/oauth-authorization-server/realms/acme",
-		"https://idp.example/realms/acme/.well-known/openid-configuration",
-	}) {
-		t.Errorf("metadata URLs: %v", got)
+	for _, tt := range []struct {
+		issuer string
+		want   []string
+	}{
+		{"https://idp.example/realms/acme/", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/realms/acme",
+			"https://idp.example/realms/acme/.well-known/openid-configuration"}},
+		{"https://idp.example", []string{
+			"https://idp.example/.well-known/oauth-authorization-server",
+			"https://idp.example/.well-known/openid-configuration"}},
+		{"https://idp.example/tenants/a%2Fb", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/tenants/a%2Fb",
+			"https://idp.example/tenants/a%2Fb/.well-known/openid-configuration"}},
+		{"https://idp.example/t/caf%C3%A9", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/t/caf%C3%A9",
+			"https://idp.example/t/caf%C3%A9/.well-known/openid-configuration"}},
+	} {
+		if got := metadataURLs(tt.issuer); !slices.Equal(got, tt.want) {
+			t.Errorf("metadata URLs of %s: %v, want %v", tt.issuer, got, tt.want)
+		}
 	}
 }
 
