@@ -40,8 +40,10 @@ const (
 const OutcomeStarted = "started"
 
 // TaskCaller is who a task belongs to: only the same endpoint and agent
-// may see or cancel it.
-type TaskCaller struct{ Endpoint, Agent string }
+// may see or cancel it. Issuer is an oauth agent's identity provider, ""
+// for a Rukh agent: an identity provider's agent never shares tasks with
+// a Rukh agent of the same name.
+type TaskCaller struct{ Endpoint, Agent, Issuer string }
 
 // TaskStart is what a task is started with.
 type TaskStart struct {
@@ -119,7 +121,7 @@ func (s *Session) taskCaller(req *Request) TaskCaller {
 	b := s.binding
 	s.bmu.Unlock()
 	c := s.caller(req, b)
-	return TaskCaller{Endpoint: c.Endpoint, Agent: c.Agent}
+	return TaskCaller{Endpoint: c.Endpoint, Agent: c.Agent, Issuer: c.Issuer}
 }
 
 // refuseDirect is the -32021 of a call of a command that may only run as

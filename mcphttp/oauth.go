@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,9 +168,15 @@ func authorizeOAuth(o *OAuthEndpoint, cred kernel.Credential, command, level str
 	if !errors.Is(err, policy.ErrInsufficientScope) {
 		return err
 	}
-	scope := levelScopes(o.Policy, level)
+	// Only missing scopes are cured by asking for scopes: a token not
+	// short-lived enough (or a strict command) gets a challenge without
+	// any, so a client does not ask for the same ones again.
 	var se *policy.ScopeError
-	if len(scope) == 0 && errors.As(err, &se) {
+	if !errors.As(err, &se) {
+		return &scopeRefusal{err: err}
+	}
+	scope := levelScopes(o.Policy, level)
+	if len(scope) == 0 {
 		scope = se.Missing
 	}
 	return &scopeRefusal{err: err, scope: scope}
@@ -301,7 +308,40 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request, ep *endpoint, o
 		return nil, false
 	}
 	cred.Endpoint = name // the audience check made it this endpoint's
+	if err := standardScopes(o.Policy, cred); err != nil {
+		// Every request needs the standard scopes, not only a call: a
+		// token without them lists nothing either.
+		h.cfg.Logf("refused a request on endpoint %q by %s: %v", name, logID(&cred), err)
+		h.observe(name, "scope")
+		if h.cfg.Refused != nil {
+			h.cfg.Refused(name, headerTool(r), "", &cred, err)
+		}
+		msg := "forbidden: " + err.Error()
+		if hint := kernel.ErrorHint(err); hint != "" {
+			msg += "\nhint: " + hint
+		}
+		forbiddenOAuth(w, o, levelScopes(o.Policy, policy.SecurityStandard), err, msg)
+		return nil, false
+	}
 	return &cred, true
+}
+
+// standardScopes refuses a credential that lacks a scope the endpoint's
+// standard level lists, whatever the request.
+func standardScopes(p *policy.OAuth, cred kernel.Credential) error {
+	var missing []string
+	for _, s := range levelScopes(p, policy.SecurityStandard) {
+		if !slices.Contains(cred.Scopes, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := "the token lacks the scope " + strings.Join(missing, " ") + " every request of this endpoint needs"
+	return kernel.Errorf(kernel.CodeDenied, "%s", msg).
+		WithHint("ask the identity provider for a token with scope " + strconv.Quote(strings.Join(levelScopes(p, policy.SecurityStandard), " "))).
+		Wrap(&policy.ScopeError{Missing: missing, Msg: msg})
 }
 
 // sessionKey is the agent's session of an endpoint: an identity

@@ -2,14 +2,17 @@ package mcphttp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 )
 
@@ -189,7 +192,7 @@ func TestOAuthTokens(t *testing.T) {
 		{"standard", policy.HTTPAuthOAuth, "jwt.std", "std", 200, ""},
 		{"missing scope", policy.HTTPAuthOAuth, "jwt.none", "std", 403, scope403},
 		{"elevated without its scope", policy.HTTPAuthOAuth, "jwt.std.short", "elev", 403, elev403},
-		{"elevated long-lived", policy.HTTPAuthOAuth, "jwt.elev.long", "elev", 403, elev403},
+		{"elevated long-lived", policy.HTTPAuthOAuth, "jwt.elev.long", "elev", 403, `Bearer error="insufficient_scope", resource_metadata="` + testMetadata + `", error_description="`}, // no scope cures it
 		{"elevated short-lived", policy.HTTPAuthOAuth, "jwt.elev.short", "elev", 200, ""},
 		{"strict never", policy.HTTPAuthOAuth, "jwt.elev.short", "strict", 403, `Bearer error="insufficient_scope", resource_metadata="` + testMetadata + `", error_description="`},
 		{"rukh token on oauth", policy.HTTPAuthOAuth, "rukh_key_good", "std", 401, invalid + `this endpoint accepts only access tokens of its identity provider, not Rukh tokens"`},
@@ -317,3 +320,175 @@ func TestOAuthSetAuth(t *testing.T) {
 // RetryAfter is when the fake would ask its provider again: the 503's
 // Retry-After says so.
 func (v *fakeVerifier) RetryAfter() time.Duration { return 12 * time.Second }
+
+// rpc posts one modern request of method with params' members (besides
+// _meta) and returns the status, the challenge and the body.
+func rpc(t *testing.T, url, token, method, params string) (int, string, string) {
+	t.Helper()
+	if params != "" {
+		params += ","
+	}
+	body := `{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":{` + params + `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Mcp-Method", method)
+	if name, ok := strings.CutPrefix(params, `"name":"`); ok {
+		name, _, _ = strings.Cut(name, `"`)
+		r.Header.Set("Mcp-Name", name)
+	}
+	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	r.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("WWW-Authenticate"), string(b)
+}
+
+// A token without the standard scopes reaches nothing of the endpoint:
+// not its tool list, not any other method; with them, every method
+// answers.
+func TestOAuthStandardScopesEveryRequest(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{
+		"jwt.std":  oauthCred("bot", false, "rukh.call"),
+		"jwt.none": oauthCred("intruder", false),
+		"jwt.elev": oauthCred("elev", true, "rukh.elevated"),
+	}}
+	const scope403 = `Bearer error="insufficient_scope", scope="rukh.call", resource_metadata="` + testMetadata + `", error_description="the token lacks the scope rukh.call every request of this endpoint needs"`
+	var refused []string
+	inv := &countingInvoker{}
+	url := newTestServerWrapped(t, &creds{}, inv, nil, func(cfg *Config) {
+		cfg.Endpoints[0].HTTPAuth = policy.HTTPAuthOAuth
+		cfg.Endpoints[0].OAuth = oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v)
+		cfg.Refused = func(endpoint, tool, command string, cred *kernel.Credential, err error) {
+			refused = append(refused, cred.Agent)
+		}
+	}, nil)
+	for _, tc := range []struct {
+		method, params string
+		status         int // with the standard scope
+	}{
+		{"tools/list", "", 200},
+		{"ping", "", 404}, // removed in this protocol version: still refused first
+		{"tools/call", `"name":"std","arguments":{}`, 200},
+		{"resources/list", "", 404},
+	} {
+		for _, tk := range []string{"jwt.none", "jwt.elev"} {
+			status, hdr, body := rpc(t, url, tk, tc.method, tc.params)
+			if status != 403 || hdr != scope403 || strings.Contains(body, `"std"`) {
+				t.Errorf("%s with %s: %d %s\n%s", tc.method, tk, status, hdr, body)
+			}
+		}
+		if status, hdr, body := rpc(t, url, "jwt.std", tc.method, tc.params); status != tc.status {
+			t.Errorf("%s with the standard scope: %d %s %s", tc.method, status, hdr, body)
+		}
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d call(s) ran, want the one admitted", n)
+	}
+	if len(refused) != 8 || refused[0] != "intruder" {
+		t.Errorf("refusals recorded: %v", refused)
+	}
+}
+
+// A publish that lands between a request's admission and its call's
+// authorization does not change what the call is authorized with: the
+// settings it was admitted with decide it, and its credential's issuer
+// must be theirs.
+func TestOAuthInFlightKeepsAdmission(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{
+		"jwt.std": oauthCred("bot", false, "rukh.call"),
+		"jwt.other": func() kernel.Credential {
+			c := oauthCred("bot", false, "rukh.call")
+			c.Issuer = "https://other.example"
+			return c
+		}(),
+	}}
+	other := &policy.OAuth{Issuer: "https://other.example", Scopes: map[string][]string{policy.SecurityStandard: {"rukh.read"}}}
+	for _, tc := range []struct {
+		name  string
+		token string
+		mode  string         // the publish landing mid-request
+		o     *OAuthEndpoint // its settings
+		want  int
+	}{
+		{"another issuer published", "jwt.std", policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, other, v), 200},
+		{"bearer published", "jwt.std", policy.HTTPAuthBearer, nil, 200},
+		{"settings not loaded", "jwt.std", policy.HTTPAuthOAuth, nil, 200},
+		{"admitted by a verifier of another issuer", "jwt.other", policy.HTTPAuthOAuth, oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v), 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := &countingInvoker{}
+			var h *Handler
+			url := newTestServerWrapped(t, &creds{}, inv, nil, func(cfg *Config) {
+				cfg.Endpoints[0].HTTPAuth = policy.HTTPAuthOAuth
+				cfg.Endpoints[0].OAuth = oauthEndpoint(policy.HTTPAuthOAuth, testPolicy(), v)
+				cfg.Endpoints[0].Core.Authorize = func(*mcpcore.Request, string, string) (func() error, error) {
+					h.SetAuth("e", tc.mode, tc.o) // the publish lands now
+					return nil, nil
+				}
+			}, func(hh http.Handler) http.Handler { h = hh.(*Handler); return hh })
+			status, hdr, body := callOAuth(t, url, tc.token, "std", 1)
+			if status != tc.want {
+				t.Fatalf("%d, want %d: %s %s", status, tc.want, hdr, body)
+			}
+			if ran := inv.n.Load(); ran != map[bool]int64{true: 1, false: 0}[tc.want == 200] {
+				t.Errorf("%d call(s) ran", ran)
+			}
+		})
+	}
+}
+
+// sessions is how many agent sessions the endpoint named name holds.
+func (h *Handler) sessions(name string) int {
+	for _, ep := range h.eps {
+		if ep.cfg.Core.Endpoint == name {
+			ep.mu.Lock()
+			defer ep.mu.Unlock()
+			return len(ep.sessions)
+		}
+	}
+	return 0
+}
+
+// An identity provider names as many agents as it likes: a session idle
+// for sessionIdle is dropped when a new agent comes, one used since is
+// kept, and a dropped agent that comes back gets a new one.
+func TestIdleSessionsDropped(t *testing.T) {
+	v := &fakeVerifier{tokens: map[string]kernel.Credential{}}
+	for i := range 10 {
+		v.tokens[fmt.Sprint("jwt.", i)] = oauthCred(fmt.Sprint("agent-", i), false, "rukh.call")
+	}
+	v.tokens["jwt.keep"] = oauthCred("keep", false, "rukh.call")
+	v.tokens["jwt.new"] = oauthCred("new", false, "rukh.call")
+	var mu sync.Mutex
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	url, h := newOAuthServer(t, policy.HTTPAuthOAuth, testPolicy(), v, &creds{}, &countingInvoker{})
+	h.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ok := func(token string) {
+		t.Helper()
+		if status, body := call(t, url, token, "std", 1); status != 200 {
+			t.Fatalf("%s: %d %s", token, status, body)
+		}
+	}
+	for i := range 10 {
+		ok(fmt.Sprint("jwt.", i))
+	}
+	clock(sessionIdle / 2)
+	ok("jwt.keep")
+	if n := h.sessions("e"); n != 11 {
+		t.Fatalf("%d sessions, want 11", n)
+	}
+	clock(sessionIdle / 2)
+	ok("jwt.new")
+	if n := h.sessions("e"); n != 2 {
+		t.Errorf("%d sessions after the idle ones' time, want 2 (keep, new)", n)
+	}
+	ok("jwt.0")
+	if n := h.sessions("e"); n != 3 {
+		t.Errorf("%d sessions, want 3", n)
+	}
+}

@@ -103,6 +103,14 @@ type Handler struct {
 	// the limits its twin's call now fills.
 	claims sync.Map
 	stop   context.CancelFunc
+	now    func() time.Time // clock seam of the idle sessions' sweep
+}
+
+// admission is what a request was admitted with (its mcpcore Auth): its
+// credential and the endpoint's OAuth settings of that moment.
+type admission struct {
+	cred  *kernel.Credential
+	oauth *OAuthEndpoint
 }
 
 type endpoint struct {
@@ -110,8 +118,9 @@ type endpoint struct {
 	cfg  Endpoint
 	auth atomic.Pointer[endpointAuth]
 
-	mu       sync.Mutex
-	sessions map[string]*agentSession // by agent
+	mu        sync.Mutex
+	sessions  map[string]*agentSession // by agent
+	lastSweep time.Time                // of idle sessions
 }
 
 // agentSession is one agent's session of an endpoint: its concurrency
@@ -120,7 +129,19 @@ type endpoint struct {
 type agentSession struct {
 	s   *mcpcore.Session
 	lim *rate.Limiter
+	// Guarded by the endpoint's mu: the requests using it now, and since
+	// when none has.
+	active    int
+	idleSince time.Time
 }
+
+// An agent's session unused this long, with nothing running, is dropped
+// (an identity provider's agents are as many as it issues names to); the
+// sessions are looked over at most every sessionSweepEvery.
+const (
+	sessionIdle       = 10 * time.Minute
+	sessionSweepEvery = time.Minute
+)
 
 // New prepares a Handler; Close ends it.
 func New(cfg Config) *Handler {
@@ -130,7 +151,7 @@ func New(cfg Config) *Handler {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = BodyTimeout
 	}
-	h := &Handler{cfg: cfg, eps: map[string]*endpoint{}, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, eps: map[string]*endpoint{}, mux: http.NewServeMux(), now: time.Now}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	for _, e := range cfg.Endpoints {
 		e.Core.Transport = policy.TransportHTTP
@@ -145,7 +166,11 @@ func New(cfg Config) *Handler {
 					return nil, err
 				}
 			}
-			cred, _ := req.Auth.(*kernel.Credential)
+			a, _ := req.Auth.(*admission)
+			var cred *kernel.Credential
+			if a != nil {
+				cred = a.cred
+			}
 			refused := func(err error) error {
 				cfg.Logf("refused a call of %s on endpoint %q by %s: %v", command, e.Core.Endpoint, logID(cred), err)
 				if errors.Is(err, policy.ErrInsufficientScope) {
@@ -162,7 +187,9 @@ func New(cfg Config) *Handler {
 			var consume func() error
 			var err error
 			if cred != nil && cred.Kind == kernel.CredentialOAuth {
-				err = authorizeOAuth(ep.auth.Load().oauth, *cred, command, level)
+				// The settings it was admitted with: a publish since
+				// then applies to the next request.
+				err = authorizeOAuth(a.oauth, *cred, command, level)
 			} else {
 				consume, err = authorize(cfg.Credentials, cred, command, level)
 			}
@@ -344,6 +371,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	as := ep.session(h, sessionKey(cred))
+	defer ep.release(h, as)
 	if as.lim != nil {
 		res := as.lim.Reserve()
 		if d := res.Delay(); d > 0 {
@@ -408,7 +436,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
 		return
 	}
-	req.Auth = cred
+	req.Auth = &admission{cred: cred, oauth: auth.oauth}
 	legacy := !mcpcore.IsModern(req)
 	if legacy {
 		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !mcpcore.IsLegacyVersion(v) {
@@ -733,28 +761,49 @@ func writeJSON(w http.ResponseWriter, status int, data []byte) {
 	w.Write(data)
 }
 
-// session is the agent's session of ep, made on first use.
+// session is the agent's session of ep, made on first use; the request
+// releases it when done.
 func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if as := ep.sessions[agent]; as != nil {
+		as.active++
 		return as
 	}
-	as := &agentSession{}
+	if now := h.now(); now.Sub(ep.lastSweep) >= sessionSweepEvery {
+		ep.lastSweep = now
+		for name, as := range ep.sessions {
+			if as.active == 0 && now.Sub(as.idleSince) >= sessionIdle {
+				if running, held := as.s.Running(); running == 0 && held == 0 {
+					delete(ep.sessions, name)
+					go as.s.Shutdown() // nothing runs: it only ends the session's context
+				}
+			}
+		}
+	}
+	as := &agentSession{active: 1}
 	if h.cfg.Rate > 0 {
 		as.lim = rate.NewLimiter(h.cfg.Rate, max(h.cfg.Burst, 1))
 	}
 	as.s = ep.core.NewSession(h.ctx, mcpcore.SessionConfig{
 		PerRequest: true,
 		Caller: func(req *mcpcore.Request, c kernel.Caller) kernel.Caller {
-			if cred, ok := req.Auth.(*kernel.Credential); ok {
-				return cred.Caller(kernel.TransportHTTP, c.Subject)
+			if a, ok := req.Auth.(*admission); ok && a.cred != nil {
+				return a.cred.Caller(kernel.TransportHTTP, c.Subject)
 			}
 			return c
 		},
 	})
 	ep.sessions[agent] = as
 	return as
+}
+
+func (ep *endpoint) release(h *Handler, as *agentSession) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if as.active--; as.active == 0 {
+		as.idleSince = h.now()
+	}
 }
 
 // Drain stops admitting requests (503) and ends every listen stream with

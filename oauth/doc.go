@@ -5,7 +5,8 @@
 // scopes). It turns a valid token into a kernel.Credential and never keeps
 // or logs the token.
 //
-// It imports kernel and go-jose only: no other rukh package (policy
+// It imports kernel, go-jose and the JSON package only (go-json-experiment,
+// as the rest of rukh): no other rukh package (policy
 // decides what a credential may call, mcphttp speaks HTTP), no store. It
 // never prints (Config.Logf) and never exits.
 package oauth

@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/kernel"
@@ -45,10 +47,18 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 		}
 		now := v.cfg.Now()
 		if tried || (!v.lastAttempt.IsZero() && now.Before(v.lastAttempt.Add(v.cfg.MinRefresh))) {
-			err := v.lastErr
+			err, fetched := v.lastErr, v.fetched
 			v.mu.Unlock()
 			if err != nil {
 				return jose.JSONWebKey{}, err
+			}
+			if !tried && !issuedBy(h, fetched.Add(-v.cfg.Skew)) {
+				// The provider may have rotated since the set was
+				// fetched: a token that may be valid is not refused
+				// before the set can be fetched again.
+				return jose.JSONWebKey{}, kernel.Errorf(kernel.CodeUnavailable,
+					"the token's key %q is not among the keys of %s fetched at %s, which may predate it", printable(h.kid), v.cfg.Issuer, fetched.UTC().Format(time.RFC3339)).
+					WithHint("the token may be valid: retry after Retry-After, when the keys are fetched again")
 			}
 			return jose.JSONWebKey{}, v.unknownKey(h)
 		}
@@ -63,7 +73,7 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 			v.jwksURI = uri
 		}
 		if err == nil {
-			v.keys = keys
+			v.keys, v.fetched = keys, now
 		}
 		v.lastErr = err
 		v.inflight = nil
@@ -71,6 +81,18 @@ func (v *Verifier) key(ctx context.Context, h header) (jose.JSONWebKey, error) {
 		v.mu.Unlock()
 		tried = true
 	}
+}
+
+// issuedBy reports whether the token says (unverified: its key is
+// unknown) it was issued at t or earlier. Without a readable iat it is not.
+func issuedBy(h header, t time.Time) bool {
+	var c struct {
+		Iat *jwt.NumericDate `json:"iat"`
+	}
+	if json.Unmarshal(h.jws.UnsafePayloadWithoutVerification(), &c, json.RejectUnknownMembers(false)) != nil || c.Iat == nil {
+		return false
+	}
+	return !c.Iat.Time().After(t)
 }
 
 func (v *Verifier) unknownKey(h header) error {
@@ -197,12 +219,21 @@ func (v *Verifier) fetch(ctx context.Context) (keySet, string, error) {
 		}
 		keys = append(keys, k)
 	}
+	if len(keys) == 0 {
+		// A set with nothing to verify with is a provider (or a proxy)
+		// answering wrong for a moment, not every key revoked: the keys
+		// fetched before keep deciding.
+		err := unavailable(v.cfg.Issuer, "its key set", fmt.Errorf("%s has no usable signing key", uri))
+		v.cfg.Logf("oauth: %v", err)
+		return nil, uri, err
+	}
 	return keys, uri, nil
 }
 
 // discover reads the issuer's metadata (RFC 8414, then OpenID Connect
 // discovery) and returns its jwks_uri. A document is used only when its
-// issuer is exactly ours and its jwks_uri is https (or loopback http).
+// issuer is exactly ours and its jwks_uri is https (or, for a loopback
+// http issuer, loopback http).
 func (v *Verifier) discover(ctx context.Context) (string, error) {
 	var last error
 	for _, doc := range metadataURLs(v.cfg.Issuer) {
@@ -232,6 +263,12 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 			last = fmt.Errorf("%s: %v", doc, err)
 			continue
 		}
+		if u.Scheme == "http" && !strings.HasPrefix(v.cfg.Issuer, "http:") {
+			// Loopback http is for a local provider, not a way for a
+			// remote one to point serve-http at its own host's services.
+			last = fmt.Errorf("%s: jwks_uri %q is http, and the issuer is https", doc, u.Redacted())
+			continue
+		}
 		return md.JWKSURI, nil
 	}
 	return "", unavailable(v.cfg.Issuer, "its metadata", last)
@@ -241,11 +278,12 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 // (the well-known segment between host and path) and OpenID's (appended).
 func metadataURLs(issuer string) []string {
 	u, _ := url.Parse(issuer) // checked by New
-	path := strings.TrimSuffix(u.Path, "/")
+	// The escaped path too: an issuer's %2F stays one, not a new segment.
+	path, raw := strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.EscapedPath(), "/")
 	rfc := *u
-	rfc.Path, rfc.RawPath = "/.well-known/oauth-authorization-server"+path, ""
+	rfc.Path, rfc.RawPath = "/.well-known/oauth-authorization-server"+path, "/.well-known/oauth-authorization-server"+raw
 	oidc := *u
-	oidc.Path, oidc.RawPath = path+"/.well-known/openid-configuration", ""
+	oidc.Path, oidc.RawPath = path+"/.well-known/openid-configuration", raw+"/.well-known/openid-configuration"
 	return []string{rfc.String(), oidc.String()}
 }
 

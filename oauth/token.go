@@ -47,12 +47,18 @@ func parseHeader(token string) (header, error) {
 		return header{}, denied("the token's header is not base64url")
 	}
 	var h struct {
-		Alg string `json:"alg"`
-		Kid string `json:"kid"`
-		Typ string `json:"typ"`
+		Alg  string   `json:"alg"`
+		Kid  string   `json:"kid"`
+		Typ  string   `json:"typ"`
+		Crit []string `json:"crit"`
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return header{}, denied("the token's header is not a JSON object of strings")
+	}
+	if h.Crit != nil {
+		// An access token needs no header extension; one it says must be
+		// understood is refused by name, not as a bad signature.
+		return header{}, denied("the token's header names critical extensions (crit %q) this server does not understand", printable(strings.Join(h.Crit, ",")))
 	}
 	alg := jose.SignatureAlgorithm(h.Alg)
 	if !slices.Contains(algorithms, alg) {
@@ -143,9 +149,13 @@ func (v *Verifier) claims(payload []byte) (kernel.Credential, error) {
 	if hasIat && iat.After(now.Add(skew)) {
 		return kernel.Credential{}, denied("the token was issued in the future, at %s", iat.UTC().Format(time.RFC3339))
 	}
-	sub, _, err := str("sub")
+	sub, hasSub, err := str("sub")
 	if err != nil {
 		return kernel.Credential{}, err
+	}
+	if hasSub && !printableName(sub, maxSubjectChars) {
+		// It reaches the extension and the audit log.
+		return kernel.Credential{}, denied("the token's sub claim is not a string of 1 to %d printable characters", maxSubjectChars)
 	}
 	agent, ok, err := str(v.cfg.AgentClaim)
 	if err != nil {
@@ -191,8 +201,11 @@ func scopesOf(m map[string]jsontext.Value) ([]string, error) {
 	return strings.Fields(s), nil
 }
 
-func agentName(s string) bool {
-	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxAgentChars {
+func agentName(s string) bool { return printableName(s, maxAgentChars) }
+
+// printableName: 1 to most printable characters.
+func printableName(s string, most int) bool {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > most {
 		return false
 	}
 	for _, r := range s {

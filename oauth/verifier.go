@@ -27,6 +27,8 @@ const (
 	maxKeys = 100
 	// maxAgentChars bounds the agent claim's value.
 	maxAgentChars = 128
+	// maxSubjectChars bounds sub, as OpenID Connect does.
+	maxSubjectChars = 255
 
 	httpTimeout = 10 * time.Second
 )
@@ -54,6 +56,7 @@ type Verifier struct {
 	mu          sync.Mutex
 	jwksURI     string        // from discovery; "" until discovered
 	keys        keySet        // the last key set fetched
+	fetched     time.Time     // when it was fetched
 	lastAttempt time.Time     // of the last discovery or key set fetch
 	lastErr     error         // its failure; nil when it succeeded
 	inflight    chan struct{} // open while a fetch runs; waiters share it
@@ -145,12 +148,13 @@ func denied(format string, args ...any) *kernel.Error {
 	return kernel.Errorf(kernel.CodeDenied, format, args...)
 }
 
-// sameHostRedirects follows a redirect only to the same host, at most 5.
+// sameHostRedirects follows a redirect only to the same scheme and host
+// (never from https down to http), at most 5.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return http.ErrUseLastResponse
 	}
-	if req.URL.Host != via[0].URL.Host {
+	if req.URL.Scheme != via[0].URL.Scheme || !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
 		return http.ErrUseLastResponse
 	}
 	return nil

@@ -41,6 +41,7 @@ type issuer struct {
 	mu        sync.Mutex
 	keys      []jose.JSONWebKey // private; the set publishes their public halves
 	extra     []any             // more members of the set, published as they are
+	setBody   string            // when set, the key set's whole answer instead
 	down      bool
 	mdIssuer  string        // the issuer the metadata names; "" = url
 	rfc8414   bool          // serve metadata only at the RFC 8414 URL
@@ -77,6 +78,11 @@ func newIssuer(t *testing.T, path string) *issuer {
 				is.mu.Unlock()
 				<-g
 				is.mu.Lock()
+			}
+			if is.setBody != "" {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(is.setBody))
+				return
 			}
 			var keys []any
 			for _, k := range is.keys {
@@ -149,6 +155,20 @@ func sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid, typ string, c
 		sk.Key = jose.JSONWebKey{Key: key, KeyID: kid}
 	}
 	s, err := jose.NewSigner(sk, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// signWith signs claims RS256 with key under kid and opts' headers.
+func signWith(t *testing.T, key any, kid string, opts *jose.SignerOptions, claims map[string]any) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +301,10 @@ func TestVerifyRefuses(t *testing.T) {
 		{"agent claim not a string", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "client_id", 7)), "client_id claim is not a string"},
 		{"agent claim too long", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "client_id", strings.Repeat("a", 129))), "does not name the agent"},
 		{"agent claim with a control", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "client_id", "a\nb")), "does not name the agent"},
+		{"sub with controls", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "sub", "u\n\x1b[31mred\x00")), "sub claim is not a string of 1 to 255 printable characters"},
+		{"sub too long", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "sub", strings.Repeat("x", 8000))), "sub claim is not a string of 1 to 255"},
+		{"sub empty", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "sub", "")), "sub claim is not a string of 1 to 255"},
+		{"sub not a string", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "sub", 42)), "sub claim is not a string"},
 		{"scope not a string", sign(t, jose.RS256, rsaKey, "rsa-1", "", with(c, "scope", []string{"a"})), "scope claim is not a string"},
 		{"alg none", b64([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + b64(payload) + ".", `algorithm "none" is not accepted`},
 		{"HS256 keyed with the public key", sign(t, jose.HS256, pubPEM, "rsa-1", "", c), `algorithm "HS256" is not accepted`},
@@ -290,6 +314,8 @@ func TestVerifyRefuses(t *testing.T) {
 		{"tampered payload", tamper(sign(t, jose.RS256, rsaKey, "rsa-1", "", c), with(c, "client_id", "root")), "signature does not verify"},
 		{"wrong typ", sign(t, jose.RS256, rsaKey, "rsa-1", "id_token+jwt", c), "not a JWT access token"},
 		{"JWE", "a.b.c.d.e", "encrypted (JWE)"},
+		{"crit with an unknown extension", signWith(t, rsaKey, "rsa-1", (&jose.SignerOptions{}).WithHeader("crit", []string{"urn:x"}).WithHeader("urn:x", 1), c), `critical extensions (crit "urn:x")`},
+		{"crit empty", signWith(t, rsaKey, "rsa-1", (&jose.SignerOptions{}).WithHeader("crit", []string{}), c), "critical extensions"},
 		{"not a JWT", "rukh_key_abcdef", "not a JWT"},
 		{"header not base64url", "!!.e30.sig", "not base64url"},
 		{"oversized", strings.Repeat("a", MaxTokenBytes+1), "larger than 16384 bytes"},
@@ -348,6 +374,50 @@ func TestUnknownKidAndRotation(t *testing.T) {
 	// The retired key's tokens are refused: the cache holds the new set.
 	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "rsa-1", "", c)); kernel.ErrorCode(err) != kernel.CodeDenied {
 		t.Fatalf("retired key: %v", err)
+	}
+}
+
+// A key rotated in just after a refetch: within MinRefresh of it, a token
+// issued since then is unavailable (its key may be on its way), one issued
+// before it refused (the set fetched after it lacks its key); once the set
+// can be fetched again, the new key verifies.
+func TestRotationWithinMinRefresh(t *testing.T) {
+	is := newIssuer(t, "")
+	is.addKey("rsa-1", rsaKey)
+	clk := &clock{now: t0}
+	v := newVerifier(t, is, clk)
+	c := goodClaims(is)
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "rsa-1", "", c)); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(DefaultMinRefresh)
+	// Someone sends a kid nobody has: the refetch it causes finds nothing.
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "junk", "", c)); kernel.ErrorCode(err) != kernel.CodeDenied {
+		t.Fatalf("junk kid: %v", err)
+	}
+	is.addKey("rsa-2", rsaKey2) // the provider rotates now
+	clk.add(5 * time.Second)
+	fresh := with(c, "iat", clk.Now().Unix(), "exp", clk.Now().Add(5*time.Minute).Unix())
+	for _, tt := range []struct {
+		name   string
+		claims map[string]any
+		code   kernel.Code
+	}{
+		{"issued since the refetch", fresh, kernel.CodeUnavailable},
+		{"no iat", with(fresh, "iat", nil), kernel.CodeUnavailable},
+		{"issued before the refetch", c, kernel.CodeDenied},
+	} {
+		_, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", tt.claims))
+		if kernel.ErrorCode(err) != tt.code {
+			t.Errorf("%s: %v (%s), want %s", tt.name, err, kernel.ErrorCode(err), tt.code)
+		}
+	}
+	if ra := v.RetryAfter(); ra != DefaultMinRefresh-5*time.Second {
+		t.Errorf("RetryAfter %s", ra)
+	}
+	clk.add(v.RetryAfter())
+	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", fresh)); err != nil {
+		t.Fatalf("after the window: %v", err)
 	}
 }
 
@@ -471,6 +541,7 @@ func TestKeySetFilter(t *testing.T) {
 	is := newIssuer(t, "")
 	weak := mustRSA(1024)
 	is.addKey("weak", weak)
+	is.addKey("ec-1", ecKey) // one usable key: a set of none is unavailable
 	is.extra = []any{
 		map[string]any{"kty": "oct", "kid": "oct", "k": base64.RawURLEncoding.EncodeToString([]byte("secret-secret-secret-secret-1234"))},
 		map[string]any{"kty": "RSA", "kid": "enc", "use": "enc", "n": base64.RawURLEncoding.EncodeToString(rsaKey.N.Bytes()), "e": "AQAB"},
@@ -493,6 +564,35 @@ func TestKeySetFilter(t *testing.T) {
 	clk.add(DefaultMinRefresh)
 	if _, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "", "", c)); err != nil {
 		t.Fatalf("no kid, one key: %v", err)
+	}
+}
+
+// A key set with nothing usable in it is unavailable, and the keys
+// fetched before it keep verifying.
+func TestKeySetWithoutUsableKeys(t *testing.T) {
+	for _, body := range []string{`{}`, `{"keys":[]}`, `{"keys":null}`,
+		`{"keys":[{"kty":"oct","kid":"rsa-1","k":"c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ"}]}`} {
+		t.Run(body, func(t *testing.T) {
+			is := newIssuer(t, "")
+			is.addKey("rsa-1", rsaKey)
+			clk := &clock{now: t0}
+			v := newVerifier(t, is, clk)
+			good := sign(t, jose.RS256, rsaKey, "rsa-1", "", goodClaims(is))
+			if _, err := v.Verify(context.Background(), good); err != nil {
+				t.Fatal(err)
+			}
+			is.mu.Lock()
+			is.setBody = body
+			is.mu.Unlock()
+			clk.add(DefaultMinRefresh)
+			_, err := v.Verify(context.Background(), sign(t, jose.RS256, rsaKey2, "rsa-2", "", goodClaims(is)))
+			if kernel.ErrorCode(err) != kernel.CodeUnavailable || !strings.Contains(err.Error(), "no usable signing key") {
+				t.Fatalf("a new kid against a set of no usable key: %v", err)
+			}
+			if _, err := v.Verify(context.Background(), good); err != nil {
+				t.Fatalf("the cached key after a set of no usable key: %v", err)
+			}
+		})
 	}
 }
 
@@ -519,11 +619,26 @@ func TestDiscovery(t *testing.T) {
 			t.Errorf("the key set was fetched %d times", n)
 		}
 	})
-	if got := metadataURLs("https://idp.example/realms/acme/"); !slices.Equal(got, []string{
-		"https://idp.example/.well-known/oauth-authorization-server/realms/acme",
-		"https://idp.example/realms/acme/.well-known/openid-configuration",
-	}) {
-		t.Errorf("metadata URLs: %v", got)
+	for _, tt := range []struct {
+		issuer string
+		want   []string
+	}{
+		{"https://idp.example/realms/acme/", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/realms/acme",
+			"https://idp.example/realms/acme/.well-known/openid-configuration"}},
+		{"https://idp.example", []string{
+			"https://idp.example/.well-known/oauth-authorization-server",
+			"https://idp.example/.well-known/openid-configuration"}},
+		{"https://idp.example/tenants/a%2Fb", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/tenants/a%2Fb",
+			"https://idp.example/tenants/a%2Fb/.well-known/openid-configuration"}},
+		{"https://idp.example/t/caf%C3%A9", []string{
+			"https://idp.example/.well-known/oauth-authorization-server/t/caf%C3%A9",
+			"https://idp.example/t/caf%C3%A9/.well-known/openid-configuration"}},
+	} {
+		if got := metadataURLs(tt.issuer); !slices.Equal(got, tt.want) {
+			t.Errorf("metadata URLs of %s: %v, want %v", tt.issuer, got, tt.want)
+		}
 	}
 }
 
@@ -546,5 +661,58 @@ func TestNewConfig(t *testing.T) {
 		if _, err := New(Config{Issuer: iss, Audience: audience}); err != nil {
 			t.Errorf("%s: %v", iss, err)
 		}
+	}
+}
+
+func TestSameHostRedirects(t *testing.T) {
+	parse := func(s string) *http.Request {
+		r, err := http.NewRequest("GET", s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	from := "https://idp.example.com/.well-known/openid-configuration"
+	for _, tt := range []struct {
+		to     string
+		follow bool
+	}{
+		{"https://idp.example.com/realms/acme/.well-known/openid-configuration", true},
+		{"https://IDP.example.com/keys", true},
+		{"http://idp.example.com/.well-known/openid-configuration", false}, // down to http
+		{"http://idp.example.com:443/keys", false},
+		{"https://idp.example.com:8443/keys", false},
+		{"https://evil.example/keys", false},
+	} {
+		err := sameHostRedirects(parse(tt.to), []*http.Request{parse(from)})
+		if (err == nil) != tt.follow {
+			t.Errorf("%s → %s: %v, want follow %v", from, tt.to, err, tt.follow)
+		}
+	}
+	via := []*http.Request{parse(from), parse(from), parse(from), parse(from), parse(from)}
+	if sameHostRedirects(parse(from), via) == nil {
+		t.Error("a sixth redirect followed")
+	}
+}
+
+// An https issuer's metadata may not send serve-http to a loopback http
+// key set: that is only for an issuer on loopback http itself.
+func TestJWKSURIScheme(t *testing.T) {
+	keys := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"keys": []any{jose.JSONWebKey{Key: &rsaKey.PublicKey, KeyID: "rsa-1", Use: "sig"}}})
+	}))
+	t.Cleanup(keys.Close)
+	var idp *httptest.Server
+	idp = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"issuer": idp.URL, "jwks_uri": keys.URL + "/keys"})
+	}))
+	t.Cleanup(idp.Close)
+	v, err := New(Config{Issuer: idp.URL, Audience: audience, HTTPClient: idp.Client(), Now: (&clock{now: t0}).Now, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.Verify(context.Background(), sign(t, jose.RS256, rsaKey, "rsa-1", "", with(goodClaims(&issuer{url: idp.URL}), "iss", idp.URL)))
+	if kernel.ErrorCode(err) != kernel.CodeUnavailable || !strings.Contains(err.Error(), "is http, and the issuer is https") {
+		t.Fatalf("an https issuer's http jwks_uri: %v", err)
 	}
 }

@@ -308,6 +308,11 @@ func AuthorizeOAuth(o *OAuth, level string, cred kernel.Credential, command stri
 	if cred.Kind != kernel.CredentialOAuth {
 		return kernel.Errorf(kernel.CodeInternal, "AuthorizeOAuth of a %q credential", cred.Kind)
 	}
+	if cred.Issuer != o.Issuer {
+		// A token admitted under another revision's identity provider.
+		return kernel.Errorf(kernel.CodeDenied, "the token's issuer %s is not endpoint %s's identity provider %s", cred.Issuer, cred.Endpoint, o.Issuer).
+			WithHint("ask " + o.Issuer + " for a token")
+	}
 	switch level {
 	case "", SecurityStandard, SecurityElevated:
 	case SecurityStrict:

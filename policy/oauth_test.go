@@ -126,7 +126,7 @@ func TestOAuthProfileCanonical(t *testing.T) {
 func TestAuthorizeOAuth(t *testing.T) {
 	o := &policy.OAuth{Issuer: "https://idp", Scopes: map[string][]string{"standard": {"rukh.call"}, "elevated": {"rukh.elevated"}}}
 	cred := func(short bool, scopes ...string) kernel.Credential {
-		return kernel.Credential{Agent: "svc", Endpoint: "e", Kind: kernel.CredentialOAuth, Scopes: scopes, ShortLived: short}
+		return kernel.Credential{Agent: "svc", Endpoint: "e", Kind: kernel.CredentialOAuth, Issuer: "https://idp", Scopes: scopes, ShortLived: short}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -146,6 +146,7 @@ func TestAuthorizeOAuth(t *testing.T) {
 		{"elevated, not short-lived", o, policy.SecurityElevated, cred(false, "rukh.call", "rukh.elevated"), kernel.CodeDenied, nil, "needs a short-lived token (a lifetime of at most 900 seconds"},
 		{"elevated, no scopes listed, short-lived", &policy.OAuth{Issuer: "https://idp"}, policy.SecurityElevated, cred(true), "", nil, ""},
 		{"strict never", o, policy.SecurityStrict, cred(true, "rukh.call", "rukh.elevated"), kernel.CodeDenied, nil, "needs a Rukh one-time token"},
+		{"another issuer's token", &policy.OAuth{Issuer: "https://other"}, policy.SecurityStandard, cred(false, "rukh.call"), kernel.CodeDenied, nil, "the token's issuer https://idp is not endpoint e's identity provider https://other"},
 		{"a Rukh credential", o, policy.SecurityStandard, kernel.Credential{Kind: kernel.CredentialStatic}, kernel.CodeInternal, nil, ""},
 		{"no policy", nil, policy.SecurityStandard, cred(false), kernel.CodeInternal, nil, ""},
 		{"unknown level", o, "paranoid", cred(true), kernel.CodeInternal, nil, ""},
@@ -155,8 +156,8 @@ func TestAuthorizeOAuth(t *testing.T) {
 			t.Errorf("%s: %v (%s), want %s containing %q", tc.name, err, kernel.ErrorCode(err), tc.code, tc.msg)
 			continue
 		}
-		if tc.code == kernel.CodeDenied && !errors.Is(err, policy.ErrInsufficientScope) {
-			t.Errorf("%s: %v does not wrap ErrInsufficientScope", tc.name, err)
+		if tc.code == kernel.CodeDenied && !errors.Is(err, policy.ErrInsufficientScope) != strings.Contains(tc.msg, "issuer") {
+			t.Errorf("%s: %v: wraps ErrInsufficientScope %v", tc.name, err, errors.Is(err, policy.ErrInsufficientScope))
 		}
 		var se *policy.ScopeError
 		if got := errors.As(err, &se); got != (tc.missing != nil) || (got && (!slices.Equal(se.Missing, tc.missing) || !strings.Contains(se.Msg, tc.msg))) {

@@ -147,16 +147,42 @@ func newTokenVerifier(k verifierKey, minRefresh time.Duration, logf func(string,
 // blocks to the served endpoints until ctx ends.
 func (p *process) watchAuth(ctx context.Context, vs *oauthVerifiers, h authSetter, eps []mcphttp.Endpoint) {
 	p.h.Store.WatchActive(ctx, func(uint64) {
-		launches, err := p.launchesOf()
-		if err != nil {
-			p.logf("reading the published endpoints' authentication: %v", err)
-			return
-		}
-		if launches == nil {
-			return
-		}
-		if err := vs.applyAuth(h, eps, launches); err != nil {
-			p.logf("%v; its identity provider's tokens get 503 until a revision fixes it", err)
-		}
+		applyRetrying(ctx, p.launchesOf, func(launches map[string]*policy.Launch) {
+			if err := vs.applyAuth(h, eps, launches); err != nil {
+				p.logf("%v; its identity provider's tokens get 503 until a revision fixes it", err)
+			}
+		}, p.logf, authRetryFirst, authRetryMax)
 	})
+}
+
+// Between failed reads of the published endpoints' authentication.
+const (
+	authRetryFirst = 100 * time.Millisecond
+	authRetryMax   = 5 * time.Second
+)
+
+// applyRetrying reads the active revision's launch bindings and applies
+// them, retrying a failed read with a growing wait until one succeeds or
+// ctx ends: a read that fails once must not leave a newly published
+// httpAuth unapplied until the next publish. Nothing published applies
+// nothing.
+func applyRetrying(ctx context.Context, read func() (map[string]*policy.Launch, error), apply func(map[string]*policy.Launch), logf func(string, ...any), wait, most time.Duration) {
+	for {
+		launches, err := read()
+		if err == nil {
+			if launches != nil {
+				apply(launches)
+			}
+			return
+		}
+		logf("reading the published endpoints' authentication: %v; retrying in %s", err, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, most)
+	}
 }

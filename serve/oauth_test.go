@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/mcphttp"
 	"github.com/rukh-dev/rukh/policy"
@@ -85,5 +88,61 @@ func TestOAuthVerifiersAcrossRepublishes(t *testing.T) {
 		if n := len(vs.m); n != tc.kept {
 			t.Errorf("%s: %d verifier(s) kept, want %d", tc.name, n, tc.kept)
 		}
+	}
+}
+
+// A failed read of the published endpoints' authentication is retried
+// until one succeeds, and what it read is applied once; ctx ending stops
+// the retries.
+func TestApplyRetrying(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fails   int
+		nothing bool // nothing published
+		applied int
+	}{
+		{"first read", 0, false, 1},
+		{"after failed reads", 3, false, 1},
+		{"nothing published", 1, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reads, applied := 0, 0
+			read := func() (map[string]*policy.Launch, error) {
+				reads++
+				if reads <= tc.fails {
+					return nil, kernel.Errorf(kernel.CodeUnavailable, "the store is unavailable")
+				}
+				if tc.nothing {
+					return nil, nil
+				}
+				return map[string]*policy.Launch{"web": launch("web", policy.HTTPAuthBearer, nil)}, nil
+			}
+			applyRetrying(context.Background(), read, func(l map[string]*policy.Launch) {
+				if l["web"] == nil {
+					t.Errorf("applied %v", l)
+				}
+				applied++
+			}, t.Logf, time.Millisecond, 4*time.Millisecond)
+			if reads != tc.fails+1 || applied != tc.applied {
+				t.Errorf("%d read(s), %d applied; want %d, %d", reads, applied, tc.fails+1, tc.applied)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reads := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		applyRetrying(ctx, func() (map[string]*policy.Launch, error) {
+			if reads++; reads == 2 {
+				cancel()
+			}
+			return nil, kernel.Errorf(kernel.CodeUnavailable, "the store is unavailable")
+		}, func(map[string]*policy.Launch) { t.Error("applied a failed read") }, t.Logf, time.Millisecond, time.Millisecond)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("retries went on after ctx ended")
 	}
 }

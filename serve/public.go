@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -10,7 +12,9 @@ import (
 // ParsePublicURL checks serve-http's --public-url: the scheme and host
 // clients reach this server by behind a proxy (http or https, no path,
 // query, fragment or user), the base of every endpoint's resource URL and
-// metadata URL. It returns it without a trailing slash.
+// metadata URL. It returns it in one form, as audiences are compared
+// exactly: the host in lower case, no default or empty port, no trailing
+// slash.
 func ParsePublicURL(s string) (string, error) {
 	bad := func(why string) error {
 		return kernel.Errorf(kernel.CodeUsage, "--public-url %q %s", s, why).
@@ -33,5 +37,21 @@ func ParsePublicURL(s string) (string, error) {
 	case u.Path != "" && u.Path != "/":
 		return "", bad("must not have a path: serve-http serves its endpoints at the root (" + EndpointPath("NAMESPACE", "ENDPOINT") + ")")
 	}
-	return u.Scheme + "://" + u.Host, nil
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", bad("has no valid port (1 to 65535)")
+		}
+		port = strconv.Itoa(n)
+		if port == map[string]string{"http": "80", "https": "443"}[u.Scheme] {
+			port = ""
+		}
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return u.Scheme + "://" + host, nil
 }

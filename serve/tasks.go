@@ -63,14 +63,15 @@ func (p *process) becomeTaskOwner() (store.TaskOwner, func(), error) {
 }
 
 // taskHost is mcpcore.TaskHost over the runner and the store: a task is
-// visible only to the endpoint and agent that started it.
+// visible only to the endpoint and agent (and identity provider) that
+// started it.
 type taskHost struct {
 	r  *tasks.Runner
 	st *store.Store
 }
 
 func (h *taskHost) Start(ctx context.Context, t mcpcore.TaskStart, inv *kernel.Invocation) (mcpcore.TaskInfo, error) {
-	rec, err := h.r.Start(ctx, store.Task{ID: store.NewTaskID(), Endpoint: t.Caller.Endpoint, Agent: t.Caller.Agent,
+	rec, err := h.r.Start(ctx, store.Task{ID: store.NewTaskID(), Endpoint: t.Caller.Endpoint, Agent: t.Caller.Agent, Issuer: t.Caller.Issuer,
 		Command: t.Command, Tool: t.Tool, TTLMs: t.TTLMs}, t.MaxTasks, t.Timeout, inv)
 	if err != nil {
 		return mcpcore.TaskInfo{}, err
@@ -85,10 +86,16 @@ func (h *taskHost) Get(id string, who mcpcore.TaskCaller) (mcpcore.TaskInfo, err
 	if err != nil {
 		return mcpcore.TaskInfo{}, err
 	}
-	if t.Endpoint != who.Endpoint || t.Agent != who.Agent {
+	if !ownedBy(t, who) {
 		return mcpcore.TaskInfo{}, kernel.Errorf(kernel.CodeNotFound, "no task %q", id) // foreign: the same answer as unknown
 	}
 	return taskInfo(t), nil
+}
+
+// ownedBy reports whether who started t: the same endpoint, agent and
+// identity provider (none for a Rukh agent).
+func ownedBy(t store.Task, who mcpcore.TaskCaller) bool {
+	return t.Endpoint == who.Endpoint && t.Agent == who.Agent && t.Issuer == who.Issuer
 }
 
 // Cancel stops the task and waits briefly for it to be recorded, so that

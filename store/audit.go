@@ -147,6 +147,8 @@ func (s *Store) Audit(q AuditQuery) ([]AuditRecord, int, error) {
 }
 
 // lastUsed fills Agent.LastUsed from the newest audit record of each.
+// A record of an identity provider's agent (with an issuer) is not a use
+// of the Rukh agent of the same name.
 func lastUsed(tx txn, agents []Agent, index map[string]int) {
 	b := tx.Bucket(bucketAudit)
 	if b == nil || len(agents) == 0 {
@@ -156,7 +158,7 @@ func lastUsed(tx txn, agents []Agent, index map[string]int) {
 	c := b.Cursor()
 	for k, v := c.Last(); k != nil && left > 0; k, v = c.Prev() {
 		var r AuditRecord
-		if json.Unmarshal(v, &r) != nil || r.Agent == "" {
+		if json.Unmarshal(v, &r) != nil || r.Agent == "" || r.Issuer != "" {
 			continue
 		}
 		if i, ok := index[r.Agent]; ok && agents[i].LastUsed.IsZero() {

@@ -82,6 +82,14 @@ func TestAuditQuery(t *testing.T) {
 	if len(agents) != 1 || !agents[0].LastUsed.Equal(t0.Add(8*time.Hour)) {
 		t.Errorf("last used: %+v", agents)
 	}
+	// An identity provider's agent of the same name is not the Rukh agent.
+	if err := s.AppendAudit(AuditRecord{Time: t0.Add(20 * time.Hour), Agent: "y", Credential: "oauth", Issuer: "https://idp.example", Endpoint: "e", Command: "c20", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	agents, _ = s.Agents()
+	if len(agents) != 1 || !agents[0].LastUsed.Equal(t0.Add(8*time.Hour)) {
+		t.Errorf("last used after an oauth agent's call: %+v", agents)
+	}
 }
 
 func TestAuditWriter(t *testing.T) {

@@ -87,6 +87,7 @@ type Task struct {
 	ID            string    `json:"id"`
 	Endpoint      string    `json:"endpoint"`
 	Agent         string    `json:"agent"`
+	Issuer        string    `json:"issuer,omitempty"` // the identity provider of the oauth agent that started it; "" for a Rukh agent
 	Command       string    `json:"command"`
 	Tool          string    `json:"tool"`
 	State         string    `json:"state"`
