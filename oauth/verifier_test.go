@@ -33,7 +33,7 @@ const audience = "https://mcp.example.com/mcp/v1/acme/web"
 // issuer is a test identity provider: discovery and a key set it can
 // change, take down and count fetches of.
 type issuer struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *httptest.Server
 	url  string // the issuer identifier
 	path string // its path, "" or "/realms/acme"
@@ -49,7 +49,7 @@ type issuer struct {
 	jwksFetch atomic.Int32
 }
 
-func newIssuer(t *testing.T, path string) *issuer {
+func newIssuer(t testing.TB, path string) *issuer {
 	is := &issuer{t: t, path: path}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +144,7 @@ func mustEC() *ecdsa.PrivateKey {
 }
 
 // sign makes a compact JWS of claims with key under kid.
-func sign(t *testing.T, alg jose.SignatureAlgorithm, key any, kid, typ string, claims map[string]any) string {
+func sign(t testing.TB, alg jose.SignatureAlgorithm, key any, kid, typ string, claims map[string]any) string {
 	t.Helper()
 	opts := &jose.SignerOptions{}
 	if typ != "" {
@@ -194,7 +194,7 @@ func (c *clock) add(d time.Duration) {
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newVerifier(t *testing.T, is *issuer, clk *clock) *Verifier {
+func newVerifier(t testing.TB, is *issuer, clk *clock) *Verifier {
 	t.Helper()
 	v, err := New(Config{Issuer: is.url, Audience: audience, Now: clk.Now, Logf: t.Logf})
 	if err != nil {
