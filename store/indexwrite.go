@@ -60,11 +60,11 @@ type IndexWriter struct {
 
 	// With search: the terms of each tool body (encoded bags, by body
 	// ref) and the current endpoint's index.
-	analyze  func(body []byte) (search.Bag, error)
+	analyze    func(body []byte) (search.Bag, error)
 	bags       map[string][]byte // nil value: not resolved yet
 	unresolved []pendingBody
 	searchIx   *search.Builder
-	reused   int
+	reused     int
 
 	err error
 }
