@@ -89,14 +89,6 @@ func Analyze(d Doc) Bag {
 	return bag
 }
 
-func (b Bag) length() float64 {
-	var n float64
-	for _, tw := range b {
-		n += float64(tw.Weight)
-	}
-	return n
-}
-
 // Encode is the bag's stored form: count, then per term its length, bytes
 // and weight (float32 bits).
 func (b Bag) Encode() []byte {
@@ -140,58 +132,76 @@ func DecodeBag(data []byte) (Bag, error) {
 }
 
 // Builder collects an endpoint's tools, numbered in the order added, and
-// computes the postings blocks.
+// computes the postings blocks. It keeps each term once and each tool's
+// terms as small entries, so memory grows with the postings, not with the
+// text.
 type Builder struct {
-	bags []Bag
+	ids   map[string]uint32
+	terms []string
+	inv   [][]entry // by term id
+	lens  []float64 // by tool
+	total float64
+}
+
+type entry struct {
+	doc uint32
+	w   float32
 }
 
 // NewBuilder returns an empty builder.
-func NewBuilder() *Builder { return &Builder{} }
+func NewBuilder() *Builder { return &Builder{ids: map[string]uint32{}} }
 
 // Add adds d as the next tool.
-func (b *Builder) Add(d Doc) { b.bags = append(b.bags, Analyze(d)) }
+func (b *Builder) Add(d Doc) { b.AddBag(Analyze(d)) }
 
 // AddBag adds an analysed tool as the next one.
-func (b *Builder) AddBag(bag Bag) { b.bags = append(b.bags, bag) }
+func (b *Builder) AddBag(bag Bag) {
+	doc := uint32(len(b.lens))
+	var n float64
+	for _, tw := range bag {
+		id, ok := b.ids[tw.Term]
+		if !ok {
+			id = uint32(len(b.terms))
+			b.ids[tw.Term] = id
+			b.terms = append(b.terms, tw.Term)
+			b.inv = append(b.inv, nil)
+		}
+		b.inv[id] = append(b.inv[id], entry{doc, tw.Weight})
+		n += float64(tw.Weight)
+	}
+	b.lens = append(b.lens, n)
+	b.total += n
+}
 
 // Len is the number of tools added.
-func (b *Builder) Len() int { return len(b.bags) }
+func (b *Builder) Len() int { return len(b.lens) }
 
 // Postings calls yield with every term's encoded block, in term order,
-// and stops at yield's first error.
+// and stops at yield's first error. block is valid only during yield.
 func (b *Builder) Postings(yield func(term string, block []byte) error) error {
-	n := len(b.bags)
+	n := len(b.lens)
 	if n == 0 {
 		return nil
 	}
-	lens := make([]float64, n)
-	var total float64
-	type entry struct {
-		doc uint32
-		w   float32
-	}
-	inv := map[string][]entry{}
-	for d, bag := range b.bags {
-		lens[d] = bag.length()
-		total += lens[d]
-		for _, tw := range bag {
-			inv[tw.Term] = append(inv[tw.Term], entry{uint32(d), tw.Weight})
-		}
-	}
-	avg := total / float64(n)
+	avg := b.total / float64(n)
 	if avg == 0 {
 		avg = 1
 	}
+	order := make([]uint32, len(b.terms))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int { return cmp.Compare(b.terms[x], b.terms[y]) })
 	var ps []Posting
 	var block []byte
-	for _, t := range slices.Sorted(maps.Keys(inv)) {
-		es := inv[t]
+	for _, id := range order {
+		es := b.inv[id]
 		df := float64(len(es))
 		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 		ps = ps[:0]
 		for _, e := range es {
 			tf := float64(e.w)
-			s := idf * tf * (K1 + 1) / (tf + K1*(1-B+B*lens[e.doc]/avg))
+			s := idf * tf * (K1 + 1) / (tf + K1*(1-B+B*b.lens[e.doc]/avg))
 			ps = append(ps, Posting{e.doc, float32(s)})
 		}
 		sortPostings(ps)
@@ -199,11 +209,31 @@ func (b *Builder) Postings(yield func(term string, block []byte) error) error {
 			ps = ps[:MaxPostings]
 		}
 		block = EncodeBlock(block[:0], ps)
-		if err := yield(t, block); err != nil {
+		if err := yield(b.terms[id], block); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Merge is the bag of a tool whose text is both a's and b's.
+func Merge(a, b Bag) Bag {
+	out := make(Bag, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].Term < b[j].Term:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Term < a[i].Term:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, TermWeight{a[i].Term, a[i].Weight + b[j].Weight})
+			i, j = i+1, j+1
+		}
+	}
+	return out
 }
 
 // sortPostings orders a block: best first, then by tool number.

@@ -16,7 +16,8 @@ import (
 // ("addtag"), so a query that writes the compound the same way scores
 // higher. Terms are lower-cased, Latin letters lose their diacritics
 // (Zoë: zoe, naïve: naive), and then:
-//   - a term of one byte is dropped unless it is a digit;
+//   - a term of one byte is dropped unless it is a digit, and one of more
+//     than MaxTermBytes is dropped;
 //   - the stop words (the, a, an, of, to, and, or, for, in, on, with, is,
 //     be) are dropped;
 //   - a light stemmer removes a plural or a verb ending (see Stem).
@@ -131,9 +132,13 @@ func normalize(s string) string {
 	return b.String()
 }
 
-// term applies the length rule, the stop list and the stemmer; "" drops.
+// MaxTermBytes is the longest term kept: a longer run of letters is no
+// word anyone searches for.
+const MaxTermBytes = 128
+
+// term applies the length rules, the stop list and the stemmer; "" drops.
 func term(t string) string {
-	if len(t) == 1 && !(t[0] >= '0' && t[0] <= '9') || t == "" {
+	if len(t) == 1 && !(t[0] >= '0' && t[0] <= '9') || t == "" || len(t) > MaxTermBytes {
 		return ""
 	}
 	if stopWords[t] {
