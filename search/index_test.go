@@ -228,3 +228,19 @@ func TestToolDocAndBags(t *testing.T) {
 		t.Error("a tool object that is not JSON was indexed")
 	}
 }
+
+// BenchmarkSearch ranks for a query of three terms each in more than
+// MaxPostings of 100,000 tools, and one rare term.
+func BenchmarkSearch(b *testing.B) {
+	docs := make([]Doc, 100_000)
+	for i := range docs {
+		docs[i] = doc(fmt.Sprint(i), fmt.Sprintf("p%d.c%d", i/10, i%10), 3.0, fmt.Sprintf("command %d of %d", i%10, i%7), 2.0)
+	}
+	ix := Build(docs)
+	b.ResetTimer()
+	for range b.N {
+		if hits := ix.Search("command 3 of 6 in p9", 10); len(hits) != 10 {
+			b.Fatal(hits)
+		}
+	}
+}
