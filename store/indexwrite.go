@@ -125,6 +125,15 @@ func (w *IndexWriter) flush() error {
 	if len(w.batch) == 0 && w.flushed {
 		return nil
 	}
+	// In key order, every put appends: a chunk's tool, page, name and
+	// search records come interleaved, and put as they came each would
+	// move the node's later keys.
+	slices.SortStableFunc(w.batch, func(a, b kv) int {
+		if c := bytes.Compare(a.bucket, b.bucket); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.k, b.k)
+	})
 	err := w.s.update(func(tx txn) error {
 		if !w.flushed {
 			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
