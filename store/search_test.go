@@ -245,3 +245,37 @@ func BenchmarkPublishSearch(b *testing.B) {
 		}
 	}
 }
+
+// Prune keeps the search terms of the bodies the kept revisions use and
+// removes the others'; a later publish of the kept bodies still reuses
+// theirs.
+func TestSearchTermsPrune(t *testing.T) {
+	s := mustStore(t)
+	old, kept := searchCatalogue(40), searchCatalogue(60)
+	for i := range old {
+		old[i].object = strings.Replace(old[i].object, `"description":"`, `"description":"Old. `, 1)
+	}
+	all := func(int) bool { return true }
+	publishSearch(t, s, old, all, true)
+	publishSearch(t, s, kept, all, true)
+	objects := func() int {
+		n, err := store.CountForTest(s, "objects")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := objects()
+	if _, err := s.PruneRevisions(1); err != nil {
+		t.Fatal(err)
+	}
+	// The old revision's distinct bodies, declarations and terms go (its
+	// declarations are the same as the kept ones' but for the 3 special
+	// tools at other places).
+	if gone := before - objects(); gone < 2*len(old) {
+		t.Errorf("prune removed %d objects, want at least the old bodies and their terms (%d)", gone, 2*len(old))
+	}
+	if _, reused := publishSearch(t, s, kept, all, true); reused != len(kept) {
+		t.Errorf("after prune, a republish reused %d bodies' terms, want %d", reused, len(kept))
+	}
+}
