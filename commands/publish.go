@@ -99,6 +99,9 @@ func (a *app) printPublish(w io.Writer, rep home.PublishReport, old store.Revisi
 		if e.Tools > 0 {
 			fmt.Fprintf(w, " (longest %d characters)", e.LongestName)
 		}
+		if e.Unlisted > 0 {
+			fmt.Fprintf(w, "; progressive: %d more found through search", e.Unlisted)
+		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range rep.NotTools {

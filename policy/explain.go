@@ -29,14 +29,17 @@ type Warning struct {
 
 // EndpointReport is what one endpoint of a binding gives agents.
 type EndpointReport struct {
-	Endpoint        string    `json:"endpoint"`
-	Namespace       string    `json:"namespace"`
-	ToolNames       string    `json:"toolNames"`       // the effective mode
-	ToolNamesStated bool      `json:"toolNamesStated"` // false: the default, the profile states none
-	Tools           int       `json:"tools"`
-	LongestName     int       `json:"longestName"`
-	LongNames       int       `json:"longNames"` // names over MaxHostToolName characters
-	Warnings        []Warning `json:"warnings,omitempty"`
+	Endpoint        string `json:"endpoint"`
+	Namespace       string `json:"namespace"`
+	ToolNames       string `json:"toolNames"`       // the effective mode
+	ToolNamesStated bool   `json:"toolNamesStated"` // false: the default, the profile states none
+	Tools           int    `json:"tools"`           // what tools/list serves
+	// Unlisted: tools a progressive endpoint publishes but does not list;
+	// agents find them through its search tool.
+	Unlisted    int       `json:"unlisted,omitempty"`
+	LongestName int       `json:"longestName"`
+	LongNames   int       `json:"longNames"` // names over MaxHostToolName characters
+	Warnings    []Warning `json:"warnings,omitempty"`
 }
 
 // NotTools lists the commands of b that are a tool on no endpoint, in
@@ -158,6 +161,13 @@ func Endpoints(b *Binding, noProfile bool) []EndpointReport {
 		served := ServedToolNames(b, &p) // the job family too: what agents are served
 		r := EndpointReport{Endpoint: p.Endpoint, Namespace: p.Namespace, ToolNames: effectiveMode(p.ToolNames),
 			Tools: len(served)}
+		if d := b.DiscoveryOf(p.Endpoint); d.Progressive() {
+			for _, t := range p.Tools {
+				if !d.Lists(t.Command, t.Package()) {
+					r.Unlisted++
+				}
+			}
+		}
 		r.ToolNamesStated = stated[p.Endpoint] != ""
 		for _, n := range served {
 			r.LongestName = max(r.LongestName, len(n))

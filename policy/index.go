@@ -20,8 +20,10 @@ type IndexSink interface {
 	PutBody(body []byte) (ref string, err error)
 	PutRoute(words []string, kind, command, decl, line string) error
 	PutEndpoint(endpoint string, meta []byte) error
-	// security is the command's level on the endpoint, "" for standard.
-	PutTool(name, command, release, decl, body, security string, wireSize int) error
+	// security is the command's level on the endpoint, "" for standard;
+	// listed: tools/list lists the tool (all of a direct endpoint's, the
+	// direct ones of a progressive one).
+	PutTool(name, command, release, decl, body, security string, wireSize int, listed bool) error
 }
 
 // EndpointMeta is what the index keeps of an endpoint besides its tools:
@@ -119,13 +121,21 @@ func WriteIndex(b *Binding, w IndexSink) error {
 	if err := putRoutes(b.Routes, cmd, w); err != nil {
 		return err
 	}
+	var prof *Profile
+	if p, err := ParseProfile(b.Profile); err == nil {
+		prof = p
+	}
 	for i := range b.Endpoints {
 		p := &b.Endpoints[i]
-		if err := putEndpointMeta(p, w); err != nil {
-			return err
+		var disc *Discovery
+		if prof != nil {
+			disc = prof.Endpoints[p.Endpoint].Discovery
 		}
 		tools := slices.Clone(p.Tools)
 		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		// Bodies first, then the tools, as Stream sends them: a sink that
+		// indexes for search finds all the bodies' terms at once.
+		brefs, sizes := make([]string, len(tools)), make([]int, len(tools))
 		for j := range tools {
 			t := &tools[j]
 			body, err := toolBodyOf(t)
@@ -135,12 +145,17 @@ func WriteIndex(b *Binding, w IndexSink) error {
 			if err := compactLine(&body); err != nil {
 				return kernel.Errorf(kernel.CodeInternal, "tool %q", t.Name).Wrap(err)
 			}
-			bref, err := w.PutBody(body)
-			if err != nil {
+			if brefs[j], err = w.PutBody(body); err != nil {
 				return err
 			}
-			size := len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
-			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size); err != nil {
+			sizes[j] = len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
+		}
+		if err := putEndpointMeta(p, w); err != nil {
+			return err
+		}
+		for j := range tools {
+			t := &tools[j]
+			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], brefs[j], t.Security, sizes[j], disc.Lists(t.Command, t.Package())); err != nil {
 				return err
 			}
 		}

@@ -536,3 +536,33 @@ func (c *cachedCatalog) Digest() ([32]byte, error) {
 	r.mu.Unlock()
 	return sum, nil
 }
+
+// Discovery is the endpoint's discovery as the cached profile has it.
+func (c *cachedCatalog) Discovery() *policy.Discovery {
+	if l := c.Launch(); l != nil && c.rev.has {
+		return l.Discovery
+	}
+	return nil
+}
+
+// Tool reads one tool object from the store (two records); nothing is
+// kept: describe is one request per tool an agent picked, not a walk.
+func (c *cachedCatalog) Tool(name string) (obj []byte, ok bool, err error) {
+	r := c.rev
+	err = c.read(func(ix *store.Index) error {
+		obj, ok, err = (&storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}).Tool(name)
+		return err
+	})
+	return obj, ok, err
+}
+
+// Search ranks the endpoint's tools from the revision's search records,
+// as storeCatalog does: a bounded read per search, nothing kept.
+func (c *cachedCatalog) Search(query string, limit int) (hits []mcpcore.SearchHit, err error) {
+	r := c.rev
+	err = c.read(func(ix *store.Index) error {
+		hits, err = (&storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}).Search(query, limit)
+		return err
+	})
+	return hits, err
+}

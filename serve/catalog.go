@@ -154,3 +154,51 @@ func (c *storeCatalog) Resolve(name string) (*mcpcore.Resolved, error) {
 	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
 	return &mcpcore.Resolved{Command: &bc.Declaration, Dir: c.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security, Settings: bc.Settings}, nil
 }
+
+// Discovery is the endpoint's discovery as this revision's profile has it.
+func (c *storeCatalog) Discovery() *policy.Discovery {
+	if l := c.Launch(); l != nil && c.has {
+		return l.Discovery
+	}
+	return nil
+}
+
+// Tool reads one tool record and its body.
+func (c *storeCatalog) Tool(name string) ([]byte, bool, error) {
+	t, ok, err := c.ix.Tool(c.ep.Name, name)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	body, err := c.ix.Body(t.Body)
+	if err != nil {
+		return nil, false, err
+	}
+	return policy.AppendToolWire(nil, name, body), true, nil
+}
+
+// Search ranks the endpoint's tools from the revision's search records:
+// one postings record per query term, then per hit its number, tool
+// record and body, whatever the size of the catalogue. A revision
+// published before search records refuses, saying to publish again.
+func (c *storeCatalog) Search(query string, limit int) ([]mcpcore.SearchHit, error) {
+	if !c.has {
+		return nil, nil
+	}
+	found, err := c.ix.Search(c.ep.Name, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]mcpcore.SearchHit, 0, len(found))
+	for _, h := range found {
+		obj, ok, err := c.Tool(h.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, kernel.Errorf(kernel.CodeInternal, "revision %s: the search index names an unknown tool %q", c.ix.Revision(), h.Name).
+				WithHint("run 'rukh doctor'")
+		}
+		hits = append(hits, mcpcore.HitOf(h.Name, obj))
+	}
+	return hits, nil
+}

@@ -4,16 +4,22 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/search"
 )
 
 // chunkBytes bounds what an IndexWriter buffers before it writes a chunk in
@@ -55,6 +61,14 @@ type IndexWriter struct {
 	page     []pageEntry
 	pageSize int
 	lastTool string
+
+	// With search: the terms of each tool body (encoded bags, by body
+	// ref) and the current endpoint's index.
+	analyze    func(body []byte) (search.Bag, error)
+	bags       map[string][]byte // nil value: not resolved yet
+	unresolved []pendingBody
+	searchIx   *search.Builder
+	reused     int
 
 	err error
 }
@@ -111,6 +125,15 @@ func (w *IndexWriter) flush() error {
 	if len(w.batch) == 0 && w.flushed {
 		return nil
 	}
+	// In key order, every put appends: a chunk's tool, page, name and
+	// search records come interleaved, and put as they came each would
+	// move the node's later keys.
+	slices.SortStableFunc(w.batch, func(a, b kv) int {
+		if c := bytes.Compare(a.bucket, b.bucket); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.k, b.k)
+	})
 	err := w.s.update(func(tx txn) error {
 		if !w.flushed {
 			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
@@ -152,6 +175,11 @@ func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) err
 
 func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
 	k := objectKey(kind, content)
+	return w.objectAt(k, content)
+}
+
+// objectAt spills content as the object of key k.
+func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
 	ref := string(k[1:])
 	if w.err != nil {
 		return ref, w.err
@@ -216,8 +244,149 @@ func (w *IndexWriter) closeSpill() {
 // PutCommand stores a declaration record and returns its ref.
 func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(objDecl, decl) }
 
-// PutBody stores a tool body and returns its ref.
-func (w *IndexWriter) PutBody(body []byte) (string, error) { return w.object(objBody, body) }
+// PutBody stores a tool body and returns its ref. With search, the body's
+// terms are found when a tool first needs them, for all bodies put by then
+// at once: stored by an earlier publish, or analysed and stored.
+func (w *IndexWriter) PutBody(body []byte) (string, error) {
+	ref, err := w.object(objBody, body)
+	if err != nil || w.analyze == nil {
+		return ref, err
+	}
+	if _, ok := w.bags[ref]; !ok {
+		w.bags[ref] = nil
+		w.unresolved = append(w.unresolved, pendingBody{ref, len(w.objs) - 1})
+	}
+	return ref, nil
+}
+
+// pendingBody is a body whose terms are not known yet: its ref and its
+// place among the spilled objects.
+type pendingBody struct {
+	ref string
+	obj int
+}
+
+// resolveBags finds the terms of every body put since the last call: one
+// read transaction for them all, then the analysis of those no revision
+// had.
+func (w *IndexWriter) resolveBags() error {
+	if len(w.unresolved) == 0 || w.err != nil {
+		return w.err
+	}
+	keys := make([][]byte, len(w.unresolved))
+	for i, p := range w.unresolved {
+		keys[i] = append([]byte{objTerms}, p.ref...)
+	}
+	if _, err := w.s.view(func(tx txn) error {
+		o := tx.Bucket(bucketObjects)
+		if o == nil {
+			return nil
+		}
+		if pf, ok := o.(prefetcher); ok {
+			pf.prefetch(keys)
+		}
+		for i, p := range w.unresolved {
+			if v := o.Get(keys[i]); v != nil {
+				if _, err := search.DecodeBag(v); err == nil {
+					w.bags[p.ref] = clone(v)
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return w.fail(err)
+	}
+	if err := w.spillBuf.Flush(); err != nil {
+		return w.fail(w.s.internal("cannot write a scratch file", err))
+	}
+	// The bodies to analyse lie in the scratch file in the order they
+	// were put: read in windows, analysed on every CPU.
+	var todo []int
+	for i, p := range w.unresolved {
+		if w.bags[p.ref] != nil {
+			w.reused++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	encs := make([][]byte, len(w.unresolved))
+	for len(todo) > 0 {
+		first := w.objs[w.unresolved[todo[0]].obj]
+		k, end := 0, first.off
+		for k < len(todo) {
+			o := w.objs[w.unresolved[todo[k]].obj]
+			if k > 0 && o.off+int64(o.n)-first.off > analyseWindow {
+				break
+			}
+			end = max(end, o.off+int64(o.n))
+			k++
+		}
+		window := make([]byte, end-first.off)
+		if _, err := w.spill.ReadAt(window, first.off); err != nil && !(err == io.EOF && len(window) == 0) {
+			return w.fail(w.s.internal("cannot read a scratch file", err))
+		}
+		if err := analyseAll(todo[:k], func(i int) error {
+			o := w.objs[w.unresolved[i].obj]
+			bag, err := w.analyze(window[o.off-first.off : o.off-first.off+int64(o.n)])
+			encs[i] = bag.Encode()
+			return err
+		}); err != nil {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
+		}
+		todo = todo[k:]
+	}
+	for i, p := range w.unresolved {
+		if encs[i] == nil {
+			continue
+		}
+		w.bags[p.ref] = encs[i]
+		if _, err := w.objectAt(keys[i], encs[i]); err != nil {
+			return err
+		}
+	}
+	w.unresolved = w.unresolved[:0]
+	return nil
+}
+
+// analyseWindow bounds the scratch file read at once for analysis.
+const analyseWindow = 4 << 20
+
+// analyseAll runs fn for each of idx on every CPU; the first error wins.
+func analyseAll(idx []int, fn func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), len(idx))
+	next := atomic.Int64{}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(idx) || errs[wk] != nil {
+					return
+				}
+				errs[wk] = fn(idx[j])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// prefetcher is a bucket that can read many keys at once (etcd: a few
+// requests instead of one per key) before they are got.
+type prefetcher interface{ prefetch(keys [][]byte) }
+
+// IndexSearch makes the writer index every endpoint's tools for search:
+// analyze gives a tool body's terms (the command id's are added per tool).
+// Called before the first PutBody.
+func (w *IndexWriter) IndexSearch(analyze func(body []byte) (search.Bag, error)) {
+	w.analyze, w.bags = analyze, map[string][]byte{}
+}
+
+// ReusedTerms is how many tool bodies' terms came from earlier publishes.
+func (w *IndexWriter) ReusedTerms() int { return w.reused }
 
 // PutRoute stores one CLI route. line is what a group's --help shows for it.
 func (w *IndexWriter) PutRoute(words []string, kind, command, decl, line string) error {
@@ -244,13 +413,18 @@ func (w *IndexWriter) PutEndpoint(endpoint string, meta []byte) error {
 	w.hdr.Endpoints = append(w.hdr.Endpoints, EndpointInfo{Name: endpoint, Meta: clone(meta)})
 	w.ep = &w.hdr.Endpoints[len(w.hdr.Endpoints)-1]
 	w.lastTool = ""
+	if w.analyze != nil {
+		w.searchIx = search.NewBuilder()
+	}
 	return w.err
 }
 
 // PutTool stores one tool of the current endpoint. Tools come sorted by
 // name; wireSize is the size of the whole tool object on the wire, which
-// decides where a list page ends.
-func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int) error {
+// decides where a list page ends. A tool not listed is left out of the
+// list pages but is one of the endpoint's tools all the same (found by
+// name, and by search).
+func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int, listed bool) error {
 	if w.ep == nil {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutTool before PutEndpoint"))
 	}
@@ -258,16 +432,60 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
 	}
 	w.lastTool = name
-	if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
-		if err := w.endPage(); err != nil {
+	if listed {
+		if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
+			if err := w.endPage(); err != nil {
+				return err
+			}
+		}
+		w.page = append(w.page, pageEntry{name: name, body: body})
+		w.pageSize += wireSize + 1
+	}
+	doc := w.ep.Tools
+	w.ep.Tools++
+	if w.searchIx != nil {
+		enc, ok := w.bags[body]
+		if ok && enc == nil {
+			if err := w.resolveBags(); err != nil {
+				return err
+			}
+			enc = w.bags[body]
+		}
+		if !ok {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+		}
+		bag, err := search.DecodeBag(enc)
+		if err != nil {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q", name).Wrap(err))
+		}
+		w.searchIx.AddBag(search.Merge(bag, search.CommandBag(command)))
+		if err := w.put(bucketGens, genKey(w.gen, tagName, []byte(w.ep.Name), []byte{0}, docKey(doc)), []byte(name), false); err != nil {
 			return err
 		}
 	}
-	w.page = append(w.page, pageEntry{name: name, body: body})
-	w.pageSize += wireSize + 1
-	w.ep.Tools++
 	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
 	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
+}
+
+// docKey is a tool number as a key: 4 bytes, big-endian.
+func docKey(doc int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(doc)) }
+
+// endSearch writes the current endpoint's search postings, one record per
+// term.
+func (w *IndexWriter) endSearch() error {
+	if w.searchIx == nil || w.err != nil {
+		return w.err
+	}
+	ep := w.ep.Name
+	err := w.searchIx.Postings(func(term string, block []byte) error {
+		return w.put(bucketGens, genKey(w.gen, tagSearch, []byte(ep), []byte{0}, []byte(term)), clone(block), false)
+	})
+	w.searchIx = nil
+	if err != nil {
+		return w.fail(err)
+	}
+	w.ep.Search = true
+	return nil
 }
 
 func (w *IndexWriter) endPage() error {
@@ -286,6 +504,9 @@ func (w *IndexWriter) endEndpoint() error {
 		return w.err
 	}
 	err := w.endPage()
+	if err == nil {
+		err = w.endSearch()
+	}
 	w.ep = nil
 	return err
 }

@@ -299,7 +299,8 @@ func (s *Store) unusedObjects() (unused [][]byte, newest []byte, err error) {
 }
 
 // markUsed adds to used the object keys generation g refers to: its
-// releases, and its routes' and tools' declarations and bodies.
+// releases, and its routes' and tools' declarations and bodies (and the
+// bodies' search terms).
 func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 	gens := tx.Bucket(bucketGens)
 	ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
@@ -321,6 +322,7 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 		}
 		used[string(objDecl)+t.Decl] = struct{}{}
 		used[string(objBody)+t.Body] = struct{}{}
+		used[string(objTerms)+t.Body] = struct{}{}
 		return nil
 	})
 }
@@ -434,8 +436,18 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 				return s.broken("revision %s: endpoint %s page %d: %v", rec.ID, ep.Name, i, err)
 			}
 		}
-		if tools != ep.Tools || paged != ep.Tools {
+		// A progressive endpoint pages only the tools it lists.
+		if tools != ep.Tools || paged > ep.Tools {
 			return s.broken("revision %s: endpoint %s has %d tools and %d paged, header says %d", rec.ID, ep.Name, tools, paged, ep.Tools)
+		}
+		if ep.Search {
+			numbered := 0
+			if err := ix.walk(endpointPrefix(ix.gen, tagName, ep.Name), func(_, _ []byte) error { numbered++; return nil }); err != nil {
+				return err
+			}
+			if numbered != tools {
+				return s.broken("revision %s: endpoint %s has %d tools and %d numbered for search", rec.ID, ep.Name, tools, numbered)
+			}
 		}
 	}
 	return nil

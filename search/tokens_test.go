@@ -1,0 +1,99 @@
+package search
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"add_tag", []string{"add", "tag", "addtag"}},
+		{"add-tag", []string{"add", "tag", "addtag"}},
+		{"notes.add-tag", []string{"note", "add", "tag", "addtag"}},
+		{"example.notes.list", []string{"exampl", "note", "list"}},
+		{"getHTTPStatus", []string{"get", "http", "status", "gethttpstatus"}},
+		{"addTag", []string{"add", "tag", "addtag"}},
+		{"HTTPServer", []string{"http", "server", "httpserver"}},
+		{"ipv4 v2 base64", []string{"ipv4", "v2", "base64"}},
+		{"page 2 of 10", []string{"page", "2", "10"}},
+		{"x y 7", []string{"7"}},
+		{"Zoë", []string{"zoe"}},
+		{"ZOË's café", []string{"zoe", "cafe"}},
+		{"naïve", []string{"naiv"}},
+		{"Straße", []string{"strass"}},
+		{"日本語", []string{"日本語"}},
+		{"日本語のテキスト", []string{"日本語のテキスト"}},
+		{"Ελληνικά ΚΕΊΜΕΝΑ", []string{"ελληνικά", "κείμενα"}}, // only Latin letters lose diacritics,
+		{"the tags of a note", []string{"tag", "note"}},
+		{"Entries, boxes; matches & classes", []string{"entry", "box", "match", "class"}},
+		{"status analysis", []string{"status", "analysis"}},
+		{"tagging tagged tags", []string{"tag", "tag", "tag"}},
+		{"added adding adds", []string{"add", "add", "add"}},
+		{"running string spring", []string{"run", "string", "spring"}},
+		{"filled filling", []string{"fill", "fill"}},
+		{"--__..", nil},
+		{"a_b", []string{"ab"}},
+		{"\xff\xfeabc", []string{"abc"}},
+	} {
+		if got := Tokens(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestStem(t *testing.T) {
+	for _, group := range [][]string{
+		{"tag", "tags", "tagged", "tagging"},
+		{"add", "adds", "added", "adding"},
+		{"archive", "archives", "archived", "archiving"},
+		{"create", "creates", "created", "creating"},
+		{"update", "updates", "updated", "updating"},
+		{"delete", "deletes", "deleted", "deleting"},
+		{"name", "names", "named", "naming"},
+		{"note", "notes", "noted"},
+		{"file", "files", "filed"},
+		{"list", "lists", "listed", "listing"},
+		{"open", "opens", "opened", "opening"},
+		{"run", "runs", "running"},
+		{"entry", "entries"},
+		{"box", "boxes"},
+		{"match", "matches", "matched", "matching"},
+		{"class", "classes"},
+		{"message", "messages"},
+		{"type", "types"},
+	} {
+		want := Stem(group[0])
+		for _, w := range group[1:] {
+			if got := Stem(w); got != want {
+				t.Errorf("Stem(%q) = %q, Stem(%q) = %q: want them the same", w, got, group[0], want)
+			}
+		}
+	}
+	for w, want := range map[string]string{
+		"status": "status", "analysis": "analysis", "string": "string", "spring": "spring", "need": "need",
+		"speed": "speed", "bring": "bring", "red": "red", "v2": "v2", "café": "café", "ipv4": "ipv4",
+	} {
+		if got := Stem(w); got != want {
+			t.Errorf("Stem(%q) = %q, want it unchanged", w, got)
+		}
+	}
+}
+
+// A query and a document written differently meet on the same terms.
+func TestTokensMeet(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"add_tag", "addTag"}, {"add-tag", "ADD_TAG"}, {"Zoë", "zoe"}, {"naive", "NAÏVE"},
+		{"list notes", "notes.list"}, {"tagging", "tags"},
+	} {
+		a, b := Tokens(pair[0]), Tokens(pair[1])
+		slices.Sort(a)
+		slices.Sort(b)
+		if !slices.Equal(a, b) {
+			t.Errorf("%q → %q, %q → %q: want the same terms", pair[0], a, pair[1], b)
+		}
+	}
+}
