@@ -94,6 +94,8 @@ type Endpoint struct {
 	HTTPAuth   string   `json:"httpAuth,omitempty"`
 	Tasks      *Tasks   `json:"tasks,omitempty"` // background work (tasks.go)
 	OAuth      *OAuth   `json:"oauth,omitempty"` // the identity provider of httpAuth oauth and rukh+oauth (oauth.go)
+	// Discovery is how agents reach the tools (discovery.go); nil: direct.
+	Discovery *Discovery `json:"discovery,omitempty"`
 }
 
 // ToolNameMode is the endpoint's effective tool name mode.
@@ -183,16 +185,17 @@ type rawProfile struct {
 }
 
 type rawEndpoint struct {
-	Namespace  *string      `json:"namespace"`
-	Transports []string     `json:"transports"`
-	Subject    *string      `json:"subject"`
-	Template   *string      `json:"template"`
-	Publish    rawPublish   `json:"publish"`
-	ToolNames  *string      `json:"toolNames"`
-	Security   *rawSecurity `json:"security"`
-	HTTPAuth   *string      `json:"httpAuth"`
-	Tasks      *rawTasks    `json:"tasks"`
-	OAuth      *rawOAuth    `json:"oauth"`
+	Namespace  *string       `json:"namespace"`
+	Transports []string      `json:"transports"`
+	Subject    *string       `json:"subject"`
+	Template   *string       `json:"template"`
+	Publish    rawPublish    `json:"publish"`
+	ToolNames  *string       `json:"toolNames"`
+	Security   *rawSecurity  `json:"security"`
+	HTTPAuth   *string       `json:"httpAuth"`
+	Tasks      *rawTasks     `json:"tasks"`
+	OAuth      *rawOAuth     `json:"oauth"`
+	Discovery  *rawDiscovery `json:"discovery"`
 }
 
 type rawPublish struct {
@@ -281,6 +284,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 			return nil, err
 		}
 		if ep.OAuth, err = re.OAuth.oauth(path + "/oauth"); err != nil {
+			return nil, err
+		}
+		if ep.Discovery, err = re.Discovery.discovery(path + "/discovery"); err != nil {
 			return nil, err
 		}
 		p.Endpoints[name] = ep
@@ -630,6 +636,7 @@ func (p *Profile) normalized() *Profile {
 		e.Security = e.Security.clone()
 		e.Tasks = e.Tasks.withDefaults()
 		e.OAuth = e.OAuth.clone()
+		e.Discovery = e.Discovery.clone()
 		n.Endpoints[name] = e
 	}
 	return n

@@ -80,10 +80,11 @@ type Launch struct {
 	Subject    string
 	Template   Template
 	Transports []string
-	HTTPAuth   string // "bearer", "none", "oauth" or "rukh+oauth"
-	OAuth      *OAuth // the identity provider of httpAuth oauth and rukh+oauth; nil otherwise
-	Tasks      *Tasks // nil: no background work
-	ToolNames  string // the endpoint's tool name mode (ToolNameMode)
+	HTTPAuth   string     // "bearer", "none", "oauth" or "rukh+oauth"
+	OAuth      *OAuth     // the identity provider of httpAuth oauth and rukh+oauth; nil otherwise
+	Tasks      *Tasks     // nil: no background work
+	ToolNames  string     // the endpoint's tool name mode (ToolNameMode)
+	Discovery  *Discovery // nil: direct
 }
 
 // Serves reports whether the endpoint may be served on transport.
@@ -101,7 +102,7 @@ func (p *Profile) launchOf(endpoint string) (*Launch, bool) {
 	ep = ep.withDefaults()
 	spec, _ := p.template(ep.Template)
 	return &Launch{Endpoint: endpoint, Namespace: ep.Namespace, Subject: ep.Subject, Template: spec.template(ep.Template),
-		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode(), OAuth: ep.OAuth.clone()}, true
+		Transports: slices.Clone(ep.Transports), HTTPAuth: ep.HTTPAuthMode(), Tasks: ep.Tasks.withDefaults(), ToolNames: ep.ToolNameMode(), OAuth: ep.OAuth.clone(), Discovery: ep.Discovery.clone()}, true
 }
 
 // LaunchFrom reads an endpoint's launch binding from a stored revision
