@@ -14,6 +14,7 @@ import (
 // genCommand is one generated command declaration, as much of it as the
 // ranking reads.
 type genCommand struct {
+	Package     string // one package per service: gen.aws-ec2
 	ID          string
 	Path        []string
 	Title       string
@@ -422,6 +423,7 @@ func genMake(s genService, r genResource, v genVerb) genCommand {
 		return fmt.Sprintf(t, genArticle(r.noun), r.noun, s.display, plural)
 	}
 	c := genCommand{
+		Package:     "gen." + strings.Join(s.path, "-"),
 		ID:          strings.Join(path, "."),
 		Path:        path,
 		Summary:     fill(v.summary),
