@@ -594,6 +594,7 @@ func (bd *builder) warnings() []string {
 		out = append(out, securityWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, taskWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, oauthWarnings(e.name, e.ep, e.proj.Tools)...)
+		out = append(out, discoveryWarnings(e.name, e.ep, e.proj.Tools)...)
 		if bd.sink != nil {
 			// The index takes tools in name order; the sizes go with them.
 			idx := make([]int, len(e.proj.Tools))
@@ -640,7 +641,7 @@ func (bd *builder) write() error {
 		}
 		for j := range e.proj.Tools {
 			t := &e.proj.Tools[j]
-			if err := bd.sink.PutTool(t.Name, t.Command, t.Release, t.declRef, t.bodyRef, t.Security, e.sizes[j]); err != nil {
+			if err := bd.sink.PutTool(t.Name, t.Command, t.Release, t.declRef, t.bodyRef, t.Security, e.sizes[j], e.ep.Discovery.Lists(t.Command, t.Package())); err != nil {
 				return err
 			}
 		}

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Discovery modes of an endpoint (docs/discovery.md). Direct, the default,
@@ -97,3 +98,25 @@ func (d *Discovery) clone() *Discovery {
 
 // DiscoveryToolName is the name of discovery tool id on an endpoint.
 func DiscoveryToolName(mode, namespace, id string) string { return ToolName(mode, namespace, "", id) }
+
+// Package is the name of the release the tool's command belongs to.
+func (t *Tool) Package() string {
+	name, _, _ := strings.Cut(t.Release, "@")
+	return name
+}
+
+// discoveryWarnings warns of a direct entry naming nothing the endpoint
+// publishes: it lists nothing, so it is likely a mistake.
+func discoveryWarnings(endpoint string, ep Endpoint, tools []Tool) []string {
+	d := ep.Discovery
+	if !d.Progressive() {
+		return nil
+	}
+	var out []string
+	for _, id := range d.Direct {
+		if !slices.ContainsFunc(tools, func(t Tool) bool { return t.Command == id || t.Package() == id }) {
+			out = append(out, fmt.Sprintf("endpoint %q: discovery.direct names %q, which the endpoint does not publish: it lists nothing (add it to publish, or remove it from discovery.direct)", endpoint, id))
+		}
+	}
+	return out
+}

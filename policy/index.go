@@ -20,8 +20,10 @@ type IndexSink interface {
 	PutBody(body []byte) (ref string, err error)
 	PutRoute(words []string, kind, command, decl, line string) error
 	PutEndpoint(endpoint string, meta []byte) error
-	// security is the command's level on the endpoint, "" for standard.
-	PutTool(name, command, release, decl, body, security string, wireSize int) error
+	// security is the command's level on the endpoint, "" for standard;
+	// listed: tools/list lists the tool (all of a direct endpoint's, the
+	// direct ones of a progressive one).
+	PutTool(name, command, release, decl, body, security string, wireSize int, listed bool) error
 }
 
 // EndpointMeta is what the index keeps of an endpoint besides its tools:
@@ -119,8 +121,16 @@ func WriteIndex(b *Binding, w IndexSink) error {
 	if err := putRoutes(b.Routes, cmd, w); err != nil {
 		return err
 	}
+	var prof *Profile
+	if p, err := ParseProfile(b.Profile); err == nil {
+		prof = p
+	}
 	for i := range b.Endpoints {
 		p := &b.Endpoints[i]
+		var disc *Discovery
+		if prof != nil {
+			disc = prof.Endpoints[p.Endpoint].Discovery
+		}
 		if err := putEndpointMeta(p, w); err != nil {
 			return err
 		}
@@ -140,7 +150,7 @@ func WriteIndex(b *Binding, w IndexSink) error {
 				return err
 			}
 			size := len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
-			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size); err != nil {
+			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size, disc.Lists(t.Command, t.Package())); err != nil {
 				return err
 			}
 		}

@@ -45,8 +45,8 @@ func (s *recordSink) PutEndpoint(endpoint string, meta []byte) error {
 	s.tools = append(s.tools, "endpoint "+endpoint+" "+string(meta))
 	return nil
 }
-func (s *recordSink) PutTool(name, command, release, decl, body, security string, wireSize int) error {
-	s.tools = append(s.tools, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%d", name, command, release, decl, body, security, wireSize))
+func (s *recordSink) PutTool(name, command, release, decl, body, security string, wireSize int, listed bool) error {
+	s.tools = append(s.tools, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%d|%t", name, command, release, decl, body, security, wireSize, listed))
 	return nil
 }
 
@@ -67,7 +67,8 @@ func streamCases(t *testing.T) map[string]policy.Input {
 		"local": {"namespace":"local","toolNames":"compact","publish":{"packages":["acme.dev","acme.other","acme.gone"]},
 		          "security":{"commands":{"other.run":"strict","nope.x":"elevated"}},
 		          "tasks":{"commands":["other.run","other.ask"],"jobTools":true}},
-		"ci":    {"namespace":"ci","toolNames":"stable","publish":{"commands":["wip.add","other.run","other.pass","missing.cmd"]}}}}`)
+		"ci":    {"namespace":"ci","toolNames":"stable","publish":{"commands":["wip.add","other.run","other.ask","other.pass","missing.cmd"]},
+		          "discovery":{"mode":"progressive","direct":["other.run","nope.y"]}}}}`)
 	cases := map[string]policy.Input{
 		"mixed":      {Revision: "r7", Profile: prof, Releases: []policy.ReleaseInput{other, notes, release(acmeNotes(t))}},
 		"no profile": {Revision: "r1", Releases: []policy.ReleaseInput{release(acmeNotes(t))}},
@@ -121,6 +122,35 @@ func TestStreamMatchesBuild(t *testing.T) {
 			}
 			if len(want.tools) == 0 && name == "mixed" {
 				t.Fatal("the mixed case publishes no tools")
+			}
+			if name == "mixed" {
+				// ci is progressive: only its direct other.run is listed.
+				var unlisted, listed []string
+				ep := ""
+				for _, r := range got.tools {
+					if e, ok := strings.CutPrefix(r, "endpoint "); ok {
+						ep, _, _ = strings.Cut(e, " ")
+						continue
+					}
+					if ep != "ci" {
+						if strings.HasSuffix(r, "|false") {
+							t.Errorf("endpoint %s: tool not listed: %s", ep, r)
+						}
+						continue
+					}
+					f := strings.Split(r, "|")
+					if f[len(f)-1] == "true" {
+						listed = append(listed, f[1])
+					} else {
+						unlisted = append(unlisted, f[1])
+					}
+				}
+				if !slices.Equal(listed, []string{"other.run"}) || len(unlisted) == 0 {
+					t.Errorf("ci lists %q, leaves out %q: want other.run only listed", listed, unlisted)
+				}
+				if !slices.ContainsFunc(swarn, func(w string) bool { return strings.Contains(w, `discovery.direct names "nope.y"`) }) {
+					t.Errorf("no warning of the direct entry nope.y: %q", swarn)
+				}
 			}
 			// The dry run checks the same and returns the same summary.
 			dry, _, err := policy.Stream(in, nil)

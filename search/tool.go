@@ -31,6 +31,30 @@ type toolObject struct {
 // (WeightParamDescription). Members it does not know are ignored; an
 // object that is not JSON is an error.
 func ToolDoc(name, command string, object []byte) (Doc, error) {
+	d, err := objectDoc(object)
+	if err != nil {
+		return Doc{}, err
+	}
+	d.Name = name
+	d.Fields = append(d.Fields, Field{command, WeightPath})
+	return d, nil
+}
+
+// ObjectBag is the bag of a tool object's own fields (ToolDoc's but the
+// command id): what a store keeps per tool body.
+func ObjectBag(object []byte) (Bag, error) {
+	d, err := objectDoc(object)
+	if err != nil {
+		return nil, err
+	}
+	return Analyze(d), nil
+}
+
+// CommandBag is the bag of a command id's words: merged with the tool
+// object's bag (Merge), it is ToolDoc's.
+func CommandBag(command string) Bag { return Analyze(Doc{Fields: []Field{{command, WeightPath}}}) }
+
+func objectDoc(object []byte) (Doc, error) {
 	var o toolObject
 	if err := json.Unmarshal(object, &o); err != nil {
 		return Doc{}, err
@@ -39,8 +63,7 @@ func ToolDoc(name, command string, object []byte) (Doc, error) {
 	if title == "" {
 		title = o.Annotations.Title
 	}
-	d := Doc{Name: name, Fields: []Field{
-		{command, WeightPath},
+	d := Doc{Fields: []Field{
 		{title, WeightTitle},
 		{o.Description, WeightDescription},
 	}}

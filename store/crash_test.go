@@ -167,7 +167,7 @@ func publishForever(home string) {
 				if err := w.PutRoute([]string{"g", name}, store.RouteCommand, name, decl, "a tool"); err != nil {
 					return store.Revision{}, err
 				}
-				if err := w.PutTool(name, name, "p@1.0.0", decl, body, "", len(part)); err != nil {
+				if err := w.PutTool(name, name, "p@1.0.0", decl, body, "", len(part), true); err != nil {
 					return store.Revision{}, err
 				}
 			}

@@ -23,10 +23,22 @@ import (
 //	                               contiguous and apart from grandchildren
 //	  't' endpoint 0x00 name       one MCP tool: command, release, refs
 //	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
+//	                               of listed tools only (a progressive
+//	                               endpoint lists a few; 't' has them all)
+//	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
+//	                               numbers with their scores, best first
+//	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
+//	                               (tools numbered in name order)
 //	bucket "objects": key = kind + sha256(content) → content, shared by
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
-//	  'l' the bound releases (opaque JSON); the header names its ref
+//	  'l' the bound releases (opaque JSON); the header names its ref;
+//	  'k' + the sha256 of a tool body: its search terms, so that a publish
+//	  analyses only bodies no revision had (keyed by the body's hash, not
+//	  its own; a missing one is made again)
+//
+// The header says which endpoints have search records: an endpoint of a
+// revision published before them has none, and a search there is refused.
 //	bucket "pending": generation id → start time of a publish still writing
 //
 // A generation is written in bounded chunks (many small transactions) and
@@ -50,10 +62,13 @@ const (
 	tagRoute  = 'r'
 	tagTool   = 't'
 	tagPage   = 'p'
+	tagSearch = 's'
+	tagName   = 'n'
 
 	objDecl     = 'd'
 	objBody     = 'b'
 	objReleases = 'l'
+	objTerms    = 'k'
 
 	genIDLen = 16
 	refLen   = sha256.Size
@@ -191,8 +206,11 @@ func validWords(words []string) error {
 type EndpointInfo struct {
 	Name  string
 	Meta  []byte // opaque (policy): namespace, tool names, subject, template
-	Tools int
-	Pages int
+	Tools int    // every tool, listed or not
+	Pages int    // list pages, of listed tools
+	// Search: the endpoint has search records (false in revisions
+	// published before them).
+	Search bool
 }
 
 type header struct {
@@ -206,6 +224,14 @@ func (h *header) encode() []byte {
 	e := enc(nil).uint(1).str(h.Revision).bytes(h.Profile).str(h.Releases).uint(uint64(len(h.Endpoints)))
 	for _, ep := range h.Endpoints {
 		e = e.str(ep.Name).bytes(ep.Meta).uint(uint64(ep.Tools)).uint(uint64(ep.Pages))
+	}
+	// Appended, so older readers, which stop after the endpoints, read on.
+	for _, ep := range h.Endpoints {
+		flags := uint64(0)
+		if ep.Search {
+			flags |= 1
+		}
+		e = e.uint(flags)
 	}
 	return e
 }
@@ -223,6 +249,11 @@ func decodeHeader(b []byte) (*header, bool) {
 	h.Endpoints = make([]EndpointInfo, 0, n)
 	for range n {
 		h.Endpoints = append(h.Endpoints, EndpointInfo{Name: d.str(), Meta: clone(d.bytes()), Tools: int(d.uint()), Pages: int(d.uint())})
+	}
+	if !d.err && len(d.b) > 0 {
+		for i := range h.Endpoints {
+			h.Endpoints[i].Search = d.uint()&1 != 0
+		}
 	}
 	return h, !d.err
 }

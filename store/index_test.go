@@ -53,7 +53,7 @@ func publishIndexed(t *testing.T, s *store.Store, n, bodySize int) store.Revisio
 		}
 		slices.SortFunc(tools, func(a, b tool) int { return strings.Compare(a.name, b.name) })
 		for _, tl := range tools {
-			if err := w.PutTool(tl.name, tl.cmd, "p@1.0.0", tl.decl, tl.body, "", bodySize+len(tl.name)+10); err != nil {
+			if err := w.PutTool(tl.name, tl.cmd, "p@1.0.0", tl.decl, tl.body, "", bodySize+len(tl.name)+10, true); err != nil {
 				return store.Revision{}, err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/search"
 )
 
 // Index reads one indexed revision inside one read-only transaction. It is
@@ -329,4 +330,63 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 		}
 	}
 	return nil
+}
+
+// ErrNoSearch is returned (wrapped in a CodeUnsupported kernel.Error) for
+// a search on an endpoint of a revision published before search records.
+var ErrNoSearch = errors.New("revision has no search records")
+
+func (ix *Index) searchable(endpoint string) error {
+	e, ok := ix.Endpoint(endpoint)
+	if !ok {
+		return kernel.Errorf(kernel.CodeNotFound, "revision %s has no endpoint %q", ix.hdr.Revision, endpoint)
+	}
+	if !e.Search {
+		return kernel.Errorf(kernel.CodeUnsupported, "revision %s was published before tool search: endpoint %q has no search index", ix.hdr.Revision, endpoint).
+			WithHint("run 'rukh publish' to publish a revision with one").Wrap(ErrNoSearch)
+	}
+	return nil
+}
+
+// Postings returns an endpoint's search postings block for term (a copy);
+// false: no tool of the endpoint has the term.
+func (ix *Index) Postings(endpoint, term string) ([]byte, bool, error) {
+	if err := ix.searchable(endpoint); err != nil {
+		return nil, false, err
+	}
+	v := ix.get(ix.gens, genKey(ix.gen, tagSearch, []byte(endpoint), []byte{0}, []byte(term)))
+	if v == nil {
+		return nil, false, nil
+	}
+	return clone(v), true, nil
+}
+
+// SearchDoc returns the name of an endpoint's tool number doc, as its
+// search postings number it; false: no such tool.
+func (ix *Index) SearchDoc(endpoint string, doc uint32) (string, bool, error) {
+	if err := ix.searchable(endpoint); err != nil {
+		return "", false, err
+	}
+	v := ix.get(ix.gens, genKey(ix.gen, tagName, []byte(endpoint), []byte{0}, docKey(int(doc))))
+	if v == nil {
+		return "", false, nil
+	}
+	return string(v), true, nil
+}
+
+// Search ranks an endpoint's tools for query (at most limit): it reads one
+// postings record per query term and one name per hit.
+func (ix *Index) Search(endpoint, query string, limit int) ([]search.Hit, error) {
+	if err := ix.searchable(endpoint); err != nil {
+		return nil, err
+	}
+	return search.Search(query, limit, func(term string) ([]byte, bool, error) {
+		return ix.Postings(endpoint, term)
+	}, func(doc uint32) (string, error) {
+		name, ok, err := ix.SearchDoc(endpoint, doc)
+		if err == nil && !ok {
+			err = ix.broken("a search posting")
+		}
+		return name, err
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/search"
 )
 
 // chunkBytes bounds what an IndexWriter buffers before it writes a chunk in
@@ -55,6 +57,13 @@ type IndexWriter struct {
 	page     []pageEntry
 	pageSize int
 	lastTool string
+
+	// With search: the terms of each tool body (encoded bags, by body
+	// ref) and the current endpoint's index.
+	analyze  func(body []byte) (search.Bag, error)
+	bags     map[string][]byte
+	searchIx *search.Builder
+	reused   int
 
 	err error
 }
@@ -152,6 +161,11 @@ func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) err
 
 func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
 	k := objectKey(kind, content)
+	return w.objectAt(k, content)
+}
+
+// objectAt spills content as the object of key k.
+func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
 	ref := string(k[1:])
 	if w.err != nil {
 		return ref, w.err
@@ -216,8 +230,55 @@ func (w *IndexWriter) closeSpill() {
 // PutCommand stores a declaration record and returns its ref.
 func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(objDecl, decl) }
 
-// PutBody stores a tool body and returns its ref.
-func (w *IndexWriter) PutBody(body []byte) (string, error) { return w.object(objBody, body) }
+// PutBody stores a tool body and returns its ref. With search, it also
+// finds the body's terms: stored by an earlier publish, or analysed now
+// and stored.
+func (w *IndexWriter) PutBody(body []byte) (string, error) {
+	ref, err := w.object(objBody, body)
+	if err != nil || w.analyze == nil {
+		return ref, err
+	}
+	if _, ok := w.bags[ref]; ok {
+		return ref, nil
+	}
+	key := append([]byte{objTerms}, ref...)
+	var stored []byte
+	if _, err := w.s.view(func(tx txn) error {
+		if o := tx.Bucket(bucketObjects); o != nil {
+			if v := o.Get(key); v != nil {
+				if _, err := search.DecodeBag(v); err == nil {
+					stored = clone(v)
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return ref, w.fail(err)
+	}
+	if stored != nil {
+		w.bags[ref] = stored
+		w.reused++
+		return ref, nil
+	}
+	bag, err := w.analyze(body)
+	if err != nil {
+		return ref, w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
+	}
+	enc := bag.Encode()
+	w.bags[ref] = enc
+	_, err = w.objectAt(key, enc)
+	return ref, err
+}
+
+// IndexSearch makes the writer index every endpoint's tools for search:
+// analyze gives a tool body's terms (the command id's are added per tool).
+// Called before the first PutBody.
+func (w *IndexWriter) IndexSearch(analyze func(body []byte) (search.Bag, error)) {
+	w.analyze, w.bags = analyze, map[string][]byte{}
+}
+
+// ReusedTerms is how many tool bodies' terms came from earlier publishes.
+func (w *IndexWriter) ReusedTerms() int { return w.reused }
 
 // PutRoute stores one CLI route. line is what a group's --help shows for it.
 func (w *IndexWriter) PutRoute(words []string, kind, command, decl, line string) error {
@@ -244,13 +305,18 @@ func (w *IndexWriter) PutEndpoint(endpoint string, meta []byte) error {
 	w.hdr.Endpoints = append(w.hdr.Endpoints, EndpointInfo{Name: endpoint, Meta: clone(meta)})
 	w.ep = &w.hdr.Endpoints[len(w.hdr.Endpoints)-1]
 	w.lastTool = ""
+	if w.analyze != nil {
+		w.searchIx = search.NewBuilder()
+	}
 	return w.err
 }
 
 // PutTool stores one tool of the current endpoint. Tools come sorted by
 // name; wireSize is the size of the whole tool object on the wire, which
-// decides where a list page ends.
-func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int) error {
+// decides where a list page ends. A tool not listed is left out of the
+// list pages but is one of the endpoint's tools all the same (found by
+// name, and by search).
+func (w *IndexWriter) PutTool(name, command, release, decl, body, security string, wireSize int, listed bool) error {
 	if w.ep == nil {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutTool before PutEndpoint"))
 	}
@@ -258,16 +324,54 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
 	}
 	w.lastTool = name
-	if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
-		if err := w.endPage(); err != nil {
+	if listed {
+		if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
+			if err := w.endPage(); err != nil {
+				return err
+			}
+		}
+		w.page = append(w.page, pageEntry{name: name, body: body})
+		w.pageSize += wireSize + 1
+	}
+	doc := w.ep.Tools
+	w.ep.Tools++
+	if w.searchIx != nil {
+		enc, ok := w.bags[body]
+		if !ok {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+		}
+		bag, err := search.DecodeBag(enc)
+		if err != nil {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q", name).Wrap(err))
+		}
+		w.searchIx.AddBag(search.Merge(bag, search.CommandBag(command)))
+		if err := w.put(bucketGens, genKey(w.gen, tagName, []byte(w.ep.Name), []byte{0}, docKey(doc)), []byte(name), false); err != nil {
 			return err
 		}
 	}
-	w.page = append(w.page, pageEntry{name: name, body: body})
-	w.pageSize += wireSize + 1
-	w.ep.Tools++
 	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
 	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
+}
+
+// docKey is a tool number as a key: 4 bytes, big-endian.
+func docKey(doc int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(doc)) }
+
+// endSearch writes the current endpoint's search postings, one record per
+// term.
+func (w *IndexWriter) endSearch() error {
+	if w.searchIx == nil || w.err != nil {
+		return w.err
+	}
+	ep := w.ep.Name
+	err := w.searchIx.Postings(func(term string, block []byte) error {
+		return w.put(bucketGens, genKey(w.gen, tagSearch, []byte(ep), []byte{0}, []byte(term)), clone(block), false)
+	})
+	w.searchIx = nil
+	if err != nil {
+		return w.fail(err)
+	}
+	w.ep.Search = true
+	return nil
 }
 
 func (w *IndexWriter) endPage() error {
@@ -286,6 +390,9 @@ func (w *IndexWriter) endEndpoint() error {
 		return w.err
 	}
 	err := w.endPage()
+	if err == nil {
+		err = w.endSearch()
+	}
 	w.ep = nil
 	return err
 }

@@ -299,7 +299,8 @@ func (s *Store) unusedObjects() (unused [][]byte, newest []byte, err error) {
 }
 
 // markUsed adds to used the object keys generation g refers to: its
-// releases, and its routes' and tools' declarations and bodies.
+// releases, and its routes' and tools' declarations and bodies (and the
+// bodies' search terms).
 func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 	gens := tx.Bucket(bucketGens)
 	ix := &Index{s: s, tx: tx, gen: g, gens: gens, object: tx.Bucket(bucketObjects)}
@@ -321,6 +322,7 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 		}
 		used[string(objDecl)+t.Decl] = struct{}{}
 		used[string(objBody)+t.Body] = struct{}{}
+		used[string(objTerms)+t.Body] = struct{}{}
 		return nil
 	})
 }
