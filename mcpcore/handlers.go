@@ -63,6 +63,16 @@ const listAgain = "; list again without a cursor"
 // ever existed.
 const listToolsAgain = ": list tools again (tools/list) to get current names"
 
+// unknownTool is the one answer for an unknown, stale or invisible name;
+// a progressive endpoint points to its search, where most names come
+// from.
+func (s *Session) unknownTool(name string, progressive bool) *rpcError {
+	if progressive {
+		return newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+": search the tools again ("+s.discoveryName(policy.DiscoverySearch)+") to get current names")
+	}
+	return newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain)
+}
+
 // listTools returns one page of the launch endpoint's tools from the active
 // revision. It copies pre-encoded tool objects and runs nothing else.
 func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
@@ -106,7 +116,10 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			}
 		}
 		if pos+1 >= pages {
-			body = s.appendJobTools(body, pos >= pages || body[len(body)-1] == '[')
+			if progressive(c) {
+				body = s.appendDiscoveryTools(body, body[len(body)-1] == '[')
+			}
+			body = s.appendJobTools(body, body[len(body)-1] == '[')
 		}
 		body = append(body, ']')
 		if pos+1 < pages {
@@ -139,7 +152,7 @@ const (
 // phase answers the request itself when it ends the call.
 func (s *Session) callTool(req *Request, e era) {
 	name, token, ok := s.callParams(req)
-	if !ok || s.callJobTool(req, e, name) {
+	if !ok || s.callJobTool(req, e, name) || s.callDiscoveryTool(req, e, name) {
 		return
 	}
 	bc, revN, ok := s.resolveCall(req, name)
@@ -192,11 +205,13 @@ func (s *Session) callParams(req *Request) (name string, token jsontext.Value, o
 // resolveCall finds the command the name means in the active revision,
 // which the call is then pinned to.
 func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uint64, ok bool) {
+	prog := false
 	rerr := s.current(func(n uint64, c Catalog) error {
 		revN = n
 		if c == nil || !c.HasEndpoint() {
 			return nil
 		}
+		prog = progressive(c)
 		var err error
 		if bc, err = c.Resolve(name); err != nil {
 			s.logf("mcp: %v", err)
@@ -210,7 +225,7 @@ func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uin
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
-		s.replyError(req, newError(codeInvalidParams, "unknown tool "+strconv.Quote(name)+listToolsAgain))
+		s.replyError(req, s.unknownTool(name, prog))
 		return nil, 0, false
 	}
 	return bc, revN, true

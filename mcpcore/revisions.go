@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 )
 
 // Catalog is the launch endpoint's view of one revision, read for one
@@ -38,6 +42,47 @@ type Catalog interface {
 	Launch() *policy.Launch
 	// Template is what the endpoint's projection runs under.
 	Template() policy.Template
+	// Search ranks the endpoint's tools, listed or not, for query (at
+	// most limit hits, 1..50); the hits' names are tool names.
+	Search(query string, limit int) ([]SearchHit, error)
+	// Tool is one tool object of the endpoint (with its name, as tools/list
+	// would show it in direct mode), listed or not; ok false: unknown.
+	Tool(name string) (object []byte, ok bool, err error)
+	// Discovery is the endpoint's discovery as this revision's profile has
+	// it (nil: direct).
+	Discovery() *policy.Discovery
+}
+
+// SearchHit is one ranked tool of a search, as the search tool shows it.
+type SearchHit struct {
+	Name, Title string
+	// Description is the first sentence or line of the tool's
+	// description, at most MaxHitDescription bytes.
+	Description string
+}
+
+// MaxHitDescription bounds a hit's description: a hit is one line an
+// agent reads to pick a tool, not the tool's documentation.
+const MaxHitDescription = 200
+
+// HitDescription is the first sentence or line of a tool description,
+// cut at a character boundary to at most MaxHitDescription bytes.
+func HitDescription(d string) string {
+	d = strings.TrimSpace(d)
+	if i := strings.IndexByte(d, '\n'); i >= 0 {
+		d = strings.TrimSpace(d[:i])
+	}
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i+1]
+	}
+	if len(d) <= MaxHitDescription {
+		return d
+	}
+	cut := MaxHitDescription - len("…")
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(d[:cut]) + "…"
 }
 
 // Resolved is everything a tools/call pins for its whole run.
@@ -79,12 +124,17 @@ type revision struct {
 	endpoints []string
 	proj      *policy.Projection // nil when the endpoint is not in this revision
 	bodies    [][]byte           // tool objects without their names, in projection order
-	pages     []int              // index in bodies where each page starts
+	listed    []int              // the indices in bodies tools/list shows, in order
+	pages     []int              // index in listed where each page starts
 	byName    map[string]int     // tool name -> index in proj.Tools
 	launch    *policy.Launch     // the endpoint as this revision's profile has it
 
 	commands map[string]*lazyCommand         // release + "\x00" + command identity
 	releases map[string]*policy.BoundRelease // name@version
+
+	indexOnce sync.Once // the search index, built on the first search
+	index     *search.Index
+	indexErr  error
 }
 
 func (r *revision) HasEndpoint() bool         { return r.proj != nil }
@@ -105,16 +155,77 @@ func (r *revision) Page(i int, fn func(name string, body []byte) error) error {
 	if i < 0 || i >= len(r.pages) {
 		return fmt.Errorf("revision %d: no page %d", r.n, i)
 	}
-	end := len(r.bodies)
+	end := len(r.listed)
 	if i+1 < len(r.pages) {
 		end = r.pages[i+1]
 	}
-	for j := r.pages[i]; j < end; j++ {
+	for _, j := range r.listed[r.pages[i]:end] {
 		if err := fn(r.proj.Tools[j].Name, r.bodies[j]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (r *revision) Discovery() *policy.Discovery {
+	if r.proj == nil || r.launch == nil {
+		return nil
+	}
+	return r.launch.Discovery
+}
+
+func (r *revision) Tool(name string) ([]byte, bool, error) {
+	i, ok := r.byName[name]
+	if !ok {
+		return nil, false, nil
+	}
+	return policy.AppendToolWire(nil, name, r.bodies[i]), true, nil
+}
+
+// Search ranks with an index built over the projection the first time
+// the revision is searched (the store's revisions keep theirs from
+// publish).
+func (r *revision) Search(query string, limit int) ([]SearchHit, error) {
+	if r.proj == nil {
+		return nil, nil
+	}
+	r.indexOnce.Do(func() {
+		docs := make([]search.Doc, len(r.proj.Tools))
+		for i := range r.proj.Tools {
+			t := &r.proj.Tools[i]
+			d, err := search.ToolDoc(t.Name, t.Command, r.bodies[i])
+			if err != nil {
+				r.indexErr = fmt.Errorf("revision %d: tool %q: %v", r.n, t.Name, err)
+				return
+			}
+			docs[i] = d
+		}
+		r.index = search.Build(docs)
+	})
+	if r.indexErr != nil {
+		return nil, r.indexErr
+	}
+	hits := r.index.Search(query, limit)
+	out := make([]SearchHit, 0, len(hits))
+	for _, h := range hits {
+		obj, ok, _ := r.Tool(h.Name)
+		if !ok {
+			return nil, fmt.Errorf("revision %d: the search index names an unknown tool %q", r.n, h.Name)
+		}
+		out = append(out, HitOf(h.Name, obj))
+	}
+	return out, nil
+}
+
+// HitOf is the search hit of a tool object: its title and the first
+// sentence of its description.
+func HitOf(name string, object []byte) SearchHit {
+	var o struct {
+		Title       string `json:"title"`
+		Description string `json:"description"`
+	}
+	_ = json.Unmarshal(object, &o, json.RejectUnknownMembers(false))
+	return SearchHit{Name: name, Title: o.Title, Description: HitDescription(o.Description)}
 }
 
 // lazyCommand decodes a declaration once, on its first call.
@@ -161,6 +272,7 @@ func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
 	}
 	r.bodies = make([][]byte, len(r.proj.Tools))
 	r.byName = make(map[string]int, len(r.proj.Tools))
+	disc := r.Discovery()
 	size := 0
 	for i := range r.proj.Tools {
 		t := &r.proj.Tools[i]
@@ -184,11 +296,16 @@ func prepareRevision(n uint64, b *policy.ServeView) (*revision, error) {
 			return nil, fmt.Errorf("revision %d: duplicate tool name %q", n, t.Name)
 		}
 		r.byName[t.Name] = i
+		pkg, _, _ := strings.Cut(t.Release, "@")
+		if !disc.Lists(t.Command, pkg) {
+			continue
+		}
 		// the page cut of the store's index writer
-		if len(r.pages) == 0 || i-r.pages[len(r.pages)-1] == pageTools || size+len(w)+1 > pageBytes {
-			r.pages = append(r.pages, i)
+		if len(r.pages) == 0 || len(r.listed)-r.pages[len(r.pages)-1] == pageTools || size+len(w)+1 > pageBytes {
+			r.pages = append(r.pages, len(r.listed))
 			size = 0
 		}
+		r.listed = append(r.listed, i)
 		size += len(w) + 1
 	}
 	r.commands = make(map[string]*lazyCommand, len(b.Commands))

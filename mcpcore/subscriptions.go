@@ -299,7 +299,9 @@ func (s *Session) projectionDigest(n uint64) ([32]byte, bool) {
 			d = emptyDigest
 			return nil
 		}
-		d, err = c.Digest()
+		if d, err = c.Digest(); err == nil && progressive(c) {
+			d = sha256.Sum256(append(d[:], "+discovery"...)) // the discovery tools follow the pages
+		}
 		return err
 	})
 	if err != nil {

@@ -536,3 +536,38 @@ func (c *cachedCatalog) Digest() ([32]byte, error) {
 	r.mu.Unlock()
 	return sum, nil
 }
+
+// Discovery is the endpoint's discovery as the cached profile has it.
+func (c *cachedCatalog) Discovery() *policy.Discovery {
+	if l := c.Launch(); l != nil && c.rev.has {
+		return l.Discovery
+	}
+	return nil
+}
+
+// Tool reads one tool object from the store; nothing is kept.
+//
+// TODO(disc-index): a stand-in over storeCatalog; keep what the cache
+// should hold (bounded, like pages and resolved tools) when the stored
+// index lands.
+func (c *cachedCatalog) Tool(name string) (obj []byte, ok bool, err error) {
+	r := c.rev
+	err = c.read(func(ix *store.Index) error {
+		obj, ok, err = (&storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}).Tool(name)
+		return err
+	})
+	return obj, ok, err
+}
+
+// Search ranks the endpoint's tools from the store.
+//
+// TODO(disc-index): a stand-in over storeCatalog's; replace with the
+// stored postings.
+func (c *cachedCatalog) Search(query string, limit int) (hits []mcpcore.SearchHit, err error) {
+	r := c.rev
+	err = c.read(func(ix *store.Index) error {
+		hits, err = (&storeCatalog{h: c.cache.h, ix: ix, endpoint: r.endpoint, ep: r.ep, has: r.has}).Search(query, limit)
+		return err
+	})
+	return hits, err
+}

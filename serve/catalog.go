@@ -11,6 +11,7 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -153,4 +154,61 @@ func (c *storeCatalog) Resolve(name string) (*mcpcore.Resolved, error) {
 	name, version, _ := strings.Cut(bc.Release, "@")
 	rel := &policy.BoundRelease{Name: name, Version: version, Digest: bc.Digest, Development: bc.Development}
 	return &mcpcore.Resolved{Command: &bc.Declaration, Dir: c.h.CopyDir(bc.Digest, bc.Development), Release: rel, Template: m.Template, Security: t.Security, Settings: bc.Settings}, nil
+}
+
+// Discovery is the endpoint's discovery as this revision's profile has it.
+func (c *storeCatalog) Discovery() *policy.Discovery {
+	if l := c.Launch(); l != nil && c.has {
+		return l.Discovery
+	}
+	return nil
+}
+
+// Tool reads one tool record and its body.
+func (c *storeCatalog) Tool(name string) ([]byte, bool, error) {
+	t, ok, err := c.ix.Tool(c.ep.Name, name)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	body, err := c.ix.Body(t.Body)
+	if err != nil {
+		return nil, false, err
+	}
+	return policy.AppendToolWire(nil, name, body), true, nil
+}
+
+// Search ranks the endpoint's tools.
+//
+// TODO(disc-index): a stand-in that reads every tool of the endpoint and
+// indexes them for each search, so progressive endpoints work end to end
+// before the index written at publish exists; replace it with the
+// revision's stored postings (ix.Postings, ix.SearchDoc), which read
+// O(query terms) records.
+func (c *storeCatalog) Search(query string, limit int) ([]mcpcore.SearchHit, error) {
+	if !c.has {
+		return nil, nil
+	}
+	var docs []search.Doc
+	objects := map[string][]byte{}
+	err := c.ix.Tools(c.ep.Name, func(t store.Tool) error {
+		body, err := c.ix.Body(t.Body)
+		if err != nil {
+			return err
+		}
+		d, err := search.ToolDoc(t.Name, t.Command, body)
+		if err != nil {
+			return fmt.Errorf("revision %s: tool %q: %v", c.ix.Revision(), t.Name, err)
+		}
+		docs = append(docs, d)
+		objects[t.Name] = body
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var hits []mcpcore.SearchHit
+	for _, h := range search.Build(docs).Search(query, limit) {
+		hits = append(hits, mcpcore.HitOf(h.Name, objects[h.Name]))
+	}
+	return hits, nil
 }

@@ -40,7 +40,9 @@ type Transport struct {
 //	comment        what the transcript guards
 //	-- config --   optional "key value" lines: endpoint NAME, active N,
 //	               fillers N (tools on endpoint "many"), tasks MAX [jobs]
-//	               [required] (a task policy on "local": setTaskProfile);
+//	               [required] (a task policy on "local": setTaskProfile),
+//	               discovery [DIRECT…] ("local" is progressive, listing the
+//	               commands or packages named: setDiscoveryProfile);
 //	               stdio-only REASON: not run over HTTP, for that reason;
 //	               http-differs REASON: over HTTP the server's messages
 //	               are -- server-http --, for that reason
@@ -105,6 +107,7 @@ func runTranscript(t *testing.T, file string, tr Transport, update bool) {
 		t.Fatalf("%s: no -- client -- section", file)
 	}
 	endpoint, active, fillers, tasks := "local", uint64(1), 70, ""
+	var discovery []string // nil: direct
 	golden := "server"
 	if cfg, ok := section(a, "config"); ok {
 		for _, line := range strings.Split(string(cfg.Data), "\n") {
@@ -119,6 +122,8 @@ func runTranscript(t *testing.T, file string, tr Transport, update bool) {
 				fillers, _ = strconv.Atoi(v)
 			case "tasks":
 				tasks = v
+			case "discovery":
+				discovery = append([]string{}, strings.Fields(v)...)
 			case "stdio-only", "http-differs":
 				if v == "" {
 					t.Fatalf("%s: %s needs its reason", file, k)
@@ -137,7 +142,7 @@ func runTranscript(t *testing.T, file string, tr Transport, update bool) {
 	}
 	var got []byte
 	synctest.Test(t, func(t *testing.T) {
-		h := startHarness(t, endpoint, active, fillers, tasks, tr)
+		h := startHarness(t, endpoint, active, fillers, tasks, discovery, tr)
 		for _, line := range strings.Split(string(client.Data), "\n") {
 			if h.ServeDone() {
 				break
@@ -168,7 +173,7 @@ func runTranscript(t *testing.T, file string, tr Transport, update bool) {
 	}
 }
 
-func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tasks string, tr Transport) *Harness {
+func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tasks string, discovery []string, tr Transport) *Harness {
 	h := NewHarness()
 	h.Active.Store(active)
 	revs := map[uint64]*policy.Binding{}
@@ -192,6 +197,11 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	}
 	if tr.HTTP {
 		servedOverHTTP(revs)
+	}
+	if discovery != nil {
+		for _, b := range revs {
+			setDiscoveryProfile(b, discovery)
+		}
 	}
 	if tasks != "" {
 		words := strings.Fields(tasks)
@@ -222,6 +232,28 @@ func startHarness(t *testing.T, endpoint string, active uint64, fillers int, tas
 	}
 	h.Start(func(ctx context.Context, in io.Reader, out io.Writer) error { return tr.Serve(ctx, in, out, cfg) })
 	return h
+}
+
+// setDiscoveryProfile makes endpoint "local" of b progressive, listing
+// the commands or packages of direct.
+func setDiscoveryProfile(b *policy.Binding, direct []string) {
+	var p map[string]map[string]map[string]any
+	if err := jsonv2.Unmarshal(b.Profile, &p); err != nil {
+		panic(err)
+	}
+	if p["endpoints"]["local"] == nil {
+		return // a revision without the endpoint
+	}
+	d := map[string]any{"mode": policy.DiscoveryProgressive}
+	if len(direct) > 0 {
+		d["direct"] = direct
+	}
+	p["endpoints"]["local"]["discovery"] = d
+	data, err := jsonv2.Marshal(p, jsonv2.Deterministic(true))
+	if err != nil {
+		panic(err)
+	}
+	b.Profile = data
 }
 
 // servedOverHTTP serves every endpoint of every revision on both
