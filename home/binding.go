@@ -13,6 +13,7 @@ import (
 	"github.com/rukh-dev/rukh/extpkg"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -164,7 +165,10 @@ func (h *Home) upgradeRevision(rev store.Revision) error {
 	if err != nil {
 		return err
 	}
-	return h.Store.AttachIndex(rev.Number, func(w *store.IndexWriter) error { return policy.WriteIndex(b, w) })
+	return h.Store.AttachIndex(rev.Number, func(w *store.IndexWriter) error {
+		w.IndexSearch(search.ObjectBag)
+		return policy.WriteIndex(b, w)
+	})
 }
 
 // decodeBinding reads a revision stored in the schema-1 layout (one blob).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -129,6 +130,7 @@ func (h *Home) nextRevisionID() (string, error) {
 // oldRev and commits it; it returns the new revision's id.
 func (h *Home) writeRevision(oldRev store.Revision, c *candidate) (string, error) {
 	rev, err := h.Store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		w.IndexSearch(search.ObjectBag) // for discovery, and 'rukh tools --search'
 		if err := c.build(id, w); err != nil {
 			return store.Revision{}, err
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/search"
 )
 
 // Check verifies the store's invariants and bbolt's page consistency in one
@@ -207,13 +208,19 @@ func (s *Store) checkBinding(tx txn, k []byte, rec *revisionRec) error {
 }
 
 // checkObjects checks that shared objects hold what their content address
-// says.
+// says; a body's search terms, keyed by the body's address, are read.
 func (s *Store) checkObjects(tx txn) error {
 	objs := tx.Bucket(bucketObjects)
 	if objs == nil {
 		return nil
 	}
 	return objs.ForEach(func(k, v []byte) error {
+		if len(k) == 1+refLen && k[0] == objTerms {
+			if _, err := search.DecodeBag(v); err != nil {
+				return s.broken("object %x: %v", k, err)
+			}
+			return nil
+		}
 		if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
 			return s.broken("object %x does not match its content address", k)
 		}

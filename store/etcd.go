@@ -430,6 +430,49 @@ func (b *etcdBucket) Get(k []byte) []byte {
 	return b.t.get(b.t.e.key(b.name, k))
 }
 
+// prefetch reads keys into the transaction's cache, many per request.
+func (b *etcdBucket) prefetch(keys [][]byte) {
+	b.t.touch(b, false)
+	var batch []string
+	flush := func() {
+		if len(batch) == 0 || b.t.err != nil {
+			return
+		}
+		ops := make([]clientv3.Op, len(batch))
+		for i, k := range batch {
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(b.t.rev))
+		}
+		ctx, cancel := context.WithTimeout(b.t.ctx, b.t.e.timeout)
+		defer cancel()
+		r, err := b.t.e.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			b.t.fail(err)
+			return
+		}
+		for i, resp := range r.Responses {
+			var v []byte
+			if rr := resp.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
+				v = rr.Kvs[0].Value
+			}
+			b.t.cache[batch[i]] = v
+		}
+		batch = batch[:0]
+	}
+	for _, k := range keys {
+		key := b.t.e.key(b.name, k)
+		if _, ok := b.t.writes[key]; ok {
+			continue
+		}
+		if _, ok := b.t.cache[key]; ok {
+			continue
+		}
+		if batch = append(batch, key); len(batch) == etcdMaxOps {
+			flush()
+		}
+	}
+	flush()
+}
+
 func (b *etcdBucket) Put(k, v []byte) error {
 	if !b.t.write {
 		return errors.New("read-only transaction")

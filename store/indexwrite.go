@@ -60,10 +60,11 @@ type IndexWriter struct {
 
 	// With search: the terms of each tool body (encoded bags, by body
 	// ref) and the current endpoint's index.
-	analyze  func(body []byte) (search.Bag, error)
-	bags     map[string][]byte
-	searchIx *search.Builder
-	reused   int
+	analyze    func(body []byte) (search.Bag, error)
+	bags       map[string][]byte // nil value: not resolved yet
+	unresolved []pendingBody
+	searchIx   *search.Builder
+	reused     int
 
 	err error
 }
@@ -230,45 +231,88 @@ func (w *IndexWriter) closeSpill() {
 // PutCommand stores a declaration record and returns its ref.
 func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(objDecl, decl) }
 
-// PutBody stores a tool body and returns its ref. With search, it also
-// finds the body's terms: stored by an earlier publish, or analysed now
-// and stored.
+// PutBody stores a tool body and returns its ref. With search, the body's
+// terms are found when a tool first needs them, for all bodies put by then
+// at once: stored by an earlier publish, or analysed and stored.
 func (w *IndexWriter) PutBody(body []byte) (string, error) {
 	ref, err := w.object(objBody, body)
 	if err != nil || w.analyze == nil {
 		return ref, err
 	}
-	if _, ok := w.bags[ref]; ok {
-		return ref, nil
+	if _, ok := w.bags[ref]; !ok {
+		w.bags[ref] = nil
+		w.unresolved = append(w.unresolved, pendingBody{ref, len(w.objs) - 1})
 	}
-	key := append([]byte{objTerms}, ref...)
-	var stored []byte
+	return ref, nil
+}
+
+// pendingBody is a body whose terms are not known yet: its ref and its
+// place among the spilled objects.
+type pendingBody struct {
+	ref string
+	obj int
+}
+
+// resolveBags finds the terms of every body put since the last call: one
+// read transaction for them all, then the analysis of those no revision
+// had.
+func (w *IndexWriter) resolveBags() error {
+	if len(w.unresolved) == 0 || w.err != nil {
+		return w.err
+	}
+	keys := make([][]byte, len(w.unresolved))
+	for i, p := range w.unresolved {
+		keys[i] = append([]byte{objTerms}, p.ref...)
+	}
 	if _, err := w.s.view(func(tx txn) error {
-		if o := tx.Bucket(bucketObjects); o != nil {
-			if v := o.Get(key); v != nil {
+		o := tx.Bucket(bucketObjects)
+		if o == nil {
+			return nil
+		}
+		if pf, ok := o.(prefetcher); ok {
+			pf.prefetch(keys)
+		}
+		for i, p := range w.unresolved {
+			if v := o.Get(keys[i]); v != nil {
 				if _, err := search.DecodeBag(v); err == nil {
-					stored = clone(v)
+					w.bags[p.ref] = clone(v)
 				}
 			}
 		}
 		return nil
 	}); err != nil {
-		return ref, w.fail(err)
+		return w.fail(err)
 	}
-	if stored != nil {
-		w.bags[ref] = stored
-		w.reused++
-		return ref, nil
+	if err := w.spillBuf.Flush(); err != nil {
+		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
-	bag, err := w.analyze(body)
-	if err != nil {
-		return ref, w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
+	for i, p := range w.unresolved {
+		if w.bags[p.ref] != nil {
+			w.reused++
+			continue
+		}
+		o := w.objs[p.obj]
+		body := make([]byte, o.n)
+		if _, err := w.spill.ReadAt(body, o.off); err != nil && !(err == io.EOF && o.n == 0) {
+			return w.fail(w.s.internal("cannot read a scratch file", err))
+		}
+		bag, err := w.analyze(body)
+		if err != nil {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
+		}
+		enc := bag.Encode()
+		w.bags[p.ref] = enc
+		if _, err := w.objectAt(keys[i], enc); err != nil {
+			return err
+		}
 	}
-	enc := bag.Encode()
-	w.bags[ref] = enc
-	_, err = w.objectAt(key, enc)
-	return ref, err
+	w.unresolved = w.unresolved[:0]
+	return nil
 }
+
+// prefetcher is a bucket that can read many keys at once (etcd: a few
+// requests instead of one per key) before they are got.
+type prefetcher interface{ prefetch(keys [][]byte) }
 
 // IndexSearch makes the writer index every endpoint's tools for search:
 // analyze gives a tool body's terms (the command id's are added per tool).
@@ -337,6 +381,12 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 	w.ep.Tools++
 	if w.searchIx != nil {
 		enc, ok := w.bags[body]
+		if ok && enc == nil {
+			if err := w.resolveBags(); err != nil {
+				return err
+			}
+			enc = w.bags[body]
+		}
 		if !ok {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
 		}

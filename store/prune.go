@@ -436,8 +436,18 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 				return s.broken("revision %s: endpoint %s page %d: %v", rec.ID, ep.Name, i, err)
 			}
 		}
-		if tools != ep.Tools || paged != ep.Tools {
+		// A progressive endpoint pages only the tools it lists.
+		if tools != ep.Tools || paged > ep.Tools {
 			return s.broken("revision %s: endpoint %s has %d tools and %d paged, header says %d", rec.ID, ep.Name, tools, paged, ep.Tools)
+		}
+		if ep.Search {
+			numbered := 0
+			if err := ix.walk(endpointPrefix(ix.gen, tagName, ep.Name), func(_, _ []byte) error { numbered++; return nil }); err != nil {
+				return err
+			}
+			if numbered != tools {
+				return s.broken("revision %s: endpoint %s has %d tools and %d numbered for search", rec.ID, ep.Name, tools, numbered)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,223 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/search"
+	"github.com/rukh-dev/rukh/store"
+)
+
+var (
+	searchNouns = []string{"invoice", "customer", "ticket", "order", "shipment", "report", "user", "project", "deploy", "backup",
+		"calendar", "contact", "payment", "refund", "subscription", "webhook", "bucket", "cluster", "database", "dashboard"}
+	searchVerbs = []string{"list", "get", "create", "update", "delete", "archive", "export", "import", "search", "sync"}
+)
+
+// searchCatalogue is n commands with real-looking ids and tool objects,
+// and among them, at fixed places, a few that tests look for.
+type searchTool struct{ name, cmd, object string }
+
+func searchCatalogue(n int) []searchTool {
+	special := map[int]searchTool{
+		n / 3:    {cmd: "acme.mail.send-message", object: `{"title":"Send an email","description":"Sends an email message to one recipient.","inputSchema":{"type":"object","properties":{"to":{"type":"string","description":"the recipient's address"},"subject":{"type":"string"}}}}`},
+		n / 2:    {cmd: "acme.notes.add-tag", object: `{"title":"Tag a note","description":"Adds a tag to a note.","inputSchema":{"type":"object","properties":{"noteId":{"type":"string"},"tag":{"type":"string"}}}}`},
+		n - n/10: {cmd: "acme.people.greet", object: `{"description":"Greets Zoë and every naïve user, in 日本語 too.","inputSchema":{"type":"object"}}`},
+	}
+	tools := make([]searchTool, n)
+	for i := range n {
+		t, ok := special[i]
+		if !ok {
+			noun, verb := searchNouns[i%len(searchNouns)], searchVerbs[(i/len(searchNouns))%len(searchVerbs)]
+			area := fmt.Sprintf("svc%d", i/(len(searchNouns)*len(searchVerbs)))
+			t.cmd = fmt.Sprintf("%s.%s.%s-%s", area, noun, verb, noun)
+			t.object = fmt.Sprintf(`{"title":"%s %s","description":"%ss a %s of the %s service.","inputSchema":{"type":"object","properties":{"%sId":{"type":"string","description":"the %s"}}}}`,
+				verb, noun, verb, noun, area, noun, noun)
+		}
+		t.name = fmt.Sprintf("t%05d_%s", i, strings.ReplaceAll(t.cmd, ".", "_"))
+		tools[i] = t
+	}
+	slices.SortFunc(tools, func(a, b searchTool) int { return strings.Compare(a.name, b.name) })
+	return tools
+}
+
+// publishSearch publishes tools on endpoint "local", listing those listed
+// says; indexed false publishes as a rukh from before search did. It
+// returns how many bodies' terms came from an earlier revision.
+func publishSearch(t *testing.T, s *store.Store, tools []searchTool, listed func(i int) bool, indexed bool) (store.Revision, int) {
+	t.Helper()
+	active, err := s.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := 0
+	rev, err := s.Publish(active, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		if indexed {
+			w.IndexSearch(search.ObjectBag)
+		}
+		if err := w.PutRevision(id, []byte(`{}`), []byte(`[]`)); err != nil {
+			return store.Revision{}, err
+		}
+		decls, bodies := make([]string, len(tools)), make([]string, len(tools))
+		for i, tl := range tools {
+			if decls[i], err = w.PutCommand([]byte("declaration of " + tl.cmd)); err != nil {
+				return store.Revision{}, err
+			}
+			if bodies[i], err = w.PutBody([]byte(tl.object)); err != nil {
+				return store.Revision{}, err
+			}
+		}
+		if err := w.PutEndpoint("local", nil); err != nil {
+			return store.Revision{}, err
+		}
+		for i, tl := range tools {
+			if err := w.PutTool(tl.name, tl.cmd, "acme@1.0.0", decls[i], bodies[i], "", len(tl.object)+len(tl.name)+10, listed(i)); err != nil {
+				return store.Revision{}, err
+			}
+		}
+		reused = w.ReusedTerms()
+		return store.Revision{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev, reused
+}
+
+func nameOf(tools []searchTool, cmd string) string {
+	for _, tl := range tools {
+		if tl.cmd == cmd {
+			return tl.name
+		}
+	}
+	return ""
+}
+
+// A search of a 10,000-tool endpoint reads one record per query term and
+// one per hit, finds what the in-memory index finds, and a progressive
+// endpoint's pages hold only its listed tools while every tool stays.
+func TestSearchRecords(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 2000
+	}
+	s := mustStore(t)
+	tools := searchCatalogue(n)
+	listed := func(i int) bool { return i%100 == 0 }
+	rev, reused := publishSearch(t, s, tools, listed, true)
+	if reused != 0 {
+		t.Errorf("a first publish reused %d bodies' terms", reused)
+	}
+	docs := make([]search.Doc, len(tools))
+	for i, tl := range tools {
+		d, err := search.ToolDoc(tl.name, tl.cmd, []byte(tl.object))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d
+	}
+	mem := search.Build(docs)
+	err := s.ViewRevision(rev.Number, func(ix *store.Index) error {
+		ep, _ := ix.Endpoint("local")
+		if want := (n/100 + store.PageTools - 1) / store.PageTools; ep.Tools != n || ep.Pages != want || !ep.Search {
+			t.Errorf("endpoint %+v: want %d tools in %d pages, with search", ep, n, want)
+		}
+		var paged []string
+		for p := range ep.Pages {
+			if err := ix.Page("local", p, func(name string, _ []byte) error { paged = append(paged, name); return nil }); err != nil {
+				return err
+			}
+		}
+		if len(paged) != n/100 || paged[1] != tools[100].name {
+			t.Errorf("pages hold %d tools (second %q), want the %d listed", len(paged), paged[1], n/100)
+		}
+		if _, ok, err := ix.Tool("local", tools[1].name); !ok || err != nil {
+			t.Errorf("unlisted tool %s not found: %v", tools[1].name, err)
+		}
+		for _, tc := range []struct {
+			query, want string
+			limit       int
+		}{
+			{"send an email", "acme.mail.send-message", 10},
+			{"email recipient", "acme.mail.send-message", 3},
+			{"add_tag note", "acme.notes.add-tag", 3},
+			{"addTag", "acme.notes.add-tag", 1},
+			{"zoe", "acme.people.greet", 1},
+			{"NAIVE", "acme.people.greet", 1},
+			{"日本語", "acme.people.greet", 1},
+			{"refund invoice export svc1", "", 50},
+			{"delete customers", "", 5},
+		} {
+			before := s.RecordsRead()
+			hits, err := ix.Search("local", tc.query, tc.limit)
+			if err != nil {
+				return err
+			}
+			reads := s.RecordsRead() - before
+			if max := int64(len(search.QueryTerms(tc.query)) + len(hits)); reads > max {
+				t.Errorf("%q: %d records read for %d hits, want at most %d", tc.query, reads, len(hits), max)
+			}
+			if len(hits) == 0 || len(hits) > tc.limit {
+				t.Errorf("%q: %d hits, want 1..%d", tc.query, len(hits), tc.limit)
+				continue
+			}
+			if tc.want != "" && hits[0].Name != nameOf(tools, tc.want) {
+				t.Errorf("%q: first hit %s, want %s", tc.query, hits[0].Name, nameOf(tools, tc.want))
+			}
+			if m := mem.Search(tc.query, tc.limit); !slices.Equal(m, hits) {
+				t.Errorf("%q: the store ranks\n%v\nthe in-memory index\n%v", tc.query, hits, m)
+			}
+		}
+		if hits, err := ix.Search("local", "the of and", 10); err != nil || len(hits) != 0 {
+			t.Errorf("a query of stop words: %v, %v", hits, err)
+		}
+		if hits, err := ix.Search("local", "xyzzy", 10); err != nil || len(hits) != 0 {
+			t.Errorf("a query nothing has: %v, %v", hits, err)
+		}
+		_, err := ix.Search("nope", "email", 10)
+		if kernel.ErrorCode(err) != kernel.CodeNotFound {
+			t.Errorf("search of an unknown endpoint: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A republish analyses no body it has seen.
+	if _, reused := publishSearch(t, s, tools, listed, true); reused != n {
+		t.Errorf("a republish of the same bodies reused %d bodies' terms, want %d", reused, n)
+	}
+}
+
+// A revision published without search records still reads; a search on it
+// is a clear refusal, never a panic or a wrong answer.
+func TestSearchOldRevision(t *testing.T) {
+	s := mustStore(t)
+	tools := searchCatalogue(50)
+	rev, _ := publishSearch(t, s, tools, func(int) bool { return true }, false)
+	err := s.ViewRevision(rev.Number, func(ix *store.Index) error {
+		if ep, _ := ix.Endpoint("local"); ep.Search || ep.Tools != 50 || ep.Pages != 2 {
+			t.Errorf("endpoint %+v", ep)
+		}
+		_, err := ix.Search("local", "email", 10)
+		var ke *kernel.Error
+		if !errors.As(err, &ke) || ke.Code != kernel.CodeUnsupported || !errors.Is(err, store.ErrNoSearch) ||
+			!strings.Contains(ke.Message, "published before tool search") || !strings.Contains(ke.Hint, "rukh publish") {
+			t.Errorf("search on an old revision: %v", err)
+		}
+		if _, _, err := ix.Postings("local", "email"); !errors.Is(err, store.ErrNoSearch) {
+			t.Errorf("postings on an old revision: %v", err)
+		}
+		if _, _, err := ix.SearchDoc("local", 0); !errors.Is(err, store.ErrNoSearch) {
+			t.Errorf("a tool number on an old revision: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
