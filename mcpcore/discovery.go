@@ -29,9 +29,12 @@ const (
 type discoveryTool struct{ id, name string }
 
 // discoveryTools are the three tools' names on the endpoint: in its naming
-// mode, with no revision, so they stay the same across publishes. None
-// until the launch binding is fixed.
+// mode, with no revision, so they stay the same across publishes (and are
+// worked out once). None until the launch binding is fixed.
 func (s *Session) discoveryTools() []discoveryTool {
+	if d := s.discovery.Load(); d != nil {
+		return *d
+	}
 	b := s.boundLaunch()
 	if b == nil {
 		return nil
@@ -40,6 +43,7 @@ func (s *Session) discoveryTools() []discoveryTool {
 	for i, id := range policy.DiscoveryToolIDs {
 		out[i] = discoveryTool{id: id, name: policy.DiscoveryToolName(b.ToolNames, b.Namespace, id)}
 	}
+	s.discovery.Store(&out)
 	return out
 }
 

@@ -70,6 +70,19 @@
 // request with that id is refused the same way, and notifications/cancelled
 // naming it ends it through its Reply ([Canceller]).
 //
+// # Progressive discovery
+//
+// An endpoint whose revision says discovery "progressive" lists only its
+// direct tools, then three tools named by its naming mode (discovery.go):
+// search ranks every tool the endpoint publishes from the revision's index
+// (Catalog.Search), describe answers one tool object as a direct endpoint
+// would list it (Catalog.Tool), and call hands the request to tools/call
+// with the tool it names and its arguments: resolution and pinning,
+// checks, credential and level, tasks, outcomes, progress and errors are
+// tools/call's. An unknown, stale or invisible name gets tools/call's
+// answer, which there says to search again. Every published tool stays
+// callable by tools/call.
+//
 // # Tools-changed hints
 //
 // With Config.Watch set, both eras announce tools.listChanged (a legacy

@@ -102,6 +102,8 @@ type Endpoint struct {
 
 	bmu     sync.Mutex
 	binding *policy.Launch // the launch binding; see admit
+
+	discovery atomic.Pointer[[]discoveryTool] // the discovery tools' names, once the binding is fixed
 }
 
 // NewEndpoint prepares an endpoint; cfg needs Active, View (or Load) and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,11 +42,21 @@ func (c catalog) Resolve(name string) (*mcpcore.Resolved, error) {
 	return &mcpcore.Resolved{Command: &kernel.Command{ID: "t." + name, Execute: kernel.Execute{Mode: kernel.ModeManaged}},
 		Release: &policy.BoundRelease{Name: "t", Version: "1"}, Template: c.launch.Template, Security: level}, nil
 }
-func (c catalog) Digest() ([32]byte, error) { return mcpcore.DigestPages(c) }
-func (c catalog) Endpoints() []string       { return []string{"e"} }
-func (c catalog) Revision() string          { return "r1" }
-func (c catalog) Launch() *policy.Launch    { return c.launch }
-func (c catalog) Template() policy.Template { return c.launch.Template }
+func (c catalog) Digest() ([32]byte, error)    { return mcpcore.DigestPages(c) }
+func (c catalog) Endpoints() []string          { return []string{"e"} }
+func (c catalog) Revision() string             { return "r1" }
+func (c catalog) Launch() *policy.Launch       { return c.launch }
+func (c catalog) Template() policy.Template    { return c.launch.Template }
+func (c catalog) Discovery() *policy.Discovery { return c.launch.Discovery }
+func (c catalog) Tool(name string) ([]byte, bool, error) {
+	if _, ok := levels[name]; !ok {
+		return nil, false, nil
+	}
+	return policy.AppendToolWire(nil, name, []byte(`{"inputSchema":{"type":"object"}}`)), true, nil
+}
+func (c catalog) Search(string, int) ([]mcpcore.SearchHit, error) {
+	return []mcpcore.SearchHit{{Name: "elev"}, {Name: "std"}, {Name: "strict"}}, nil
+}
 
 // creds is a credential store of static, short-lived and one-time tokens
 // whose one-time consumption is atomic.
@@ -200,6 +211,39 @@ func TestResponseBeforeBookkeeping(t *testing.T) {
 		t.Fatalf("%d: %s", status, body)
 	}
 	<-saved
+}
+
+// TestLevelsThroughCallTool: on a progressive endpoint, a call through the
+// call tool is authorised as the tools/call of the tool it names: the same
+// status, challenge and body for every credential and level.
+func TestLevelsThroughCallTool(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+		"agt": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialShortLived, Hash: kernel.TokenHash{2}},
+	}}
+	inv := &countingInvoker{}
+	url := newTestServerCfg(t, c, inv, nil, func(cfg *Config) {
+		l := *cfg.Endpoints[0].Core.Launch
+		l.Discovery = &policy.Discovery{Mode: policy.DiscoveryProgressive}
+		cfg.Endpoints[0].Core.Launch = &l
+		cat := catalog{launch: &l}
+		cfg.Endpoints[0].Core.View = func(n uint64, fn func(uint64, mcpcore.Catalog) error) error { return fn(1, cat) }
+	})
+	callTool := policy.DiscoveryToolName("", "ns", policy.DiscoveryCall)
+	inv1 := regexp.MustCompile(`"invocationId\\?":\\?"[^"\\]*`)
+	for _, token := range []string{"key", "agt"} {
+		for _, tool := range []string{"std", "elev", "strict"} {
+			before := inv.n.Load()
+			ds, db := call(t, url, token, tool, 1)
+			direct := inv.n.Load() - before
+			ts, tb := callWith(t, url, token, callTool, 1, fmt.Sprintf(`{"name":%q,"arguments":{}}`, tool))
+			through := inv.n.Load() - before - direct
+			db, tb = inv1.ReplaceAllString(db, "ID"), inv1.ReplaceAllString(tb, "ID")
+			if ds != ts || db != tb || direct != through {
+				t.Errorf("%s on %s: directly %d (%d ran) %s\nthrough the call tool %d (%d ran) %s", token, tool, ds, direct, db, ts, through, tb)
+			}
+		}
+	}
 }
 
 func TestLevels(t *testing.T) {

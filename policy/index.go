@@ -131,11 +131,11 @@ func WriteIndex(b *Binding, w IndexSink) error {
 		if prof != nil {
 			disc = prof.Endpoints[p.Endpoint].Discovery
 		}
-		if err := putEndpointMeta(p, w); err != nil {
-			return err
-		}
 		tools := slices.Clone(p.Tools)
 		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		// Bodies first, then the tools, as Stream sends them: a sink that
+		// indexes for search finds all the bodies' terms at once.
+		brefs, sizes := make([]string, len(tools)), make([]int, len(tools))
 		for j := range tools {
 			t := &tools[j]
 			body, err := toolBodyOf(t)
@@ -145,12 +145,17 @@ func WriteIndex(b *Binding, w IndexSink) error {
 			if err := compactLine(&body); err != nil {
 				return kernel.Errorf(kernel.CodeInternal, "tool %q", t.Name).Wrap(err)
 			}
-			bref, err := w.PutBody(body)
-			if err != nil {
+			if brefs[j], err = w.PutBody(body); err != nil {
 				return err
 			}
-			size := len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
-			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], bref, t.Security, size, disc.Lists(t.Command, t.Package())); err != nil {
+			sizes[j] = len(wireNamePrefix) + len(t.Name) + 2 + len(body) - 1
+		}
+		if err := putEndpointMeta(p, w); err != nil {
+			return err
+		}
+		for j := range tools {
+			t := &tools[j]
+			if err := w.PutTool(t.Name, t.Command, t.Release, refs[t.Command], brefs[j], t.Security, sizes[j], disc.Lists(t.Command, t.Package())); err != nil {
 				return err
 			}
 		}

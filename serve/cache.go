@@ -545,11 +545,8 @@ func (c *cachedCatalog) Discovery() *policy.Discovery {
 	return nil
 }
 
-// Tool reads one tool object from the store; nothing is kept.
-//
-// TODO(disc-index): a stand-in over storeCatalog; keep what the cache
-// should hold (bounded, like pages and resolved tools) when the stored
-// index lands.
+// Tool reads one tool object from the store (two records); nothing is
+// kept: describe is one request per tool an agent picked, not a walk.
 func (c *cachedCatalog) Tool(name string) (obj []byte, ok bool, err error) {
 	r := c.rev
 	err = c.read(func(ix *store.Index) error {
@@ -559,10 +556,8 @@ func (c *cachedCatalog) Tool(name string) (obj []byte, ok bool, err error) {
 	return obj, ok, err
 }
 
-// Search ranks the endpoint's tools from the store.
-//
-// TODO(disc-index): a stand-in over storeCatalog's; replace with the
-// stored postings.
+// Search ranks the endpoint's tools from the revision's search records,
+// as storeCatalog does: a bounded read per search, nothing kept.
 func (c *cachedCatalog) Search(query string, limit int) (hits []mcpcore.SearchHit, err error) {
 	r := c.rev
 	err = c.read(func(ix *store.Index) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
-	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -177,38 +176,29 @@ func (c *storeCatalog) Tool(name string) ([]byte, bool, error) {
 	return policy.AppendToolWire(nil, name, body), true, nil
 }
 
-// Search ranks the endpoint's tools.
-//
-// TODO(disc-index): a stand-in that reads every tool of the endpoint and
-// indexes them for each search, so progressive endpoints work end to end
-// before the index written at publish exists; replace it with the
-// revision's stored postings (ix.Postings, ix.SearchDoc), which read
-// O(query terms) records.
+// Search ranks the endpoint's tools from the revision's search records:
+// one postings record per query term, then per hit its number, tool
+// record and body, whatever the size of the catalogue. A revision
+// published before search records refuses, saying to publish again.
 func (c *storeCatalog) Search(query string, limit int) ([]mcpcore.SearchHit, error) {
 	if !c.has {
 		return nil, nil
 	}
-	var docs []search.Doc
-	objects := map[string][]byte{}
-	err := c.ix.Tools(c.ep.Name, func(t store.Tool) error {
-		body, err := c.ix.Body(t.Body)
-		if err != nil {
-			return err
-		}
-		d, err := search.ToolDoc(t.Name, t.Command, body)
-		if err != nil {
-			return fmt.Errorf("revision %s: tool %q: %v", c.ix.Revision(), t.Name, err)
-		}
-		docs = append(docs, d)
-		objects[t.Name] = body
-		return nil
-	})
+	found, err := c.ix.Search(c.ep.Name, query, limit)
 	if err != nil {
 		return nil, err
 	}
-	var hits []mcpcore.SearchHit
-	for _, h := range search.Build(docs).Search(query, limit) {
-		hits = append(hits, mcpcore.HitOf(h.Name, objects[h.Name]))
+	hits := make([]mcpcore.SearchHit, 0, len(found))
+	for _, h := range found {
+		obj, ok, err := c.Tool(h.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, kernel.Errorf(kernel.CodeInternal, "revision %s: the search index names an unknown tool %q", c.ix.Revision(), h.Name).
+				WithHint("run 'rukh doctor'")
+		}
+		hits = append(hits, mcpcore.HitOf(h.Name, obj))
 	}
 	return hits, nil
 }

@@ -1,6 +1,6 @@
 // Package servetest publishes catalogues into a store for the tests of
-// serving and of the CLI over it. It imports kernel, policy and store only,
-// and only tests import it.
+// serving and of the CLI over it. It imports kernel, policy, search and
+// store only, and only tests import it.
 package servetest
 
 import (
@@ -10,13 +10,34 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
 // PublishCatalog publishes packages×perPackage commands ("p3.c7", path
 // "p3 c7") as tools of the local endpoint, through policy.Build and the
-// store's index writer, as publish does.
+// store's index writer (with search records), as publish does.
 func PublishCatalog(t testing.TB, st *store.Store, packages, perPackage int) {
+	t.Helper()
+	PublishCatalogWith(t, st, packages, perPackage, "")
+}
+
+// PublishCatalogWith is PublishCatalog with more members of the local
+// endpoint's profile, each followed by a comma, such as
+// `"discovery":{"mode":"progressive"},`.
+func PublishCatalogWith(t testing.TB, st *store.Store, packages, perPackage int, endpoint string) {
+	t.Helper()
+	publish(t, st, packages, perPackage, endpoint, true)
+}
+
+// PublishCatalogUnsearched is PublishCatalog as a rukh from before search
+// records published it: without them.
+func PublishCatalogUnsearched(t testing.TB, st *store.Store, packages, perPackage int) {
+	t.Helper()
+	publish(t, st, packages, perPackage, "", false)
+}
+
+func publish(t testing.TB, st *store.Store, packages, perPackage int, endpoint string, searched bool) {
 	t.Helper()
 	in := policy.Input{}
 	var pkgs []string
@@ -37,7 +58,7 @@ func PublishCatalog(t testing.TB, st *store.Store, packages, perPackage int) {
 		}
 		in.Releases = append(in.Releases, policy.ReleaseInput{BoundRelease: policy.BoundRelease{Digest: fmt.Sprintf("h1:%043d=", p), AllowUnsigned: true}, Manifest: m})
 	}
-	prof, err := policy.ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n","publish":{"packages":[` + strings.Join(pkgs, ",") + `]}}}}`))
+	prof, err := policy.ParseProfile([]byte(`{"endpoints":{"local":{"namespace":"n",` + endpoint + `"publish":{"packages":[` + strings.Join(pkgs, ",") + `]}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +72,9 @@ func PublishCatalog(t testing.TB, st *store.Store, packages, perPackage int) {
 		b, _, err := policy.Build(in)
 		if err != nil {
 			return store.Revision{}, err
+		}
+		if searched {
+			w.IndexSearch(search.ObjectBag)
 		}
 		return store.Revision{}, policy.WriteIndex(b, w)
 	})
