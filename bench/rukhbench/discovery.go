@@ -207,13 +207,19 @@ func measureDiscovery(c config, h *largeHome, z size, searches int) (*discoveryR
 		}
 		if err == nil {
 			line, _, err = s.roundTrip(s.list(""))
+			if err == nil {
+				_, err = decode(line)
+			}
 		}
 		var d time.Duration
 		if err == nil {
-			q, _ := searchQuery(1000+i, z)
+			q, want := searchQuery(1000+i, z)
 			line, d, err = s.roundTrip(s.searchCall(searchTool, q))
 			if err == nil {
-				_, err = decodeSearch(line)
+				sr, err = decodeSearch(line)
+			}
+			if err == nil && (len(sr.Result.StructuredContent.Tools) == 0 || !strings.HasPrefix(sr.Result.StructuredContent.Tools[0].Name, want)) {
+				err = fmt.Errorf("search %q: want %s* first, got %.300s", q, want, line)
 			}
 		}
 		s.close()
