@@ -104,17 +104,20 @@ func nameWithPrefix(names []string, prefix string) string {
 }
 
 // measureDiscovery measures h (published direct, z's tools) in both modes;
-// it leaves h published progressive.
-func measureDiscovery(c config, h *largeHome, z size, searches int) (*discoveryResult, error) {
-	res := &discoveryResult{tools: z.tools()}
-	s, err := h.start()
-	if err != nil {
-		return nil, err
-	}
-	res.directBytes, res.directPages, _, err = s.walkBytes()
-	s.close()
-	if err != nil {
-		return nil, err
+// it leaves h published progressive. directBytes and directPages are a
+// full walk's of the direct revision when the caller walked it (0: walk).
+func measureDiscovery(c config, h *largeHome, z size, searches, directBytes, directPages int) (*discoveryResult, error) {
+	res := &discoveryResult{tools: z.tools(), directBytes: directBytes, directPages: directPages}
+	if directBytes == 0 {
+		s, err := h.start()
+		if err != nil {
+			return nil, err
+		}
+		res.directBytes, res.directPages, _, err = s.walkBytes()
+		s.close()
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	h.discovery = map[string]any{"mode": "progressive"}
@@ -124,6 +127,7 @@ func measureDiscovery(c config, h *largeHome, z size, searches int) (*discoveryR
 	if _, err := h.rukh("publish"); err != nil {
 		return nil, err
 	}
+	var err error
 	if res.index, err = searchRecordBytes(h.dir); errors.Is(err, store.ErrNoSearch) {
 		res.noIndex = true // a publish that wrote none: the row says so
 	} else if err != nil {
@@ -131,7 +135,7 @@ func measureDiscovery(c config, h *largeHome, z size, searches int) (*discoveryR
 	}
 
 	// What a host reads: the (short) list, one search, one describe.
-	s, err = h.start()
+	s, err := h.start()
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +281,7 @@ func benchDiscoverySize(c config, z size) ([]row, error) {
 		return nil, err
 	}
 	logf("home of %d commands (discovery): direct and progressive", z.tools())
-	r, err := measureDiscovery(c, h, z, c.searches)
+	r, err := measureDiscovery(c, h, z, c.searches, 0, 0)
 	if err != nil {
 		return nil, err
 	}
