@@ -1,22 +1,30 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
+	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/serve"
+	"github.com/rukh-dev/rukh/store"
 	"github.com/urfave/cli/v3"
 )
 
 type toolsOptions struct {
 	Endpoint string
 	JSON     bool
+	Search   string // rank the tools for this query instead of listing them
+	Limit    int
 }
 
 func (a *app) toolsCmd() *cli.Command {
@@ -25,13 +33,22 @@ func (a *app) toolsCmd() *cli.Command {
 		Usage: "show the published MCP tools exactly as an endpoint's agents see them",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "endpoint", Value: "local", Usage: "the endpoint whose projection to show"},
+			&cli.StringFlag{Name: "search", Usage: "rank the endpoint's tools for `QUERY`, as its search tool does for agents"},
+			&cli.IntFlag{Name: "limit", Value: 10, Usage: "with --search, at most N tools (1 to 50)"},
 			jsonFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return a.runTools(&toolsOptions{Endpoint: c.String("endpoint"), JSON: c.Bool("json")})
+			opts := &toolsOptions{Endpoint: c.String("endpoint"), JSON: c.Bool("json"), Search: c.String("search"), Limit: c.Int("limit")}
+			if c.IsSet("search") {
+				return a.runToolsSearch(opts)
+			}
+			if c.IsSet("limit") {
+				return kernel.Errorf(kernel.CodeUsage, "--limit goes with --search").WithHint("rukh tools --search QUERY --limit N")
+			}
+			return a.runTools(opts)
 		},
 	}
 }
@@ -63,6 +80,16 @@ func (a *app) runTools(opts *toolsOptions) error {
 	if err != nil {
 		return err
 	}
+	// A progressive endpoint lists its direct tools and the discovery
+	// tools; the rest are found through search.
+	disc := b.DiscoveryOf(p.Endpoint)
+	published := len(p.Tools)
+	if disc.Progressive() {
+		listed := *p
+		listed.Tools = slices.DeleteFunc(slices.Clone(p.Tools), func(t policy.Tool) bool { return !disc.Lists(t.Command, t.Package()) })
+		p = &listed
+	}
+	finders := policy.DiscoveryToolNames(b, p)
 	dev := home.DevReleases(b)
 	var devNames []string
 	for _, t := range p.Tools {
@@ -99,9 +126,16 @@ func (a *app) runTools(opts *toolsOptions) error {
 		if len(jobNames) > 0 {
 			out["jobTools"] = jobNames // the job family: status, result and cancel of a task
 		}
+		if len(finders) > 0 {
+			out["discoveryTools"] = finders            // search, describe and call: listed after the tools
+			out["unlisted"] = published - len(p.Tools) // published tools agents find through search
+		}
 		return printJSON(a.stdout, out)
 	}
-	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(jobs))
+	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(finders)+len(jobs))
+	if len(finders) > 0 {
+		fmt.Fprintf(a.stdout, "progressive discovery: %d more published tool(s) are found through search; see them with 'rukh tools --search QUERY --endpoint %s'\n", published-len(p.Tools), p.Endpoint)
+	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	tp := b.TasksOf(p.Endpoint)
 	for _, t := range p.Tools {
@@ -112,12 +146,92 @@ func (a *app) runTools(opts *toolsOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s%s\n", t.Name, t.Command, t.Release, yesno(dev[t.Release], " (dev)", ""), w.Title, t.Level(),
 			yesno(tp.Requires(t.Command), "\ttask-only", yesno(tp.Allows(t.Command), "\ttask", "")))
 	}
+	for i, n := range finders {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, policy.DiscoveryToolIDs[i], "(discovery)", "-", "-")
+	}
 	for _, j := range jobs {
 		var w struct {
 			Title string `json:"title"`
 		}
 		_ = json.Unmarshal(j.Wire, &w, json.RejectUnknownMembers(false))
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.Name, j.ID, "(job family)", w.Title, "-")
+	}
+	return tw.Flush()
+}
+
+// The bounds of the search tool's input, which --search and --limit share.
+const (
+	maxSearchQuery = 1024
+	maxSearchLimit = 50
+)
+
+// searchHit is one ranked tool as 'rukh tools --search' shows it.
+type searchHit struct {
+	Name        string  `json:"name"`
+	Command     string  `json:"command"`
+	Title       string  `json:"title,omitempty"`
+	Description string  `json:"description,omitempty"`
+	Score       float64 `json:"score"`
+}
+
+// runToolsSearch ranks the endpoint's tools for a query from the active
+// revision's search records: the ranking the endpoint's search tool gives
+// agents, listed or not.
+func (a *app) runToolsSearch(opts *toolsOptions) error {
+	if strings.TrimSpace(opts.Search) == "" || len(opts.Search) > maxSearchQuery {
+		return kernel.Errorf(kernel.CodeUsage, "--search needs a query of 1 to %d bytes", maxSearchQuery).WithHint(`rukh tools --search "send an email"`)
+	}
+	if opts.Limit < 1 || opts.Limit > maxSearchLimit {
+		return kernel.Errorf(kernel.CodeUsage, "--limit %d: want 1 to %d", opts.Limit, maxSearchLimit)
+	}
+	var rev string
+	var hits []searchHit
+	published, err := a.h.ViewActive(func(ix *store.Index) error {
+		rev = ix.Revision()
+		if _, ok := ix.Endpoint(opts.Endpoint); !ok {
+			return kernel.Errorf(kernel.CodeNotFound, "revision %s has no endpoint %q", rev, opts.Endpoint).WithHint("see the endpoints with 'rukh policy show'")
+		}
+		found, err := ix.Search(opts.Endpoint, opts.Search, opts.Limit)
+		if err != nil {
+			return err
+		}
+		for _, f := range found {
+			t, ok, err := ix.Tool(opts.Endpoint, f.Name)
+			if err == nil && !ok {
+				err = kernel.Errorf(kernel.CodeInternal, "revision %s: the search index names an unknown tool %q", rev, f.Name).WithHint("run 'rukh doctor'")
+			}
+			if err != nil {
+				return err
+			}
+			body, err := ix.Body(t.Body)
+			if err != nil {
+				return err
+			}
+			h := mcpcore.HitOf(f.Name, body)
+			hits = append(hits, searchHit{Name: f.Name, Command: t.Command, Title: h.Title, Description: h.Description, Score: math.Round(f.Score*1000) / 1000})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !published {
+		return kernel.Errorf(kernel.CodeNotFound, "nothing is published yet").WithHint("run 'rukh publish'")
+	}
+	if opts.JSON {
+		if hits == nil {
+			hits = []searchHit{}
+		}
+		return printJSON(a.stdout, map[string]any{"revision": rev, "endpoint": opts.Endpoint, "query": opts.Search, "tools": hits})
+	}
+	fmt.Fprintf(a.stdout, "revision %s, endpoint %s: %d tool(s) for %q\n", rev, opts.Endpoint, len(hits), opts.Search)
+	if len(hits) == 0 {
+		fmt.Fprintln(a.stdout, "no tool matches: try other words, fewer of them, or the words of a command's path")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for i, h := range hits {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\n", i+1, h.Name, h.Command, h.Score, cmp.Or(h.Title, h.Description))
 	}
 	return tw.Flush()
 }

@@ -120,3 +120,13 @@ func discoveryWarnings(endpoint string, ep Endpoint, tools []Tool) []string {
 	}
 	return out
 }
+
+// DiscoveryOf is the discovery of endpoint as the binding's profile has
+// it; nil: direct (also for an endpoint the profile does not name).
+func (b *Binding) DiscoveryOf(endpoint string) *Discovery {
+	l, err := LaunchOf(b.Profile, endpoint)
+	if err != nil || l == nil {
+		return nil
+	}
+	return l.Discovery
+}

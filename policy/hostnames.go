@@ -21,14 +21,31 @@ var JobToolIDs = []string{JobToolStatus, JobToolResult, JobToolCancel}
 // JobToolName is the name of job tool id on an endpoint.
 func JobToolName(mode, namespace, id string) string { return ToolName(mode, namespace, "", id) }
 
-// ServedToolNames lists every name tools/list serves on p: its tools, then
+// ServedToolNames lists every name tools/list serves on p: the tools it
+// lists (all in direct mode), the discovery tools in progressive mode, then
 // the job family when the endpoint's task policy publishes it.
 func ServedToolNames(b *Binding, p *Projection) []string {
-	names := make([]string, 0, len(p.Tools)+len(JobToolIDs))
+	d := b.DiscoveryOf(p.Endpoint)
+	names := make([]string, 0, len(p.Tools)+len(DiscoveryToolIDs)+len(JobToolIDs))
 	for _, t := range p.Tools {
-		names = append(names, t.Name)
+		if d.Lists(t.Command, t.Package()) {
+			names = append(names, t.Name)
+		}
 	}
-	return append(names, JobToolNames(b, p)...)
+	return append(append(names, DiscoveryToolNames(b, p)...), JobToolNames(b, p)...)
+}
+
+// DiscoveryToolNames lists the discovery tools' names on p, none unless
+// the endpoint is progressive.
+func DiscoveryToolNames(b *Binding, p *Projection) []string {
+	if !b.DiscoveryOf(p.Endpoint).Progressive() {
+		return nil
+	}
+	names := make([]string, len(DiscoveryToolIDs))
+	for i, id := range DiscoveryToolIDs {
+		names[i] = DiscoveryToolName(p.ToolNames, p.Namespace, id)
+	}
+	return names
 }
 
 // JobToolNames lists the job family's names on p, none when its task

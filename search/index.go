@@ -313,7 +313,8 @@ func Search(query string, limit int, postings func(term string) ([]byte, bool, e
 	if limit <= 0 {
 		return nil, nil
 	}
-	scores := map[uint32]float64{}
+	var blocks [][]Posting
+	total := 0
 	for _, t := range QueryTerms(query) {
 		block, ok, err := postings(t)
 		if err != nil {
@@ -326,26 +327,39 @@ func Search(query string, limit int, postings func(term string) ([]byte, bool, e
 		if err != nil {
 			return nil, fmt.Errorf("term %q: %w", t, err)
 		}
+		blocks = append(blocks, ps)
+		total += len(ps)
+	}
+	scores := make(map[uint32]float64, total)
+	for _, ps := range blocks {
 		for _, p := range ps {
 			scores[p.Doc] += float64(p.Impact)
 		}
 	}
+	// The best limit, kept best first: most tools are worse than the
+	// worst kept and cost one comparison.
 	type scored struct {
 		doc   uint32
 		score float64
 	}
-	ranked := make([]scored, 0, len(scores))
-	for d, s := range scores {
-		ranked = append(ranked, scored{d, s})
-	}
-	slices.SortFunc(ranked, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
+	better := func(a, b scored) bool { return a.score > b.score || a.score == b.score && a.doc < b.doc }
+	ranked := make([]scored, 0, min(limit, len(scores)))
+	for d, sc := range scores {
+		c := scored{d, sc}
+		if len(ranked) == limit && !better(c, ranked[limit-1]) {
+			continue
 		}
-		return cmp.Compare(a.doc, b.doc)
-	})
-	if len(ranked) > limit {
-		ranked = ranked[:limit]
+		i := len(ranked)
+		if i < limit {
+			ranked = append(ranked, c)
+		}
+		for i > 0 && better(c, ranked[i-1]) {
+			if i < limit {
+				ranked[i] = ranked[i-1]
+			}
+			i--
+		}
+		ranked[i] = c
 	}
 	hits := make([]Hit, 0, len(ranked))
 	for _, r := range ranked {

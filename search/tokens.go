@@ -152,47 +152,97 @@ var stopWords = map[string]bool{
 	"for": true, "in": true, "on": true, "with": true, "is": true, "be": true,
 }
 
-// Stem removes one English ending from an ASCII-ending term, the same way
-// for documents and queries: "ies" → "y" (entries: entry), "sses" → "ss",
-// "es" after s, x, z, ch or sh (boxes: box), a final "s" but not after s,
-// u or i (tags: tag; status, class, analysis stay); "ing" and "ed" when at
-// least three letters with a vowel stay (tagging: tag, added: add, running: run), then
-// a doubled final consonant other than l, s or z is undone when three
-// letters stay (tagg: tag, but add stays). Nothing else: it is meant to
-// join the forms of a word, not to find its root.
+// Stem joins the English forms of a word, the same way for documents and
+// queries, after the first steps of Porter's stemmer, on terms of ASCII
+// letters only:
+//   - plurals: "sses" → "ss", "ies" → "y" (entries: entry), a final "s"
+//     but not after s, u or i (tags: tag; class, status, analysis stay);
+//   - "ed" and "ing" when a vowel stays before them, then "e" comes back
+//     after "at", "bl" or "iz" and after a short consonant-vowel-consonant
+//     stem (named: name), and a doubled final consonant other than l, s or
+//     z is undone when three letters stay (tagged: tag, but added: add);
+//   - a final "e" goes when more than one vowel-consonant run stays, or one
+//     that does not end consonant-vowel-consonant (archive, archived and
+//     archiving: archiv; but note and name stay).
+//
+// It is meant to join the forms of a word, not to find its root.
 func Stem(t string) string {
+	for i := 0; i < len(t); i++ {
+		if t[i] < 'a' || t[i] > 'z' {
+			return t
+		}
+	}
 	n := len(t)
 	switch {
+	case strings.HasSuffix(t, "sses"):
+		t = t[:n-2]
 	case n > 4 && strings.HasSuffix(t, "ies"):
-		return t[:n-3] + "y"
-	case n > 4 && strings.HasSuffix(t, "sses"):
-		return t[:n-2]
-	case n > 4 && (strings.HasSuffix(t, "ches") || strings.HasSuffix(t, "shes")):
-		return t[:n-2]
-	case n > 3 && (strings.HasSuffix(t, "xes") || strings.HasSuffix(t, "zes")):
-		return t[:n-2]
+		t = t[:n-3] + "y"
 	case n > 3 && t[n-1] == 's' && !strings.ContainsRune("sui", rune(t[n-2])):
-		return t[:n-1]
-	case n >= 6 && strings.HasSuffix(t, "ing") && hasVowel(t[:n-3]):
-		return undouble(t[:n-3])
-	case n >= 5 && strings.HasSuffix(t, "ed") && t[n-3] != 'e' && hasVowel(t[:n-2]):
-		return undouble(t[:n-2])
+		t = t[:n-1]
+	}
+	for _, suf := range []string{"ed", "ing"} {
+		stem, ok := strings.CutSuffix(t, suf)
+		if !ok || strings.HasSuffix(t, "eed") || !hasVowel(stem) {
+			continue
+		}
+		switch k := len(stem); {
+		case strings.HasSuffix(stem, "at") || strings.HasSuffix(stem, "bl") || strings.HasSuffix(stem, "iz"):
+			stem += "e"
+		case k >= 4 && stem[k-1] == stem[k-2] && isConsonant(stem, k-1) && !strings.ContainsRune("lsz", rune(stem[k-1])):
+			stem = stem[:k-1]
+		case measure(stem) == 1 && cvc(stem):
+			stem += "e"
+		}
+		t = stem
+		break
+	}
+	if stem, ok := strings.CutSuffix(t, "e"); ok && len(stem) > 1 {
+		if m := measure(stem); m > 1 || m == 1 && !cvc(stem) {
+			t = stem
+		}
 	}
 	return t
 }
 
-func undouble(t string) string {
-	n := len(t)
-	if n >= 4 && t[n-1] == t[n-2] && isConsonant(t[n-1]) && !strings.ContainsRune("lsz", rune(t[n-1])) {
-		return t[:n-1]
+func hasVowel(s string) bool {
+	for i := range len(s) {
+		if !isConsonant(s, i) {
+			return true
+		}
 	}
-	return t
+	return false
 }
 
-func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
+// isConsonant: s[i] is not a, e, i, o, u, nor a y after a consonant.
+func isConsonant(s string, i int) bool {
+	switch s[i] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return false
+	case 'y':
+		return i == 0 || !isConsonant(s, i-1)
+	}
+	return true
+}
 
-func isConsonant(c byte) bool {
-	return c >= 'a' && c <= 'z' && !strings.ContainsRune("aeiouy", rune(c))
+// measure is Porter's m: the number of vowel-consonant runs in s.
+func measure(s string) int {
+	m, vowel := 0, false
+	for i := range len(s) {
+		if c := isConsonant(s, i); !c {
+			vowel = true
+		} else if vowel {
+			m++
+			vowel = false
+		}
+	}
+	return m
+}
+
+// cvc: s ends consonant, vowel, consonant, the last not w, x or y.
+func cvc(s string) bool {
+	k := len(s)
+	return k >= 3 && isConsonant(s, k-1) && !isConsonant(s, k-2) && isConsonant(s, k-3) && !strings.ContainsRune("wxy", rune(s[k-1]))
 }
 
 // fold maps the precomposed Latin letters with diacritics (after

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/serve/servetest"
@@ -59,6 +60,16 @@ func TestServeSearchReadsBoundedRecords(t *testing.T) {
 			}
 			return nil
 		})
+		start := time.Now()
+		for range 20 {
+			if err := cache.view(0, func(_ uint64, cat mcpcore.Catalog) error {
+				_, err := cat.Search("command 3 of 7 in p9", 10)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%d commands: a warm search of 4 terms (3 in 1,024 tools or more), 10 hits, takes %v", packages*10, time.Since(start)/20)
 		c.describe = reads(func(cat mcpcore.Catalog) error {
 			obj, ok, err := cat.Tool(first)
 			if err != nil || !ok || len(obj) == 0 {

@@ -6,12 +6,16 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -286,28 +290,79 @@ func (w *IndexWriter) resolveBags() error {
 	if err := w.spillBuf.Flush(); err != nil {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
+	// The bodies to analyse lie in the scratch file in the order they
+	// were put: read in windows, analysed on every CPU.
+	var todo []int
 	for i, p := range w.unresolved {
 		if w.bags[p.ref] != nil {
 			w.reused++
-			continue
+		} else {
+			todo = append(todo, i)
 		}
-		o := w.objs[p.obj]
-		body := make([]byte, o.n)
-		if _, err := w.spill.ReadAt(body, o.off); err != nil && !(err == io.EOF && o.n == 0) {
+	}
+	encs := make([][]byte, len(w.unresolved))
+	for len(todo) > 0 {
+		first := w.objs[w.unresolved[todo[0]].obj]
+		k, end := 0, first.off
+		for k < len(todo) {
+			o := w.objs[w.unresolved[todo[k]].obj]
+			if k > 0 && o.off+int64(o.n)-first.off > analyseWindow {
+				break
+			}
+			end = max(end, o.off+int64(o.n))
+			k++
+		}
+		window := make([]byte, end-first.off)
+		if _, err := w.spill.ReadAt(window, first.off); err != nil && !(err == io.EOF && len(window) == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
 		}
-		bag, err := w.analyze(body)
-		if err != nil {
+		if err := analyseAll(todo[:k], func(i int) error {
+			o := w.objs[w.unresolved[i].obj]
+			bag, err := w.analyze(window[o.off-first.off : o.off-first.off+int64(o.n)])
+			encs[i] = bag.Encode()
+			return err
+		}); err != nil {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
 		}
-		enc := bag.Encode()
-		w.bags[p.ref] = enc
-		if _, err := w.objectAt(keys[i], enc); err != nil {
+		todo = todo[k:]
+	}
+	for i, p := range w.unresolved {
+		if encs[i] == nil {
+			continue
+		}
+		w.bags[p.ref] = encs[i]
+		if _, err := w.objectAt(keys[i], encs[i]); err != nil {
 			return err
 		}
 	}
 	w.unresolved = w.unresolved[:0]
 	return nil
+}
+
+// analyseWindow bounds the scratch file read at once for analysis.
+const analyseWindow = 4 << 20
+
+// analyseAll runs fn for each of idx on every CPU; the first error wins.
+func analyseAll(idx []int, fn func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), len(idx))
+	next := atomic.Int64{}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(idx) || errs[wk] != nil {
+					return
+				}
+				errs[wk] = fn(idx[j])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // prefetcher is a bucket that can read many keys at once (etcd: a few

@@ -48,7 +48,7 @@ func searchCatalogue(n int) []searchTool {
 // publishSearch publishes tools on endpoint "local", listing those listed
 // says; indexed false publishes as a rukh from before search did. It
 // returns how many bodies' terms came from an earlier revision.
-func publishSearch(t *testing.T, s *store.Store, tools []searchTool, listed func(i int) bool, indexed bool) (store.Revision, int) {
+func publishSearch(t testing.TB, s *store.Store, tools []searchTool, listed func(i int) bool, indexed bool) (store.Revision, int) {
 	t.Helper()
 	active, err := s.Active()
 	if err != nil {
@@ -219,5 +219,29 @@ func TestSearchOldRevision(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkPublishSearch publishes n real-looking tools without search
+// records (as before them), with them into a fresh store (every body
+// analysed), and again (every body's terms found stored). Run with
+// -benchtime=1x; docs/performance.md has the figures.
+func BenchmarkPublishSearch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		tools := searchCatalogue(n)
+		all := func(int) bool { return true }
+		for _, mode := range []string{"unsearched", "first", "republish"} {
+			b.Run(fmt.Sprintf("%s-%d", mode, n), func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					s := newTestStore(b)
+					if mode == "republish" {
+						publishSearch(b, s, tools, all, true)
+					}
+					b.StartTimer()
+					publishSearch(b, s, tools, all, mode != "unsearched")
+				}
+			})
+		}
 	}
 }
