@@ -2,7 +2,9 @@
 # The performance report of docs/performance.md (not a test; not part of
 # scripts/test.sh). Builds rukh, the bench helpers and the go-sdk and mcp-go
 # peer servers statically into a temp dir, runs bench/rukhbench against fresh
-# RUKH_HOMEs there (1 command, then 10,000 and 100,000 commands: -sizes),
+# RUKH_HOMEs there (1 command, then 10,000 and 100,000 commands: -sizes;
+# and homes of 100 and 1,000 measured for discovery alone: -discovery-sizes;
+# every large home is measured direct, then republished progressive),
 # prints one table with medians, p90, target, ratio and verdict (MISSED when a
 # target is missed), then explains the store and per-request reads of the
 # largest home with bench/indexprobe. Exits 0 even when a target is missed;

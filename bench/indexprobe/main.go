@@ -1,7 +1,8 @@
 // Command indexprobe explains where a home's store size goes and what the
 // per-request reads of the active revision cost: the store file per bucket,
 // bytes per published command, and the time and records of one CLI route
-// lookup, one tools/list page and one tools/call resolution.
+// lookup, one tools/list page, one search (when the endpoint has search
+// records) and one tools/call resolution.
 //
 //	go run ./bench/indexprobe HOME
 package main
@@ -42,15 +43,20 @@ func probe(home string) error {
 	var commands, tools int
 	var route []string
 	var endpoint, tool string
+	var listed, searchable bool
 	if _, err := s.ViewActive(func(ix *store.Index) error {
 		for _, ep := range ix.Endpoints() {
 			tools += ep.Tools
 			if ep.Tools > 0 && endpoint == "" {
-				endpoint = ep.Name
+				endpoint, listed, searchable = ep.Name, ep.Pages > 0, ep.Search
 			}
 		}
 		if endpoint != "" {
-			ix.Page(endpoint, 0, func(name string, _ []byte) error { tool = name; return nil })
+			// Any tool: a progressive endpoint may list none of them.
+			errFound := fmt.Errorf("found")
+			if err := ix.Tools(endpoint, func(t store.Tool) error { tool = t.Name; return errFound }); err != nil && err != errFound {
+				return err
+			}
 		}
 		return ix.Routes(func(r store.Route) error {
 			if r.Kind == store.RouteCommand {
@@ -92,10 +98,19 @@ func probe(home string) error {
 			return err
 		})
 	}
-	if endpoint != "" {
+	if endpoint != "" && listed {
 		timeit("tools/list: first page", func(ix *store.Index) error {
 			return ix.Page(endpoint, 0, func(string, []byte) error { return nil })
 		})
+	}
+	if endpoint != "" && searchable {
+		// A bench tool's words and two words every bench tool has.
+		timeit("search: 4 terms, 10 hits", func(ix *store.Index) error {
+			_, err := ix.Search(endpoint, "bench command p0000 c00", 10)
+			return err
+		})
+	}
+	if endpoint != "" {
 		timeit("tools/call: name + declaration", func(ix *store.Index) error {
 			t, _, err := ix.Tool(endpoint, tool)
 			if err == nil {

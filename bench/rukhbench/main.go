@@ -33,6 +33,8 @@ type config struct {
 	sizes                     string
 	peerGoSDK, peerMCPGo      string
 	jobs                      int
+	discoverySizes            string
+	searches                  int
 }
 
 func main() {
@@ -48,6 +50,8 @@ func main() {
 	flag.StringVar(&c.sizes, "sizes", "1000x10,1000x100", "the large homes, PACKAGESxCOMMANDS, comma-separated")
 	flag.StringVar(&c.peerGoSDK, "peer-gosdk", "", "the bench/peer-gosdk binary (optional)")
 	flag.StringVar(&c.peerMCPGo, "peer-mcpgo", "", "the bench/peer-mcpgo binary (optional)")
+	flag.StringVar(&c.discoverySizes, "discovery-sizes", "1x100,10x100", "homes measured for discovery alone (besides -sizes), PACKAGESxCOMMANDS; \"\": none")
+	flag.IntVar(&c.searches, "searches", 200, "timed warm searches per home")
 	flag.IntVar(&c.jobs, "jobs", min(runtime.NumCPU()+1, 4), "parallel installs/activations during setup")
 	flag.Parse()
 	if c.rukh == "" || c.trivial == "" || c.dir == "" {
@@ -65,6 +69,12 @@ func run(c config, out io.Writer) error {
 	sizes, err := parseSizes(c.sizes)
 	if err != nil {
 		return err
+	}
+	var discoverySizes []size
+	if c.discoverySizes != "" {
+		if discoverySizes, err = parseSizes(c.discoverySizes); err != nil {
+			return err
+		}
 	}
 	var peers []peer
 	for _, p := range []peer{{"go-sdk", c.peerGoSDK}, {"mcp-go", c.peerMCPGo}} {
@@ -98,6 +108,13 @@ func run(c config, out io.Writer) error {
 			return fmt.Errorf("%d commands: %w", z.tools(), err)
 		}
 		rows, notes = append(rows, r...), append(notes, n...)
+	}
+	for _, z := range discoverySizes {
+		r, err := benchDiscoverySize(c, z)
+		if err != nil {
+			return fmt.Errorf("%d commands (discovery): %w", z.tools(), err)
+		}
+		rows = append(rows, r...)
 	}
 	printTable(out, rows)
 	fmt.Fprintln(out)

@@ -23,6 +23,8 @@ type home struct {
 	pkgs string // where its packages are generated
 	// confine is the confine of the home's template; nil: unconfined.
 	confine map[string]any
+	// discovery is the endpoint's discovery block; nil: none (direct).
+	discovery map[string]any
 }
 
 func newHome(c config, name string) (*home, error) {
@@ -162,6 +164,9 @@ func (h *home) setPolicyNS(namespace string, packages []string) error {
 			"default": map[string]any{"timeoutMs": 30000, "maxConcurrent": inFlight, "maxHeld": 2 * inFlight,
 				"diagnosticsBytes": 65536, "resultBytes": 131072},
 		},
+	}
+	if h.discovery != nil {
+		p["endpoints"].(map[string]any)["local"].(map[string]any)["discovery"] = h.discovery
 	}
 	if h.confine != nil {
 		p["templates"].(map[string]any)["default"].(map[string]any)["confine"] = h.confine

@@ -298,9 +298,10 @@ func benchSize(c config, z size, b baseline) ([]row, []string, error) {
 			warm = append(warm, d)
 		}
 	}
-	cursor, tools := "", 0
+	cursor, tools, listBytes := "", 0, 0
 	for {
 		line, d, err := s.roundTrip(s.list(cursor))
+		listBytes += len(line)
 		var r *response
 		if err == nil {
 			r, err = decode(line)
@@ -390,6 +391,13 @@ func benchSize(c config, z size, b baseline) ([]row, []string, error) {
 	perRev := float64(after-before) / float64(z.tools())
 	rows = append(rows, row{name: "   store growth per command, one more revision", n: 1, median: fmt.Sprintf("%.2f KiB", perRev/1024),
 		target: "≤ 2 KiB", ratio: fmt.Sprintf("%.2f×", perRev/2048), verdict: verdict(perRev <= 2048)})
+
+	logf("home of %d commands: discovery, direct and progressive", z.tools())
+	dr, err := measureDiscovery(c, h, z, c.searches, listBytes, len(pages))
+	if err != nil {
+		return nil, nil, fmt.Errorf("discovery: %w", err)
+	}
+	rows = append(rows, dr.rows(true)...)
 	return rows, notes, nil
 }
 
