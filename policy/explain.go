@@ -36,7 +36,7 @@ type EndpointReport struct {
 	Tools           int    `json:"tools"`           // what tools/list serves
 	// Unlisted: tools a progressive endpoint publishes but does not list;
 	// agents find them through its search tool.
-	Unlisted    int       `json:"unlisted,omitempty"`
+	Unlisted    int       `json:"unlisted,omitzero"`
 	LongestName int       `json:"longestName"`
 	LongNames   int       `json:"longNames"` // names over MaxHostToolName characters
 	Warnings    []Warning `json:"warnings,omitempty"`
