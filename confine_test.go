@@ -321,7 +321,18 @@ func (s *confineServer) stillServes(t *testing.T) {
 // diagnostics --json shows it.
 func (h *confineHome) diagnostics(t *testing.T, id string) (rec struct{ Outcome, Reason, Stderr string }) {
 	t.Helper()
-	out := mustRukh(t, h.bin, h.home, "diagnostics", id, "--json")
+	// A server saves a call's diagnostics just after it answered: on a busy
+	// host they may land a moment after the answer did.
+	var out, errOut string
+	code := -1
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if out, errOut, code = runRukh(t, h.bin, h.home, "diagnostics", id, "--json"); code == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if code != 0 {
+		t.Fatalf("rukh diagnostics %s --json: exit %d\n%s%s", id, code, out, errOut)
+	}
 	must(t, stdjson.Unmarshal([]byte(out), &rec))
 	return rec
 }
