@@ -67,7 +67,8 @@ func startBusy(n int, ramp time.Duration) (busyLoops, error) {
 	var b busyLoops
 	for range n {
 		cmd := exec.Command("sh", "-c", "while :; do :; done")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		// Pdeathsig: no loop outlives a rukhbench that is killed.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			b.stop()
 			return nil, fmt.Errorf("busy loop: %w", err)
