@@ -116,8 +116,15 @@ func run(c config, out io.Writer) error {
 	var rows []row
 	var notes []string
 	var base baseline
-	// calls is one pass of the call parts; the busy pass repeats them.
-	calls := func() error {
+	// calls is one pass of the call parts; the busy pass repeats them, its
+	// notes prefixed.
+	calls := func(prefix string) error {
+		n0 := len(notes)
+		defer func() {
+			for i := n0; i < len(notes); i++ {
+				notes[i] = prefix + notes[i]
+			}
+		}()
 		if want["stdio"] {
 			l := loadNow()
 			r, n, b, err := benchSmall(c, small, confined, peers)
@@ -151,7 +158,7 @@ func run(c config, out io.Writer) error {
 		}
 		return nil
 	}
-	if err := calls(); err != nil {
+	if err := calls(""); err != nil {
 		return err
 	}
 	if c.busy > 0 && (want["stdio"] || want["http"] || want["inflight"]) {
@@ -160,7 +167,7 @@ func run(c config, out io.Writer) error {
 			return err
 		}
 		rows = append(rows, row{name: fmt.Sprintf("busy host: the same beside %d CPU-bound loops, each in its own session", c.busy)})
-		err = calls()
+		err = calls(fmt.Sprintf("busy host (%d loops): ", c.busy))
 		b.stop()
 		if err != nil {
 			return fmt.Errorf("busy host: %w", err)
