@@ -11,8 +11,15 @@
 # non-zero only when something could not be measured. Takes several minutes on
 # 2 CPUs, most of it installing and activating 2,000 packages.
 #
+# Every measured row says the host's 1-minute load before→after it. The
+# HTTP rows run serve-http beside the go-sdk and mcp-go peers' streamable
+# HTTP servers (1 call at a time, then 16 and 64 clients at once).
+#
 # Environment: BENCH_ARGS adds rukhbench flags (e.g. "-sizes 100x10 -calls 50"
-# for a quick run); BENCH_KEEP=1 keeps the temp dir.
+# for a quick run; "-only stdio,http,inflight" for the call parts alone,
+# without the large homes); BENCH_BUSY=N runs the call parts a second time
+# beside N CPU-bound loops in their own sessions (a loaded host), into the
+# same table; BENCH_KEEP=1 keeps the temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/toolchain.sh
@@ -46,11 +53,13 @@ echo "== rukhbench" >&2
 # shellcheck disable=SC2086
 "$tmp/bin/rukhbench" -rukh "$tmp/bin/rukh" -trivial "$tmp/bin/trivial" \
   -trivialsdk "$tmp/bin/trivialsdk" -peer-gosdk "$tmp/bin/peer-gosdk" -peer-mcpgo "$tmp/bin/peer-mcpgo" \
-  -dir "$tmp/work" ${BENCH_ARGS:-}
+  -dir "$tmp/work" -busy "${BENCH_BUSY:-0}" ${BENCH_ARGS:-}
 
 echo
-largest=$(ls -d "$tmp"/work/large-*/home | sort -t- -k2 -n | tail -1)
-echo "== the published revision of the largest home, $largest (bench/indexprobe)"
-"$tmp/bin/indexprobe" "$largest"
-echo
+largest=$(find "$tmp/work" -maxdepth 2 -path '*/large-*/home' | sort -t- -k2 -n | tail -1)
+if [ -n "$largest" ]; then
+  echo "== the published revision of the largest home, $largest (bench/indexprobe)"
+  "$tmp/bin/indexprobe" "$largest"
+  echo
+fi
 echo "bench.sh: done in $(( $(date +%s) - t0 )) s"

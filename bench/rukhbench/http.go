@@ -21,65 +21,135 @@ import (
 // httpClients is how many agents list at once in the throughput row.
 const httpClients = 16
 
+// callClients are the numbers of agents that call at once in the HTTP
+// calls/s rows, each over its own keep-alive connection, one call at a time.
+var callClients = []int{inFlight, maxClients}
+
+// maxClients is the most calls any row makes at once.
+const maxClients = 64
+
 // benchHTTP: the target "HTTP tools/call ≤ 1.1× the stdio call; ≥ 1,000 list
-// requests/s". The bench profile serves its endpoint on http too; an
-// agent's static key authenticates every request. Stdio, HTTP (a client as
-// lean as the stdio one) and HTTP through Go's net/http client alternate in
-// one loop, as in benchCall; the target row is the like-for-like one.
-func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
+// requests/s", and serve-http beside the peers' streamable HTTP servers. The
+// bench profile serves its endpoint on http too; an agent's static key
+// authenticates every request. Direct exec, stdio, HTTP (a client as lean as
+// the stdio one), HTTP through Go's net/http client and each peer over HTTP
+// (the same lean client) alternate in one loop, as in benchSmall; the 1.1×
+// row is the like-for-like one. It returns serve-http's calls/s at inFlight
+// clients (and the load then), which the in-flight rows compare with stdio.
+func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, callRate, error) {
 	hs, err := h.startHTTP()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, callRate{}, err
 	}
 	defer hs.close()
 
 	s, err := h.start()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, callRate{}, err
 	}
 	defer s.close()
 	name, err := s.toolNamed("trivial_ping__")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, callRate{}, err
 	}
 	wire, err := hs.dialWire()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, callRate{}, err
 	}
 	defer wire.close()
-	var stdio, overHTTP, overClient []time.Duration
+	type httpPeer struct {
+		p     peer
+		hs    *httpServer
+		wire  *wireClient
+		calls []time.Duration
+	}
+	hp := make([]*httpPeer, len(peers))
+	for i, p := range peers {
+		ps, err := startPeerHTTP(p, c.trivial)
+		if err != nil {
+			return nil, nil, callRate{}, err
+		}
+		defer ps.close()
+		w, err := ps.dialWire()
+		if err != nil {
+			return nil, nil, callRate{}, err
+		}
+		defer w.close()
+		hp[i] = &httpPeer{p: p, hs: ps, wire: w}
+	}
+	var direct, stdio, overHTTP, overClient []time.Duration
+	l0 := loadNow()
 	for i := range c.warm + c.calls {
+		d0, err := directExec(c.trivial, "trivial.ping")
+		if err != nil {
+			return nil, nil, callRate{}, err
+		}
 		line, d1, err := s.roundTrip(s.call(name, "{}"))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, callRate{}, err
 		}
 		if err := checkCall(line); err != nil {
-			return nil, nil, err
+			return nil, nil, callRate{}, err
 		}
 		body, d2, err := wire.post("tools/call", name, string(s.call(name, "{}")))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, callRate{}, err
 		}
 		if err := checkCall(body); err != nil {
-			return nil, nil, fmt.Errorf("over HTTP: %w", err)
+			return nil, nil, callRate{}, fmt.Errorf("over HTTP: %w", err)
 		}
 		body, d3, err := hs.post("tools/call", name, string(s.call(name, "{}")))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, callRate{}, err
 		}
 		if err := checkCall(body); err != nil {
-			return nil, nil, fmt.Errorf("over HTTP (net/http client): %w", err)
+			return nil, nil, callRate{}, fmt.Errorf("over HTTP (net/http client): %w", err)
+		}
+		var dp []time.Duration
+		for _, p := range hp {
+			body, d, err := p.wire.post("tools/call", "", peerCallLine)
+			if err == nil {
+				err = checkPeerCall(body)
+			}
+			if err != nil {
+				return nil, nil, callRate{}, fmt.Errorf("%s peer over HTTP: %w", p.p.name, err)
+			}
+			dp = append(dp, d)
 		}
 		if i >= c.warm {
-			stdio, overHTTP, overClient = append(stdio, d1), append(overHTTP, d2), append(overClient, d3)
+			direct, stdio, overHTTP, overClient = append(direct, d0), append(stdio, d1), append(overHTTP, d2), append(overClient, d3)
+			for k, p := range hp {
+				p.calls = append(p.calls, dp[k])
+			}
 		}
 	}
-	ss, hc, cc := newStats(stdio), newStats(overHTTP), newStats(overClient)
+	loop := loadSpan(l0, loadNow())
+	ds, ss, hc, cc := newStats(direct), newStats(stdio), newStats(overHTTP), newStats(overClient)
 	ratio := float64(hc.median()) / float64(ss.median())
 	callRow := timeRow("HTTP tools/call trivial (warm serve-http, static key)", hc, 0)
 	callRow.target, callRow.ratio, callRow.verdict = "≤ 1.1× stdio", fmt.Sprintf("%.2f×", ratio), verdict(ratio <= 1.1)
 	clientRow := timeRow("   same over Go's net/http client (pool, goroutines)", cc, 0)
 	clientRow.ratio = fmt.Sprintf("%.2f×", float64(cc.median())/float64(ss.median()))
+	byDirect := func(st stats) string { return fmt.Sprintf("%.2f×", float64(st.median())/float64(ds.median())) }
+	direcRow := timeRow("HTTP tools/call ÷ direct exec (rukh serve-http)", hc, 0)
+	direcRow.ratio = byDirect(hc)
+	var peerRows []row
+	best := 0.0
+	for _, p := range hp {
+		ps := newStats(p.calls)
+		r := timeRow("   "+p.p.name+" peer over streamable HTTP, same tool", ps, 0)
+		r.ratio = byDirect(ps)
+		peerRows = append(peerRows, r)
+		if q := float64(ps.median()) / float64(ds.median()); best == 0 || q < best {
+			best = q
+		}
+	}
+	if best > 0 {
+		q := float64(hc.median()) / float64(ds.median())
+		direcRow.target, direcRow.verdict = fmt.Sprintf("≤ better peer (%.2f×)", best), verdict(q <= best)
+	}
+	callRows := append([]row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), clientRow, direcRow}, peerRows...)
+	callRows = setLoad(append(callRows, timeRow("   direct exec, same program (same loop)", ds, 0)), loop)
 
 	// Throughput: httpClients agents' worth of keep-alive connections, each
 	// listing the first page as fast as it is answered.
@@ -88,6 +158,7 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	lat := make([][]time.Duration, httpClients)
 	errs := make(chan error, httpClients)
 	var wg sync.WaitGroup
+	l1 := loadNow()
 	t0 := time.Now()
 	for g := range httpClients {
 		wg.Add(1)
@@ -110,7 +181,7 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	elapsed := time.Since(t0)
 	close(errs)
 	if err := <-errs; err != nil {
-		return nil, nil, fmt.Errorf("tools/list over HTTP: %w", err)
+		return nil, nil, callRate{}, fmt.Errorf("tools/list over HTTP: %w", err)
 	}
 	var all []time.Duration
 	for _, l := range lat {
@@ -119,15 +190,102 @@ func benchHTTP(c config, h *smallHome, peers []peer) ([]row, []string, error) {
 	rate := float64(len(all)) / elapsed.Seconds()
 	listRow := timeRow(fmt.Sprintf("HTTP tools/list, %d clients at once (small home)", httpClients), newStats(all), 0)
 	listRow.target, listRow.ratio, listRow.verdict = "≥ 1,000/s", fmt.Sprintf("%.0f/s", rate), verdict(rate >= 1000)
+	listRow.load = loadSpan(l1, loadNow())
 
-	inflight, err := benchInFlight(c, h, peers, hs)
-	if err != nil {
-		return nil, nil, err
+	// Calls/s with k agents calling at once: rukh, then each peer, for
+	// each k.
+	rows := append(callRows, listRow)
+	var rate16 callRate
+	callLine := string(s.call(name, "{}"))
+	for _, k := range callClients {
+		n := max(c.calls*2, 4*k)
+		l := loadNow()
+		rukhRate, err := httpCallRate(hs, k, n, func(w *wireClient) error {
+			body, _, err := w.post("tools/call", name, callLine)
+			if err == nil {
+				err = checkCall(body)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, nil, callRate{}, fmt.Errorf("HTTP calls, %d clients: %w", k, err)
+		}
+		r := row{name: fmt.Sprintf("HTTP calls/s, %d clients at once (rukh serve-http)", k), n: n, median: fmt.Sprintf("%.0f/s", rukhRate)}
+		var prs []row
+		bestRate := 0.0
+		for _, p := range hp {
+			pr, err := httpCallRate(p.hs, k, n, func(w *wireClient) error {
+				body, _, err := w.post("tools/call", "", peerCallLine)
+				if err == nil {
+					err = checkPeerCall(body)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, nil, callRate{}, fmt.Errorf("%s peer, HTTP calls, %d clients: %w", p.p.name, k, err)
+			}
+			prs = append(prs, row{name: fmt.Sprintf("   %s peer, same tool, calls/s", p.p.name), n: n, median: fmt.Sprintf("%.0f/s", pr)})
+			bestRate = max(bestRate, pr)
+		}
+		if bestRate > 0 {
+			r.target, r.ratio, r.verdict = "≥ better peer", fmt.Sprintf("%.2f×", rukhRate/bestRate), verdict(rukhRate >= bestRate)
+		}
+		rows = append(rows, stamp(append([]row{r}, prs...), l)...)
+		if k == inFlight {
+			rate16 = callRate{rukhRate, rows[len(rows)-1].load}
+		}
 	}
-	rows := append([]row{callRow, timeRow("   stdio tools/call trivial (same loop)", ss, 0), clientRow, listRow}, inflight...)
 	notes := []string{fmt.Sprintf("HTTP tools/call overhead over stdio: %s per call (median difference), bearer authentication and audit included; %d list requests in %s",
 		ms(hc.median()-ss.median()), len(all), elapsed.Round(time.Millisecond))}
-	return rows, notes, nil
+	return rows, notes, rate16, nil
+}
+
+// callRate is a measured calls/s and the load it was measured at.
+type callRate struct {
+	rate float64
+	load string
+}
+
+// httpCallRate runs about n calls over k connections at once, each making
+// its calls one after another, and returns the rate. Every connection makes
+// one untimed call first.
+func httpCallRate(hs *httpServer, k, n int, call func(*wireClient) error) (float64, error) {
+	per := max(n/k, 1)
+	ws := make([]*wireClient, k)
+	for i := range ws {
+		w, err := hs.dialWire()
+		if err != nil {
+			return 0, err
+		}
+		defer w.close()
+		ws[i] = w
+	}
+	errs := make(chan error, k)
+	run := func(m int) time.Duration {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for _, w := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range m {
+					if err := call(w); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	run(1)
+	d := run(per)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(per*k) / d.Seconds(), nil
 }
 
 // httpServer is one running `rukh serve-http` on a loopback port.
@@ -137,6 +295,9 @@ type httpServer struct {
 	token  string
 	client *http.Client
 	stderr *lockedBuffer
+	// protocol is a peer's legacy protocol version; "": rukh (modern
+	// requests, the agent's key).
+	protocol string
 }
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+)`)
@@ -166,6 +327,15 @@ func (h *home) startHTTP() (*httpServer, error) {
 	}
 	s := &httpServer{cmd: cmd, token: key.Token, stderr: &lockedBuffer{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpClients * 2}}}
+	if err := s.waitListening(pr, "/mcp/v1/bench/local", "serve-http"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitListening reads what the server writes to stderr into s.stderr and
+// waits for its "listening on URL" line; s.url is URL plus path.
+func (s *httpServer) waitListening(pr io.Reader, path, what string) error {
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -181,11 +351,11 @@ func (h *home) startHTTP() (*httpServer, error) {
 	}()
 	select {
 	case base := <-found:
-		s.url = base + "/mcp/v1/bench/local"
-		return s, nil
+		s.url = base + path
+		return nil
 	case <-time.After(10 * time.Second):
 		s.close()
-		return nil, fmt.Errorf("serve-http did not start: %s", s.stderr.String())
+		return fmt.Errorf("%s did not start: %s", what, s.stderr.String())
 	}
 }
 
@@ -194,6 +364,10 @@ func (s *httpServer) request(method, tool, line string) *http.Request {
 	r, _ := http.NewRequest("POST", s.url, strings.NewReader(strings.TrimSuffix(line, "\n")))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
+	if s.protocol != "" {
+		r.Header.Set("MCP-Protocol-Version", s.protocol)
+		return r
+	}
 	r.Header.Set("Mcp-Method", method)
 	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	if tool != "" {

@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -35,7 +37,13 @@ type config struct {
 	jobs                      int
 	discoverySizes            string
 	searches                  int
+	only                      string
+	busy                      int
+	busyRamp                  time.Duration
 }
+
+// parts are the report's parts, in the order they run; -only picks some.
+var parts = []string{"stdio", "http", "inflight", "sizes", "discovery"}
 
 func main() {
 	var c config
@@ -53,6 +61,9 @@ func main() {
 	flag.StringVar(&c.discoverySizes, "discovery-sizes", "1x100,10x100", "homes measured for discovery alone (besides -sizes), PACKAGESxCOMMANDS; \"\": none")
 	flag.IntVar(&c.searches, "searches", 200, "timed warm searches per home")
 	flag.IntVar(&c.jobs, "jobs", min(runtime.NumCPU()+1, 4), "parallel installs/activations during setup")
+	flag.StringVar(&c.only, "only", "", "run only these parts, comma-separated: "+strings.Join(parts, ",")+" (sizes needs stdio, its baseline)")
+	flag.IntVar(&c.busy, "busy", 0, "after the call parts (stdio, http, inflight), run them again beside this many CPU-bound loops, each in its own session")
+	flag.DurationVar(&c.busyRamp, "busy-ramp", time.Minute, "at most this long for the 1-minute load to reach -busy before the busy pass")
 	flag.Parse()
 	if c.rukh == "" || c.trivial == "" || c.dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: rukhbench -rukh BIN -trivial BIN [-trivialsdk BIN] -dir DIR")
@@ -76,45 +87,111 @@ func run(c config, out io.Writer) error {
 			return err
 		}
 	}
+	want, err := parseOnly(c.only)
+	if err != nil {
+		return err
+	}
+	if want["sizes"] && !want["stdio"] {
+		return fmt.Errorf("-only: sizes needs stdio (the 1-command home is its baseline)")
+	}
 	var peers []peer
 	for _, p := range []peer{{"go-sdk", c.peerGoSDK}, {"mcp-go", c.peerMCPGo}} {
 		if p.bin != "" {
 			peers = append(peers, p)
 		}
 	}
-	logf("small home: 1 trivial tool (+1 SDK tool)")
-	small, err := setupSmall(c)
-	if err != nil {
-		return fmt.Errorf("small home: %w", err)
-	}
-	logf("confined home: the trivial tool under a confined template")
-	confined, err := setupConfined(c)
-	if err != nil {
-		return fmt.Errorf("confined home: %w", err)
-	}
-	rows, notes, base, err := benchSmall(c, small, confined, peers)
-	if err != nil {
-		return fmt.Errorf("1-command home: %w", err)
-	}
-	logf("small home over serve-http")
-	httpRows, httpNotes, err := benchHTTP(c, small, peers)
-	if err != nil {
-		return fmt.Errorf("serve-http: %w", err)
-	}
-	rows, notes = append(rows, httpRows...), append(notes, httpNotes...)
-	for _, z := range sizes {
-		r, n, err := benchSize(c, z, base)
-		if err != nil {
-			return fmt.Errorf("%d commands: %w", z.tools(), err)
+	var small, confined *smallHome
+	if want["stdio"] || want["http"] || want["inflight"] {
+		logf("small home: 1 trivial tool (+1 SDK tool)")
+		if small, err = setupSmall(c); err != nil {
+			return fmt.Errorf("small home: %w", err)
 		}
-		rows, notes = append(rows, r...), append(notes, n...)
 	}
-	for _, z := range discoverySizes {
-		r, err := benchDiscoverySize(c, z)
-		if err != nil {
-			return fmt.Errorf("%d commands (discovery): %w", z.tools(), err)
+	if want["stdio"] {
+		logf("confined home: the trivial tool under a confined template")
+		if confined, err = setupConfined(c); err != nil {
+			return fmt.Errorf("confined home: %w", err)
 		}
-		rows = append(rows, r...)
+	}
+	var rows []row
+	var notes []string
+	var base baseline
+	// calls is one pass of the call parts; the busy pass repeats them, its
+	// notes prefixed.
+	calls := func(prefix string) error {
+		n0 := len(notes)
+		defer func() {
+			for i := n0; i < len(notes); i++ {
+				notes[i] = prefix + notes[i]
+			}
+		}()
+		if want["stdio"] {
+			l := loadNow()
+			r, n, b, err := benchSmall(c, small, confined, peers)
+			if err != nil {
+				return fmt.Errorf("1-command home: %w", err)
+			}
+			if base.direct == nil {
+				base = b
+			}
+			rows, notes = append(rows, stamp(r, l)...), append(notes, n...)
+		}
+		var httpRate callRate
+		if want["http"] {
+			logf("small home over serve-http, beside the peers over streamable HTTP")
+			l := loadNow()
+			r, n, rate, err := benchHTTP(c, small, peers)
+			if err != nil {
+				return fmt.Errorf("serve-http: %w", err)
+			}
+			httpRate = rate
+			rows, notes = append(rows, stamp(r, l)...), append(notes, n...)
+		}
+		if want["inflight"] {
+			logf("calls in flight over stdio")
+			l := loadNow()
+			r, err := benchInFlight(c, small, peers, httpRate)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, stamp(r, l)...)
+		}
+		return nil
+	}
+	if err := calls(""); err != nil {
+		return err
+	}
+	if c.busy > 0 && (want["stdio"] || want["http"] || want["inflight"]) {
+		b, err := startBusy(c.busy, c.busyRamp)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{name: fmt.Sprintf("busy host: the same beside %d CPU-bound loops, each in its own session", c.busy)})
+		err = calls(fmt.Sprintf("busy host (%d loops): ", c.busy))
+		b.stop()
+		if err != nil {
+			return fmt.Errorf("busy host: %w", err)
+		}
+	}
+	if want["sizes"] {
+		for _, z := range sizes {
+			l := loadNow()
+			r, n, err := benchSize(c, z, base)
+			if err != nil {
+				return fmt.Errorf("%d commands: %w", z.tools(), err)
+			}
+			rows, notes = append(rows, stamp(r, l)...), append(notes, n...)
+		}
+	}
+	if want["discovery"] {
+		for _, z := range discoverySizes {
+			l := loadNow()
+			r, err := benchDiscoverySize(c, z)
+			if err != nil {
+				return fmt.Errorf("%d commands (discovery): %w", z.tools(), err)
+			}
+			rows = append(rows, stamp(r, l)...)
+		}
 	}
 	printTable(out, rows)
 	fmt.Fprintln(out)
@@ -124,6 +201,25 @@ func run(c config, out io.Writer) error {
 	fmt.Fprintf(out, "- whole run (build excluded): %s on %d CPUs, %s/%s, %s\n",
 		time.Since(t0).Round(100*time.Millisecond), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	return nil
+}
+
+// parseOnly is the set of parts -only names; "" is every part.
+func parseOnly(s string) (map[string]bool, error) {
+	want := map[string]bool{}
+	if s == "" {
+		for _, p := range parts {
+			want[p] = true
+		}
+		return want, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(parts, f) {
+			return nil, fmt.Errorf("-only: no part %q (parts: %s)", f, strings.Join(parts, ","))
+		}
+		want[f] = true
+	}
+	return want, nil
 }
 
 func logf(format string, args ...any) {

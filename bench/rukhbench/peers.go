@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"time"
@@ -111,4 +112,26 @@ func peerColdAndList(ps *peerStats, trivial string, n int) error {
 		}
 	}
 	return nil
+}
+
+// peerCallLine is the peers' tools/call request over HTTP (stateless: no
+// initialize first, the id need not be unique).
+const peerCallLine = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trivial_ping","arguments":{}}}`
+
+// startPeerHTTP starts a peer's streamable HTTP server on a loopback port.
+func startPeerHTTP(p peer, trivial string) (*httpServer, error) {
+	cmd := exec.Command(p.bin, trivial, "127.0.0.1:0")
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &httpServer{cmd: cmd, stderr: &lockedBuffer{}, protocol: "2025-06-18",
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpClients * 2}}}
+	if err := s.waitListening(pr, "/mcp", p.name+" peer over HTTP"); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -20,6 +20,7 @@ type row struct {
 	target  string
 	ratio   string
 	verdict string // "ok", "MISSED" or ""
+	load    string // the host's 1-minute load before→after the measurement
 }
 
 // stats is a sorted sample of durations.
@@ -84,7 +85,7 @@ func timeRow(name string, s stats, limit time.Duration) row {
 }
 
 func printTable(w io.Writer, rows []row) {
-	head := row{name: "measurement", median: "median", p90: "p90", target: "target", ratio: "ratio", verdict: "verdict"}
+	head := row{name: "measurement", median: "median", p90: "p90", target: "target", ratio: "ratio", verdict: "verdict", load: "load"}
 	cells := func(r row) []string {
 		n := "n"
 		if r.n > 0 {
@@ -92,10 +93,10 @@ func printTable(w io.Writer, rows []row) {
 		} else if r.name != head.name {
 			n = ""
 		}
-		return []string{r.name, n, r.median, r.p90, r.target, r.ratio, r.verdict}
+		return []string{r.name, n, r.median, r.p90, r.target, r.ratio, r.verdict, r.load}
 	}
 	all := append([]row{head}, rows...)
-	width := make([]int, 7)
+	width := make([]int, 8)
 	for _, r := range all {
 		for i, c := range cells(r) {
 			width[i] = max(width[i], len([]rune(c)))
@@ -117,7 +118,7 @@ func printTable(w io.Writer, rows []row) {
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	line(cells(head))
-	sep := make([]string, 7)
+	sep := make([]string, 8)
 	for i := range sep {
 		sep[i] = strings.Repeat("-", width[i])
 	}

@@ -161,7 +161,7 @@ func (h *home) setPolicyNS(namespace string, packages []string) error {
 			},
 		},
 		"templates": map[string]any{
-			"default": map[string]any{"timeoutMs": 30000, "maxConcurrent": inFlight, "maxHeld": 2 * inFlight,
+			"default": map[string]any{"timeoutMs": 30000, "maxConcurrent": maxClients, "maxHeld": 2 * maxClients,
 				"diagnosticsBytes": 65536, "resultBytes": 131072},
 		},
 	}

@@ -102,6 +102,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 		defer ps[i].s.close()
 	}
 	var direct, call, list, swept, conf []time.Duration
+	l0 := loadNow()
 	for i := range c.warm + c.calls {
 		d1, err := directExec(c.trivial, "trivial.ping")
 		if err != nil {
@@ -152,6 +153,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 			p.calls = append(p.calls, dp[k])
 		}
 	}
+	l1 := loadNow()
 	for _, p := range ps {
 		p.hwmKB, _ = procStatus(p.s.cmd.Process.Pid, "VmHWM")
 		if err := peerColdAndList(p, c.trivial, c.cold); err != nil {
@@ -160,6 +162,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 	}
 	// The same program through the CLI route (a whole rukh process per
 	// call), alternating with its direct exec.
+	l2 := loadNow()
 	var cli, cliDirect []time.Duration
 	for i := range 5 + c.calls/2 {
 		t := time.Now()
@@ -175,6 +178,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 			cli, cliDirect = append(cli, d), append(cliDirect, dd)
 		}
 	}
+	l3 := loadNow()
 	b = baseline{cli: newStats(cli), list: newStats(list), direct: newStats(direct)}
 	ds := newStats(direct)
 	rows := []row{
@@ -189,17 +193,20 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 		r.ratio = fmt.Sprintf("%.2f×", float64(newStats(p.calls).median())/float64(ds.median()))
 		rows = append(rows, r)
 	}
-	rows = append(rows,
-		timeRow("   direct exec, same program (fd-3 exchange)", ds, 0),
+	rows = append(rows, timeRow("   direct exec, same program (fd-3 exchange)", ds, 0))
+	loop, cold := loadSpan(l0, l1), loadSpan(l1, l2)
+	rows = setLoad(rows, loop)
+	rows = append(rows, setLoad([]row{
 		ratioRow("`rukh trivial ping` (whole CLI process)", b.cli, newStats(cliDirect).median(), 2, "≤ 2× direct"),
 		timeRow("   direct exec, same program", newStats(cliDirect), 0),
-		timeRow("tools/list, 1-tool revision (warm)", b.list, 0),
-	)
+	}, loadSpan(l2, l3))...)
+	rows = append(rows, setLoad([]row{timeRow("tools/list, 1-tool revision (warm)", b.list, 0)}, loop)...)
 	for _, p := range ps {
-		rows = append(rows,
+		rows = append(rows, setLoad([]row{
 			timeRow("   "+p.p.name+" peer: cold start → initialize", newStats(p.cold), 0),
-			timeRow("   "+p.p.name+" peer: first tools/list (1 tool)", newStats(p.list), 0),
-			row{name: "   " + p.p.name + " peer: peak RSS after the calls", n: 1, median: fmt.Sprintf("%.1f MiB", float64(p.hwmKB)/1024)})
+			timeRow("   "+p.p.name+" peer: first tools/list (1 tool)", newStats(p.list), 0)}, cold)...)
+		rows = append(rows, setLoad([]row{
+			{name: "   " + p.p.name + " peer: peak RSS after the calls", n: 1, median: fmt.Sprintf("%.1f MiB", float64(p.hwmKB)/1024)}}, loop)...)
 	}
 	notes := []string{
 		fmt.Sprintf("tools/call overhead over the direct exec: %s per call (median difference)", ms(newStats(call).median()-ds.median())),
