@@ -96,3 +96,11 @@ const WatchKindForTest = watchKind
 func ForgetUntrustedForTest(s *Store) error {
 	return s.update(func(tx txn) error { return tx.Bucket(bucketMeta).Delete(keyUntrusted) })
 }
+
+// SetTermsVersionForTest makes publishes write and reuse search terms as
+// analyser version v would, until the test ends.
+func SetTermsVersionForTest(t interface{ Cleanup(func()) }, v uint64) {
+	old := termsVersion
+	termsVersion = v
+	t.Cleanup(func() { termsVersion = old })
+}

@@ -194,6 +194,43 @@ func TestSearchRecords(t *testing.T) {
 	}
 }
 
+// Terms an older analyser made are not reused: a publish under a new
+// analyser version analyses every body again, and prune then removes the
+// old terms.
+func TestSearchTermsAnalyserVersion(t *testing.T) {
+	s := mustStore(t)
+	tools := searchCatalogue(30)
+	all := func(int) bool { return true }
+	publishSearch(t, s, tools, all, true)
+	if _, reused := publishSearch(t, s, tools, all, true); reused != len(tools) {
+		t.Fatalf("a republish reused %d bodies' terms, want %d", reused, len(tools))
+	}
+	store.SetTermsVersionForTest(t, search.AnalyserVersion+1)
+	if _, reused := publishSearch(t, s, tools, all, true); reused != 0 {
+		t.Errorf("a publish under a new analyser reused %d bodies' terms, want 0", reused)
+	}
+	if _, reused := publishSearch(t, s, tools, all, true); reused != len(tools) {
+		t.Errorf("a second publish under the new analyser reused %d bodies' terms, want %d", reused, len(tools))
+	}
+	before, err := store.CountForTest(s, "objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneRevisions(1); err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.CountForTest(s, "objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before-after != len(tools) {
+		t.Errorf("prune removed %d objects, want the old analyser's %d bags", before-after, len(tools))
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 // A revision published without search records still reads; a search on it
 // is a clear refusal, never a panic or a wrong answer.
 func TestSearchOldRevision(t *testing.T) {
