@@ -28,7 +28,7 @@ const (
 // the bag's encoding. A store keeps bags under it, so a change to any of
 // those must bump it: bags an older analyser made are then made again,
 // not reused.
-const AnalyserVersion = 1
+const AnalyserVersion = 2
 
 // Field weights of a tool's text. A weight multiplies each occurrence of a
 // term: the index is BM25 over one weighted bag of terms per tool, where a
