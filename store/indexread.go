@@ -334,7 +334,7 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 
 // ErrNoSearch is returned (wrapped in a CodeUnsupported kernel.Error) for
 // a search on an endpoint of a revision published before search records.
-var ErrNoSearch = errors.New("revision has no search records")
+var ErrNoSearch = errors.New("it was published before tool search")
 
 func (ix *Index) searchable(endpoint string) error {
 	e, ok := ix.Endpoint(endpoint)
@@ -342,8 +342,8 @@ func (ix *Index) searchable(endpoint string) error {
 		return kernel.Errorf(kernel.CodeNotFound, "revision %s has no endpoint %q", ix.hdr.Revision, endpoint)
 	}
 	if !e.Search {
-		return kernel.Errorf(kernel.CodeUnsupported, "revision %s was published before tool search: endpoint %q has no search index", ix.hdr.Revision, endpoint).
-			WithHint("run 'rukh publish' to publish a revision with one").Wrap(ErrNoSearch)
+		return kernel.Errorf(kernel.CodeUnsupported, "revision %s has no search index for endpoint %q", ix.hdr.Revision, endpoint).
+			WithHint("run 'rukh publish': it publishes the same tools in a revision with one").Wrap(ErrNoSearch)
 	}
 	return nil
 }

@@ -244,7 +244,7 @@ func TestSearchOldRevision(t *testing.T) {
 		_, err := ix.Search("local", "email", 10)
 		var ke *kernel.Error
 		if !errors.As(err, &ke) || ke.Code != kernel.CodeUnsupported || !errors.Is(err, store.ErrNoSearch) ||
-			!strings.Contains(ke.Message, "published before tool search") || !strings.Contains(ke.Hint, "rukh publish") {
+			err.Error() != `revision r1 has no search index for endpoint "local": it was published before tool search` || !strings.Contains(ke.Hint, "rukh publish") {
 			t.Errorf("search on an old revision: %v", err)
 		}
 		if _, _, err := ix.Postings("local", "email"); !errors.Is(err, store.ErrNoSearch) {
