@@ -104,3 +104,13 @@ func SetTermsVersionForTest(t interface{ Cleanup(func()) }, v uint64) {
 	termsVersion = v
 	t.Cleanup(func() { termsVersion = old })
 }
+
+// SearchKeyForTest is the key in bucket "gens" of an endpoint's postings
+// block for term in revision n.
+func SearchKeyForTest(s *Store, n uint64, endpoint, term string) (key string, err error) {
+	err = s.ViewRevision(n, func(ix *Index) error {
+		key = string(genKey(ix.gen, tagSearch, []byte(endpoint), []byte{0}, []byte(term)))
+		return nil
+	})
+	return key, err
+}

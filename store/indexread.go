@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -380,13 +381,24 @@ func (ix *Index) Search(endpoint, query string, limit int) ([]search.Hit, error)
 	if err := ix.searchable(endpoint); err != nil {
 		return nil, err
 	}
-	return search.Search(query, limit, func(term string) ([]byte, bool, error) {
+	hits, err := search.Search(query, limit, func(term string) ([]byte, bool, error) {
 		return ix.Postings(endpoint, term)
 	}, func(doc uint32) (string, error) {
 		name, ok, err := ix.SearchDoc(endpoint, doc)
 		if err == nil && !ok {
-			err = ix.broken("a search posting")
+			err = ix.brokenSearch(endpoint, fmt.Errorf("a posting names tool number %d, which it does not have", doc))
 		}
 		return name, err
 	})
+	if ke := (*kernel.Error)(nil); err != nil && !errors.As(err, &ke) {
+		err = ix.brokenSearch(endpoint, err) // a block that does not decode
+	}
+	return hits, err
+}
+
+// brokenSearch is the error of an endpoint's search records that are not
+// what a publish wrote.
+func (ix *Index) brokenSearch(endpoint string, err error) error {
+	return kernel.Errorf(kernel.CodeInternal, "revision %s: the search index of endpoint %q is unreadable", RevisionID(ix.n), endpoint).
+		AtPath(ix.s.be.where()).Wrap(err).WithHint("run 'rukh doctor' to check the store, and 'rukh publish --force' to publish the same tools with a new index")
 }

@@ -231,6 +231,32 @@ func TestSearchTermsAnalyserVersion(t *testing.T) {
 	}
 }
 
+// A damaged postings block, or one naming a tool number the endpoint does
+// not have, is an internal error that names the store and says what to
+// run, never a panic or a wrong answer.
+func TestSearchDamagedPostings(t *testing.T) {
+	s := mustStore(t)
+	rev, _ := publishSearch(t, s, searchCatalogue(50), func(int) bool { return true }, true)
+	key, err := store.SearchKeyForTest(s, rev.Number, "local", "email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range [][]byte{{0xff, 1, 2}, search.EncodeBlock(nil, []search.Posting{{Doc: 9999, Impact: 1}})} {
+		if err := store.PokeForTest(s, "gens", key, block); err != nil {
+			t.Fatal(err)
+		}
+		err := s.ViewRevision(rev.Number, func(ix *store.Index) error {
+			_, err := ix.Search("local", "email", 10)
+			return err
+		})
+		var ke *kernel.Error
+		if !errors.As(err, &ke) || ke.Code != kernel.CodeInternal || ke.Path == "" ||
+			!strings.Contains(ke.Message, `search index of endpoint "local" is unreadable`) || !strings.Contains(ke.Hint, "rukh doctor") {
+			t.Errorf("block %x: %#v", block, err)
+		}
+	}
+}
+
 // A revision published without search records still reads; a search on it
 // is a clear refusal, never a panic or a wrong answer.
 func TestSearchOldRevision(t *testing.T) {
