@@ -133,7 +133,7 @@ func (a *app) runTools(opts *toolsOptions) error {
 		return printJSON(a.stdout, out)
 	}
 	fmt.Fprintf(a.stdout, "revision %s, endpoint %s (namespace %s): %d tool(s)\n", rev.ID, p.Endpoint, p.Namespace, len(p.Tools)+len(finders)+len(jobs))
-	if len(finders) > 0 {
+	if len(finders) > 0 && published > len(p.Tools) {
 		fmt.Fprintf(a.stdout, "progressive discovery: %d more published tool(s) are found through search; see them with 'rukh tools --search QUERY --endpoint %s'\n", published-len(p.Tools), p.Endpoint)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
+	"github.com/rukh-dev/rukh/search"
 	"github.com/rukh-dev/rukh/store"
 )
 
@@ -245,5 +246,39 @@ func TestDiagnostics(t *testing.T) {
 	}
 	if recs, err = h.LoadDiagnostics(); err != nil || len(recs) != maxDiagnostics {
 		t.Fatalf("%d kept (%v), want %d", len(recs), err, maxDiagnostics)
+	}
+}
+
+// A revision published before search records is no revision to keep when
+// the draft binds the same: publish makes one with them, so the hint of a
+// search refused there ('rukh publish') leads somewhere.
+func TestPublishUnsearchedIsChanged(t *testing.T) {
+	h := newHome(t)
+	built, rev := publish(t, h) // as a Rukh from before search: no search records
+	if u, err := h.unsearched(rev); err != nil || !u {
+		t.Fatalf("a revision without search records: unsearched %v, %v", u, err)
+	}
+	searched, err := h.Store.Publish(rev.Number, func(n uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		w.IndexSearch(search.ObjectBag)
+		return store.Revision{Number: n, ID: id, Parent: rev.Number}, policy.WriteIndex(built, w)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := h.unsearched(searched); err != nil || u {
+		t.Fatalf("a revision with search records: unsearched %v, %v", u, err)
+	}
+	for _, tc := range []struct {
+		c    candidate
+		want bool
+	}{
+		{candidate{old: built}, true},
+		{candidate{old: built, oldUnsearched: true}, false},
+		{candidate{old: built, o: PublishOptions{Force: true}}, false},
+		{candidate{}, false},
+	} {
+		if got := tc.c.unchanged(built); got != tc.want {
+			t.Errorf("unsearched %v, force %v, old %v: unchanged %v, want %v", tc.c.oldUnsearched, tc.c.o.Force, tc.c.old != nil, got, tc.want)
+		}
 	}
 }

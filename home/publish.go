@@ -69,6 +69,11 @@ func (h *Home) Publish(o PublishOptions) (*PublishReport, store.Revision, error)
 		return nil, oldRev, err
 	}
 	c := &candidate{h: h, o: o, old: old}
+	if old != nil {
+		if c.oldUnsearched, err = h.unsearched(oldRev); err != nil {
+			return nil, oldRev, err
+		}
+	}
 	var id string
 	if o.DryRun {
 		if id, err = h.nextRevisionID(); err == nil {
@@ -152,9 +157,34 @@ type candidate struct {
 	o   PublishOptions
 	old *policy.Binding // the active revision's summary, nil when none
 
+	// oldUnsearched: the active revision has an endpoint without search
+	// records (published before them), so binding the same is a change.
+	oldUnsearched bool
+
 	built     *policy.Binding
 	warns     []string
 	noProfile bool
+}
+
+// unsearched reports whether rev has an endpoint without search records.
+func (h *Home) unsearched(rev store.Revision) (bool, error) {
+	if !rev.Indexed {
+		return true, nil
+	}
+	unsearched := false
+	err := h.Store.ViewRevision(rev.Number, func(ix *store.Index) error {
+		for _, e := range ix.Endpoints() {
+			unsearched = unsearched || !e.Search
+		}
+		return nil
+	})
+	return unsearched, err
+}
+
+// unchanged reports whether a candidate that binds built is no change to
+// the active revision.
+func (c *candidate) unchanged(built *policy.Binding) bool {
+	return !c.o.Force && !c.oldUnsearched && sameBinding(c.old, built)
 }
 
 // input is the candidate's input for revision id and its releases'
@@ -193,7 +223,7 @@ func (c *candidate) build(id string, w policy.IndexSink) error {
 		return ErrUnchanged
 	}
 	c.built, c.warns, err = policy.Stream(in, w)
-	if err == nil && !c.o.Force && sameBinding(c.old, c.built) {
+	if err == nil && c.unchanged(c.built) {
 		return ErrUnchanged
 	}
 	return err
@@ -202,11 +232,11 @@ func (c *candidate) build(id string, w policy.IndexSink) error {
 // knownUnchanged finds out, before a whole index is written only to be
 // dropped, whether the candidate binds what the active revision binds.
 func (c *candidate) knownUnchanged(in policy.Input, versions []string) bool {
-	if c.o.Force || !mayBeUnchanged(c.old, in, versions) {
+	if c.o.Force || c.oldUnsearched || !mayBeUnchanged(c.old, in, versions) {
 		return false
 	}
 	built, _, err := policy.Stream(in, nil)
-	return err == nil && sameBinding(c.old, built)
+	return err == nil && c.unchanged(built)
 }
 
 // report is the built candidate's report as revision id.

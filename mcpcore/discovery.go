@@ -314,7 +314,9 @@ func (s *Session) describeTool(req *Request, e era) {
 
 // callThrough is the call tool: the request becomes the tools/call of
 // the tool it names, with its arguments and everything else it carries
-// (its id, _meta, progress token, credential).
+// (its id, _meta, progress token, credential). It is changed in place,
+// not copied: a transport knows its requests by pointer (the HTTP layer
+// claims a one-time token for one and releases it for the same one).
 func (s *Session) callThrough(req *Request, e era) {
 	var args struct {
 		Name      string         `json:"name"`
@@ -324,10 +326,9 @@ func (s *Session) callThrough(req *Request, e era) {
 	if !s.discoveryArgs(req, e, &args, want) || !s.named(req, e, args.Name, want) || !s.checkThrough(req, e, args.Name) {
 		return
 	}
-	inner := *req
-	inner.params.Name = appendString(nil, args.Name)
-	inner.params.Arguments = args.Arguments // checked by the tool's input check, as tools/call's are
-	s.callTool(&inner, e)
+	req.params.Name = appendString(nil, args.Name)
+	req.params.Arguments = args.Arguments // checked by the tool's input check, as tools/call's are
+	s.callTool(req, e)
 }
 
 // checkThrough refuses what the call tool does not pass on: a call of

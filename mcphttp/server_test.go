@@ -246,6 +246,34 @@ func TestLevelsThroughCallTool(t *testing.T) {
 	}
 }
 
+// TestOneTimeThroughCallTool: a one-time token sent with a call through
+// the call tool is claimed and released like one sent with tools/call: a
+// call refused before it runs leaves it usable, a call that runs spends it.
+func TestOneTimeThroughCallTool(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{"otk": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialOneTime, Hash: kernel.TokenHash{9}}}}
+	inv := &countingInvoker{}
+	url := newTestServerCfg(t, c, inv, nil, func(cfg *Config) {
+		l := *cfg.Endpoints[0].Core.Launch
+		l.Discovery = &policy.Discovery{Mode: policy.DiscoveryProgressive}
+		cfg.Endpoints[0].Core.Launch = &l
+		cat := catalog{launch: &l}
+		cfg.Endpoints[0].Core.View = func(n uint64, fn func(uint64, mcpcore.Catalog) error) error { return fn(1, cat) }
+	})
+	callTool := policy.DiscoveryToolName("", "ns", policy.DiscoveryCall)
+	if status, body := callWith(t, url, "otk", callTool, 1, `{"name":"strict","arguments":{"nope":1}}`); status != 200 || !strings.Contains(body, `"outcome":"rejected"`) {
+		t.Fatalf("undeclared argument through the call tool: %d %s", status, body)
+	}
+	if status, body := call(t, url, "otk", "strict", 2); status != 200 || !strings.Contains(body, `"outcome":"succeeded"`) {
+		t.Fatalf("the token after a call through the call tool that did not run: %d %s", status, body)
+	}
+	if status, _ := callWith(t, url, "otk", callTool, 3, `{"name":"strict","arguments":{}}`); status != 401 {
+		t.Errorf("a spent token through the call tool: %d, want 401", status)
+	}
+	if n := inv.n.Load(); n != 1 {
+		t.Errorf("%d calls ran, want 1", n)
+	}
+}
+
 func TestLevels(t *testing.T) {
 	c := &creds{byTk: map[string]kernel.Credential{
 		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},

@@ -23,6 +23,13 @@ const (
 	MaxQueryTerms = 16
 )
 
+// AnalyserVersion names what turns a tool's text into its Bag: Tokens
+// (its splitting, folding, stop words and stemmer), the field weights and
+// the bag's encoding. A store keeps bags under it, so a change to any of
+// those must bump it: bags an older analyser made are then made again,
+// not reused.
+const AnalyserVersion = 2
+
 // Field weights of a tool's text. A weight multiplies each occurrence of a
 // term: the index is BM25 over one weighted bag of terms per tool, where a
 // term's frequency is the sum of its fields' weights and the tool's length

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -149,6 +150,26 @@ func TestPostingsCap(t *testing.T) {
 	}
 	if QueryTerms("a1 a2 a3 a4 a5 a6 a7 a8 a9 b1 b2 b3 b4 b5 b6 b7 b8 b9 a1"); len(QueryTerms("a1 a2 a3 a4 a5 a6 a7 a8 a9 b1 b2 b3 b4 b5 b6 b7 b8 b9")) != MaxQueryTerms {
 		t.Error("a query keeps more than MaxQueryTerms terms")
+	}
+}
+
+// What docs/discovery.md says of the cap: a tool outside every term's
+// best MaxPostings is not found even when it has all of the query's
+// terms, and is found again through a rarer one.
+func TestPostingsCapDocumented(t *testing.T) {
+	var docs []Doc
+	for i := range 2 * MaxPostings {
+		docs = append(docs, Doc{Name: fmt.Sprintf("t%05d", i), Fields: []Field{{"export report", WeightDescription}}})
+	}
+	docs = append(docs, Doc{Name: "long", Fields: []Field{{"billing.sync", WeightPath}, {"export report " + strings.Repeat("words ", 40), WeightDescription}}})
+	ix := Build(docs)
+	for _, h := range ix.Search("export report", 2*MaxPostings) {
+		if h.Name == "long" {
+			t.Errorf("export report: found long, outside both terms' best %d", MaxPostings)
+		}
+	}
+	if hits := ix.Search("export report sync", 1); len(hits) != 1 || hits[0].Name != "long" {
+		t.Errorf("export report sync: %v, want long through its rarer term", hits)
 	}
 }
 

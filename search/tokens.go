@@ -7,7 +7,7 @@ import (
 )
 
 // Tokens returns the terms of text in order, duplicates kept. A word is a
-// run of letters, digits, '_' and '-'; anything else (spaces, '.', '/',
+// run of letters, combining marks, digits, '_' and '-'; anything else (spaces, '.', '/',
 // punctuation) separates words, so a dotted id gives one word per segment.
 // A word is cut into parts at '_' and '-', at a lower-to-upper case change
 // (addTag: add, tag) and before the last upper-case letter of a run
@@ -15,7 +15,8 @@ import (
 // part is a term; a word of several parts also gives its parts joined
 // ("addtag"), so a query that writes the compound the same way scores
 // higher. Terms are lower-cased, Latin letters lose their diacritics
-// (Zoë: zoe, naïve: naive), and then:
+// (Zoë: zoe, naïve: naive; other scripts keep their marks, which are often
+// vowels: कार्य stays whole), and then:
 //   - a term of one byte is dropped unless it is a digit, and one of more
 //     than MaxTermBytes is dropped;
 //   - the stop words (the, a, an, of, to, and, or, for, in, on, with, is,
@@ -52,8 +53,10 @@ func appendTokens(text string, emit func(string)) {
 	}
 }
 
+// isWordRune: combining marks of every kind are part of a word, since in
+// scripts such as Devanagari, Bengali, Tamil or Thai they are its vowels.
 func isWordRune(r rune) bool {
-	return r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+	return r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r)
 }
 
 // word emits the terms of one word.
@@ -63,6 +66,12 @@ func word(w string, emit func(string)) {
 	var prev rune
 	runes := []rune(w)
 	for k, r := range runes {
+		if unicode.Is(unicode.M, r) {
+			if start < 0 {
+				start = k
+			}
+			continue // a mark belongs to its letter: prev stays the letter
+		}
 		if r == '_' || r == '-' {
 			if start >= 0 {
 				parts = append(parts, string(runes[start:k]))
@@ -104,7 +113,9 @@ func word(w string, emit func(string)) {
 	}
 }
 
-// normalize lower-cases s and removes the diacritics of Latin letters.
+// normalize lower-cases s and removes the diacritics of Latin letters,
+// precomposed or as non-spacing marks after the letter; other scripts'
+// marks stay.
 func normalize(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -118,9 +129,13 @@ func normalize(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
+	latin := false // the last letter was Latin
 	for _, r := range s {
-		if unicode.Is(unicode.Mn, r) {
-			continue // a combining mark: its base letter stays
+		if unicode.Is(unicode.Mn, r) && latin {
+			continue // a Latin letter's accent: its base letter stays
+		}
+		if !unicode.Is(unicode.M, r) {
+			latin = unicode.Is(unicode.Latin, r)
 		}
 		r = unicode.ToLower(r)
 		if f, ok := fold[r]; ok {

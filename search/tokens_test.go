@@ -25,6 +25,12 @@ func TestTokens(t *testing.T) {
 		{"ZOË's café", []string{"zoe", "cafe"}},
 		{"naïve", []string{"naiv"}},
 		{"Straße", []string{"strass"}},
+		{"Zoe\u0308", []string{"zoe"}},                     // a combining mark on a Latin letter goes too
+		{"Zoe\u0308Tag", []string{"zoe", "tag", "zoetag"}}, // and does not hide the case change after it
+		{"कार्य सूची", []string{"कार्य", "सूची"}},          // Devanagari: vowel signs and virama stay in the word
+		{"নাম ঠিকানা", []string{"নাম", "ঠিকানা"}},          // Bengali
+		{"தமிழ் பெயர்", []string{"தமிழ்", "பெயர்"}},        // Tamil
+		{"ที่อยู่ อีเมล", []string{"ที่อยู่", "อีเมล"}},    // Thai: tone marks and vowels above stay
 		{"日本語", []string{"日本語"}},
 		{"日本語のテキスト", []string{"日本語のテキスト"}},
 		{"Ελληνικά ΚΕΊΜΕΝΑ", []string{"ελληνικά", "κείμενα"}}, // only Latin letters lose diacritics,

@@ -96,3 +96,21 @@ const WatchKindForTest = watchKind
 func ForgetUntrustedForTest(s *Store) error {
 	return s.update(func(tx txn) error { return tx.Bucket(bucketMeta).Delete(keyUntrusted) })
 }
+
+// SetTermsVersionForTest makes publishes write and reuse search terms as
+// analyser version v would, until the test ends.
+func SetTermsVersionForTest(t interface{ Cleanup(func()) }, v uint64) {
+	old := termsVersion
+	termsVersion = v
+	t.Cleanup(func() { termsVersion = old })
+}
+
+// SearchKeyForTest is the key in bucket "gens" of an endpoint's postings
+// block for term in revision n.
+func SearchKeyForTest(s *Store, n uint64, endpoint, term string) (key string, err error) {
+	err = s.ViewRevision(n, func(ix *Index) error {
+		key = string(genKey(ix.gen, tagSearch, []byte(endpoint), []byte{0}, []byte(term)))
+		return nil
+	})
+	return key, err
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+
+	"github.com/rukh-dev/rukh/search"
 )
 
 // The indexed revision layout (schema 2).
@@ -33,9 +35,10 @@ import (
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
 //	  'l' the bound releases (opaque JSON); the header names its ref;
-//	  'k' + the sha256 of a tool body: its search terms, so that a publish
-//	  analyses only bodies no revision had (keyed by the body's hash, not
-//	  its own; a missing one is made again)
+//	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
+//	  terms, so that a publish analyses only bodies no revision had with
+//	  the same analyser (keyed by the body, not its own content; a missing
+//	  one is made again, one of another analyser is pruned once unused)
 //
 // The header says which endpoints have search records: an endpoint of a
 // revision published before them has none, and a search there is refused.
@@ -339,4 +342,17 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte(nil), b...)
+}
+
+// termsVersion is the analyser version of the bags a publish writes and
+// reuses (search.AnalyserVersion; a variable for tests).
+var termsVersion uint64 = search.AnalyserVersion
+
+// termsKey is the key of the search terms of the body whose ref is body,
+// as the current analyser makes them.
+func termsKey(body string) []byte {
+	h := sha256.New()
+	h.Write(binary.BigEndian.AppendUint64(nil, termsVersion))
+	h.Write([]byte(body))
+	return h.Sum([]byte{objTerms})
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -334,7 +335,7 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 
 // ErrNoSearch is returned (wrapped in a CodeUnsupported kernel.Error) for
 // a search on an endpoint of a revision published before search records.
-var ErrNoSearch = errors.New("revision has no search records")
+var ErrNoSearch = errors.New("it was published before tool search")
 
 func (ix *Index) searchable(endpoint string) error {
 	e, ok := ix.Endpoint(endpoint)
@@ -342,8 +343,8 @@ func (ix *Index) searchable(endpoint string) error {
 		return kernel.Errorf(kernel.CodeNotFound, "revision %s has no endpoint %q", ix.hdr.Revision, endpoint)
 	}
 	if !e.Search {
-		return kernel.Errorf(kernel.CodeUnsupported, "revision %s was published before tool search: endpoint %q has no search index", ix.hdr.Revision, endpoint).
-			WithHint("run 'rukh publish' to publish a revision with one").Wrap(ErrNoSearch)
+		return kernel.Errorf(kernel.CodeUnsupported, "revision %s has no search index for endpoint %q", ix.hdr.Revision, endpoint).
+			WithHint("run 'rukh publish': it publishes the same tools in a revision with one").Wrap(ErrNoSearch)
 	}
 	return nil
 }
@@ -380,13 +381,24 @@ func (ix *Index) Search(endpoint, query string, limit int) ([]search.Hit, error)
 	if err := ix.searchable(endpoint); err != nil {
 		return nil, err
 	}
-	return search.Search(query, limit, func(term string) ([]byte, bool, error) {
+	hits, err := search.Search(query, limit, func(term string) ([]byte, bool, error) {
 		return ix.Postings(endpoint, term)
 	}, func(doc uint32) (string, error) {
 		name, ok, err := ix.SearchDoc(endpoint, doc)
 		if err == nil && !ok {
-			err = ix.broken("a search posting")
+			err = ix.brokenSearch(endpoint, fmt.Errorf("a posting names tool number %d, which it does not have", doc))
 		}
 		return name, err
 	})
+	if ke := (*kernel.Error)(nil); err != nil && !errors.As(err, &ke) {
+		err = ix.brokenSearch(endpoint, err) // a block that does not decode
+	}
+	return hits, err
+}
+
+// brokenSearch is the error of an endpoint's search records that are not
+// what a publish wrote.
+func (ix *Index) brokenSearch(endpoint string, err error) error {
+	return kernel.Errorf(kernel.CodeInternal, "revision %s: the search index of endpoint %q is unreadable", RevisionID(ix.n), endpoint).
+		AtPath(ix.s.be.where()).Wrap(err).WithHint("run 'rukh doctor' to check the store, and 'rukh publish --force' to publish the same tools with a new index")
 }

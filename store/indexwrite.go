@@ -275,7 +275,7 @@ func (w *IndexWriter) resolveBags() error {
 	}
 	keys := make([][]byte, len(w.unresolved))
 	for i, p := range w.unresolved {
-		keys[i] = append([]byte{objTerms}, p.ref...)
+		keys[i] = termsKey(p.ref)
 	}
 	if _, err := w.s.view(func(tx txn) error {
 		o := tx.Bucket(bucketObjects)

@@ -322,7 +322,7 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 		}
 		used[string(objDecl)+t.Decl] = struct{}{}
 		used[string(objBody)+t.Body] = struct{}{}
-		used[string(objTerms)+t.Body] = struct{}{}
+		used[string(termsKey(t.Body))] = struct{}{}
 		return nil
 	})
 }

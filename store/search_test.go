@@ -194,6 +194,69 @@ func TestSearchRecords(t *testing.T) {
 	}
 }
 
+// Terms an older analyser made are not reused: a publish under a new
+// analyser version analyses every body again, and prune then removes the
+// old terms.
+func TestSearchTermsAnalyserVersion(t *testing.T) {
+	s := mustStore(t)
+	tools := searchCatalogue(30)
+	all := func(int) bool { return true }
+	publishSearch(t, s, tools, all, true)
+	if _, reused := publishSearch(t, s, tools, all, true); reused != len(tools) {
+		t.Fatalf("a republish reused %d bodies' terms, want %d", reused, len(tools))
+	}
+	store.SetTermsVersionForTest(t, search.AnalyserVersion+1)
+	if _, reused := publishSearch(t, s, tools, all, true); reused != 0 {
+		t.Errorf("a publish under a new analyser reused %d bodies' terms, want 0", reused)
+	}
+	if _, reused := publishSearch(t, s, tools, all, true); reused != len(tools) {
+		t.Errorf("a second publish under the new analyser reused %d bodies' terms, want %d", reused, len(tools))
+	}
+	before, err := store.CountForTest(s, "objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneRevisions(1); err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.CountForTest(s, "objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before-after != len(tools) {
+		t.Errorf("prune removed %d objects, want the old analyser's %d bags", before-after, len(tools))
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// A damaged postings block, or one naming a tool number the endpoint does
+// not have, is an internal error that names the store and says what to
+// run, never a panic or a wrong answer.
+func TestSearchDamagedPostings(t *testing.T) {
+	s := mustStore(t)
+	rev, _ := publishSearch(t, s, searchCatalogue(50), func(int) bool { return true }, true)
+	key, err := store.SearchKeyForTest(s, rev.Number, "local", "email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range [][]byte{{0xff, 1, 2}, search.EncodeBlock(nil, []search.Posting{{Doc: 9999, Impact: 1}})} {
+		if err := store.PokeForTest(s, "gens", key, block); err != nil {
+			t.Fatal(err)
+		}
+		err := s.ViewRevision(rev.Number, func(ix *store.Index) error {
+			_, err := ix.Search("local", "email", 10)
+			return err
+		})
+		var ke *kernel.Error
+		if !errors.As(err, &ke) || ke.Code != kernel.CodeInternal || ke.Path == "" ||
+			!strings.Contains(ke.Message, `search index of endpoint "local" is unreadable`) || !strings.Contains(ke.Hint, "rukh doctor") {
+			t.Errorf("block %x: %#v", block, err)
+		}
+	}
+}
+
 // A revision published without search records still reads; a search on it
 // is a clear refusal, never a panic or a wrong answer.
 func TestSearchOldRevision(t *testing.T) {
@@ -207,7 +270,7 @@ func TestSearchOldRevision(t *testing.T) {
 		_, err := ix.Search("local", "email", 10)
 		var ke *kernel.Error
 		if !errors.As(err, &ke) || ke.Code != kernel.CodeUnsupported || !errors.Is(err, store.ErrNoSearch) ||
-			!strings.Contains(ke.Message, "published before tool search") || !strings.Contains(ke.Hint, "rukh publish") {
+			err.Error() != `revision r1 has no search index for endpoint "local": it was published before tool search` || !strings.Contains(ke.Hint, "rukh publish") {
 			t.Errorf("search on an old revision: %v", err)
 		}
 		if _, _, err := ix.Postings("local", "email"); !errors.Is(err, store.ErrNoSearch) {

@@ -36,7 +36,7 @@ func (ix *Index) SearchSize(endpoint string) (SearchSize, error) {
 			return nil
 		}
 		seen[t.Body] = true
-		key := append([]byte{objTerms}, t.Body...)
+		key := termsKey(t.Body)
 		if v := ix.get(ix.object, key); v != nil {
 			sz.Bags++
 			sz.BagBytes += int64(len(key) + len(v))
