@@ -105,3 +105,65 @@ func TestStandsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestImportsGoOneWay: the layout's import rules (README, Layout), read
+// from every non-test file of the packages they name.
+func TestImportsGoOneWay(t *testing.T) {
+	const mod = "github.com/rukh-dev/rukh/"
+	imports := map[string]map[string]bool{} // package dir → imports
+	for _, path := range goFiles(t) {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if imports[dir] == nil {
+			imports[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			imports[dir][strings.Trim(im.Path.Value, `"`)] = true
+		}
+	}
+	rules := []struct {
+		pkg     string
+		refuses func(im string) bool
+		why     string
+	}{
+		{"kernel", func(im string) bool { return strings.HasPrefix(im, mod) }, "kernel imports no other rukh package"},
+		{"search", func(im string) bool { return strings.HasPrefix(im, mod) }, "search imports no rukh package"},
+		{"oauth", func(im string) bool { return strings.HasPrefix(im, mod) && im != mod+"kernel" }, "oauth imports only kernel of rukh"},
+		{"policy", func(im string) bool { return strings.HasPrefix(im, mod) && im != mod+"kernel" }, "policy imports only kernel of rukh"},
+		{"store", func(im string) bool {
+			return strings.HasPrefix(im, mod) && im != mod+"kernel" && im != mod+"search"
+		}, "store imports only kernel and search of rukh"},
+		{"commands", func(im string) bool {
+			return im == mod+"mcpcore" || im == mod+"mcpstdio" || im == mod+"mcphttp"
+		}, "commands never imports the protocol or a transport"},
+		{"home", func(im string) bool { return im == mod+"serve" || im == mod+"commands" }, "home never imports serve or commands"},
+	}
+	for _, r := range rules {
+		if imports[r.pkg] == nil {
+			t.Errorf("no package %s: the rule %q checks nothing", r.pkg, r.why)
+		}
+		for im := range imports[r.pkg] {
+			if r.refuses(im) {
+				t.Errorf("%s imports %s: %s", r.pkg, im, r.why)
+			}
+		}
+	}
+	// Only store holds the stores' clients (localetcd, the tests' etcd
+	// server, is never linked into rukh).
+	for dir, ims := range imports {
+		if dir == "store" || dir == "localetcd" || strings.HasPrefix(dir, "localetcd/") {
+			continue
+		}
+		for im := range ims {
+			if strings.HasPrefix(im, "go.etcd.io/") {
+				t.Errorf("%s imports %s: only store imports bbolt or etcd", dir, im)
+			}
+		}
+	}
+}

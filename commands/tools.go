@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/kernel"
-	"github.com/rukh-dev/rukh/mcpcore"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/serve"
 	"github.com/rukh-dev/rukh/store"
@@ -207,8 +206,8 @@ func (a *app) runToolsSearch(opts *toolsOptions) error {
 			if err != nil {
 				return err
 			}
-			h := mcpcore.HitOf(f.Name, body)
-			hits = append(hits, searchHit{Name: f.Name, Command: t.Command, Title: h.Title, Description: h.Description, Score: math.Round(f.Score*1000) / 1000})
+			title, description := policy.ToolSummary(body)
+			hits = append(hits, searchHit{Name: f.Name, Command: t.Command, Title: title, Description: description, Score: math.Round(f.Score*1000) / 1000})
 		}
 		return nil
 	})

@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/search"
@@ -53,36 +51,11 @@ type Catalog interface {
 	Discovery() *policy.Discovery
 }
 
-// SearchHit is one ranked tool of a search, as the search tool shows it.
+// SearchHit is one ranked tool of a search, as the search tool shows it:
+// its name and its summary (policy.ToolSummary).
 type SearchHit struct {
 	Name, Title string
-	// Description is the first sentence or line of the tool's
-	// description, at most MaxHitDescription bytes.
 	Description string
-}
-
-// MaxHitDescription bounds a hit's description: a hit is one line an
-// agent reads to pick a tool, not the tool's documentation.
-const MaxHitDescription = 200
-
-// HitDescription is the first sentence or line of a tool description,
-// cut at a character boundary to at most MaxHitDescription bytes.
-func HitDescription(d string) string {
-	d = strings.TrimSpace(d)
-	if i := strings.IndexByte(d, '\n'); i >= 0 {
-		d = strings.TrimSpace(d[:i])
-	}
-	if i := strings.Index(d, ". "); i >= 0 {
-		d = d[:i+1]
-	}
-	if len(d) <= MaxHitDescription {
-		return d
-	}
-	cut := MaxHitDescription - len("…")
-	for cut > 0 && !utf8.RuneStart(d[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(d[:cut]) + "…"
 }
 
 // Resolved is everything a tools/call pins for its whole run.
@@ -217,15 +190,10 @@ func (r *revision) Search(query string, limit int) ([]SearchHit, error) {
 	return out, nil
 }
 
-// HitOf is the search hit of a tool object: its title and the first
-// sentence of its description.
+// HitOf is the search hit of the tool name whose object is object.
 func HitOf(name string, object []byte) SearchHit {
-	var o struct {
-		Title       string `json:"title"`
-		Description string `json:"description"`
-	}
-	_ = json.Unmarshal(object, &o, json.RejectUnknownMembers(false))
-	return SearchHit{Name: name, Title: o.Title, Description: HitDescription(o.Description)}
+	title, description := policy.ToolSummary(object)
+	return SearchHit{Name: name, Title: title, Description: description}
 }
 
 // lazyCommand decodes a declaration once, on its first call.
