@@ -52,16 +52,20 @@ type lineReader struct {
 func newLineReader(r io.Reader, max int) *lineReader {
 	br, _ := channelReaders.Get().(*bufio.Reader)
 	if br == nil {
-		br = bufio.NewReaderSize(r, 64<<10)
+		br = bufio.NewReaderSize(r, channelBufSize)
 	} else {
 		br.Reset(r)
 	}
 	return &lineReader{r: br, max: max}
 }
 
-// channelReaders keeps the 64 KiB read buffers of ended channels: a fresh
-// one per invocation was most of an invocation's garbage.
+// channelReaders keeps the read buffers of ended channels: a fresh one per
+// invocation was most of an invocation's garbage.
 var channelReaders sync.Pool
+
+// channelBufSize is small: a server holds one per call in flight, and a
+// line longer than the buffer is assembled by next anyway.
+const channelBufSize = 8 << 10
 
 // release returns the buffer for reuse; lr must not be used afterwards.
 func (lr *lineReader) release() {

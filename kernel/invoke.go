@@ -883,8 +883,9 @@ func (s *session) readChannel(conn io.Reader, events chan<- channelEvent, quit <
 
 // drainTo copies r to w until EOF; after a write error it keeps reading and
 // discarding so the child never blocks on a full pipe. The buffer is
-// pooled: io.Copy's fresh 32 KiB per stream was an invocation's largest
-// garbage.
+// pooled (a fresh one per stream was an invocation's largest garbage) and
+// small: a server holds two per call in flight, and a pipe read returns
+// what is there, so a larger one mostly sits empty.
 func drainTo(w io.Writer, r io.Reader) {
 	bp := drainBufs.Get().(*[]byte)
 	defer drainBufs.Put(bp)
@@ -902,4 +903,6 @@ func drainTo(w io.Writer, r io.Reader) {
 	}
 }
 
-var drainBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+var drainBufs = sync.Pool{New: func() any { b := make([]byte, drainBufSize); return &b }}
+
+const drainBufSize = 8 << 10

@@ -217,3 +217,28 @@ func TestEraDecoration(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseInPlace: a list page built with room before it is framed in
+// its own buffer, to the same bytes as a copy; an id longer than the room
+// falls back to the copy.
+func TestResponseInPlace(t *testing.T) {
+	s := newTestSession(Config{ServerName: "rukh", ServerVersion: "test"})
+	page := `"tools":[{"name":"a"}],"nextCursor":"c"`
+	long := jsontext.Value(`"` + strings.Repeat("i", listRoom) + `"`)
+	for _, e := range []era{eraLegacy, eraModern} {
+		for _, id := range []jsontext.Value{jsontext.Value("7"), jsontext.Value(`"req-12"`), long} {
+			buf := append(make([]byte, listRoom, listRoom+len(page)+len(s.info)+160), page...)
+			inPlace := result{body: buf[listRoom:], cacheable: true, buf: buf, room: listRoom}
+			copied := result{body: []byte(page), cacheable: true}
+			want := string(s.response(id, e, copied))
+			got := s.response(id, e, inPlace)
+			if string(got) != want {
+				t.Errorf("era %v, id %s: in place %s, want %s", e, id, got, want)
+			}
+			shared := &got[:cap(got)][cap(got)-1] == &buf[:cap(buf)][cap(buf)-1]
+			if framed := len(responseHead)+len(id)+len(resultOpen) <= listRoom; shared != framed {
+				t.Errorf("era %v, id %s: framed in the page's buffer: %v, want %v", e, id, shared, framed)
+			}
+		}
+	}
+}

@@ -199,10 +199,10 @@ func (s *Session) capabilitiesOf(listChanged bool) string {
 	return `{"tools":{}}`
 }
 
-// appendModern appends r's members and what every modern result carries:
-// caching fields on discover and list, resultType, and serverInfo in _meta.
-func (s *Session) appendModern(b []byte, r result) []byte {
-	b = append(b, r.body...)
+// appendModernTail appends, after r's members, what every modern result
+// carries: caching fields on discover and list, resultType, and serverInfo
+// in _meta.
+func (s *Session) appendModernTail(b []byte, r result) []byte {
 	if r.cacheable {
 		b = append(b, `,"ttlMs":0,"cacheScope":"private"`...) // discover and list bodies are never empty
 	}

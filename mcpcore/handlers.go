@@ -29,22 +29,44 @@ type result struct {
 	body       []byte
 	cacheable  bool
 	resultType string // modern era; "" is "complete"
+	// buf, when set, is body's buffer from its start: body is buf[room:],
+	// and response writes its head into the room instead of copying body.
+	buf  []byte
+	room int
 }
 
 // appendResult appends r's members with what its era adds.
 func (s *Session) appendResult(b []byte, e era, r result) []byte {
-	if e == eraLegacy {
-		return appendLegacy(b, r)
-	}
-	return s.appendModern(b, r)
+	return s.appendResultTail(append(b, r.body...), e, r)
 }
+
+// appendResultTail appends what r's era adds after its members.
+func (s *Session) appendResultTail(b []byte, e era, r result) []byte {
+	if e == eraLegacy {
+		return b // legacy results carry no members of their own
+	}
+	return s.appendModernTail(b, r)
+}
+
+const resultOpen = `,"result":{`
+
+// listRoom is the room a list page's buffer keeps before the page for the
+// response head, so the page is not copied again to frame it (an id
+// longer than the room is framed by a copy).
+const listRoom = 96
 
 // response frames r as the answer to id in one buffer of about its final
 // size: a list page's tools are copied once more, not three times.
 func (s *Session) response(id jsontext.Value, e era, r result) []byte {
+	if n := len(responseHead) + len(id) + len(resultOpen); r.buf != nil && n <= r.room {
+		msg := r.buf[r.room-n:]
+		copy(msg[copy(msg, responseHead):], id)
+		copy(msg[len(responseHead)+len(id):], resultOpen)
+		return append(s.appendResultTail(msg, e, r), "}}\n"...)
+	}
 	msg := make([]byte, 0, len(responseHead)+len(id)+len(r.body)+len(s.info)+160)
 	msg = append(append(msg, responseHead...), id...)
-	msg = s.appendResult(append(msg, `,"result":{`...), e, r)
+	msg = s.appendResult(append(msg, resultOpen...), e, r)
 	return append(msg, "}}\n"...)
 }
 
@@ -100,7 +122,7 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			}
 			pos = p
 		}
-		body := make([]byte, 0, min(max(4096, s.pageSize.Load()+512), maxPageHint))
+		body := make([]byte, listRoom, int64(listRoom+len(s.info)+160)+min(max(4096, s.pageSize.Load()+512), maxPageHint))
 		body = append(body, `"tools":[`...)
 		if pos < pages {
 			first := true
@@ -127,8 +149,8 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 			body = append(body, s.cursors.encode(n, pos+1)...)
 			body = append(body, '"')
 		}
-		s.pageSize.Store(int64(len(body)))
-		res = result{body: body, cacheable: true}
+		s.pageSize.Store(int64(len(body) - listRoom))
+		res = result{body: body[listRoom:], cacheable: true, buf: body, room: listRoom}
 		return nil
 	})
 	if rerr != nil {

@@ -174,16 +174,24 @@ func lastUsed(tx txn, agents []Agent, index map[string]int) {
 // moments after it returns; when busy, the records of up to
 // auditFlushEvery share one transaction.
 type AuditWriter struct {
-	s       *Store
-	ch      chan AuditRecord
-	logf    func(format string, args ...any)
+	s    *Store
+	logf func(format string, args ...any)
+	// The queue grows with what waits and is let go once taken: a bounded
+	// channel would hold auditQueue records' worth of memory for the
+	// server's life, busy or not.
+	mu      sync.Mutex
+	queue   []AuditRecord
+	closed  bool
+	wake    chan struct{} // a record was queued, the batch is full, or Close
 	dropped atomic.Int64
-	once    sync.Once
 	done    chan struct{}
 }
 
 // auditQueue bounds the records waiting to be written.
 const auditQueue = 4096
+
+// auditBatch bounds the records of one transaction.
+const auditBatch = 1024
 
 // NewAuditWriter starts a writer; Close flushes and stops it. logf (may be
 // nil) hears of records that could not be written.
@@ -191,7 +199,7 @@ func (s *Store) NewAuditWriter(logf func(format string, args ...any)) *AuditWrit
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	w := &AuditWriter{s: s, ch: make(chan AuditRecord, auditQueue), logf: logf, done: make(chan struct{})}
+	w := &AuditWriter{s: s, logf: logf, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -202,19 +210,38 @@ func (w *AuditWriter) Add(r AuditRecord) {
 	if r.Time.IsZero() {
 		r.Time = clock()
 	}
-	select {
-	case w.ch <- r:
-	default:
+	w.mu.Lock()
+	full := len(w.queue) >= auditQueue || w.closed
+	if !full {
+		w.queue = append(w.queue, r)
+	}
+	n := len(w.queue)
+	w.mu.Unlock()
+	if full {
 		if w.dropped.Add(1) == 1 {
 			w.logf("audit: the queue is full; records are being dropped")
 		}
+		return
+	}
+	if n == 1 || n == auditBatch {
+		w.signal()
+	}
+}
+
+func (w *AuditWriter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
 // Close writes what is queued and stops the writer. Add must not be called
 // after Close.
 func (w *AuditWriter) Close() {
-	w.once.Do(func() { close(w.ch) })
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.signal()
 	<-w.done
 	if n := w.dropped.Load(); n > 0 {
 		w.logf("audit: %d record(s) were dropped", n)
@@ -226,48 +253,59 @@ func (w *AuditWriter) Close() {
 // writes a few batches a second, not one per call.
 const auditFlushEvery = 200 * time.Millisecond
 
+// take removes up to auditBatch records from the front of the queue, and
+// says whether any are left and whether Close was called.
+func (w *AuditWriter) take() (batch []AuditRecord, more, closed bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) <= auditBatch {
+		batch, w.queue = w.queue, nil
+	} else {
+		batch = w.queue[:auditBatch:auditBatch]
+		w.queue = append([]AuditRecord(nil), w.queue[auditBatch:]...)
+	}
+	return batch, len(w.queue) > 0, w.closed
+}
+
+// ready says a batch is full or Close was called: no reason to wait.
+func (w *AuditWriter) ready() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) >= auditBatch || w.closed
+}
+
 func (w *AuditWriter) run() {
 	defer close(w.done)
-	const maxBatch = 1024
-	batch := make([]AuditRecord, 0, maxBatch)
 	var wrote time.Time // when the last transaction ended
-	for r := range w.ch {
-		batch = append(batch[:0], r)
+	for {
+		<-w.wake
 		// Within auditFlushEvery of the last write, wait out the rest of it
-		// collecting; otherwise take only what is queued already.
-		var timer *time.Timer
-		var due <-chan time.Time
-		if wait := auditFlushEvery - time.Since(wrote); wait > 0 {
-			timer = time.NewTimer(wait)
-			due = timer.C
-		}
-		for more := true; more && len(batch) < maxBatch; {
-			if due == nil {
+		// collecting (unless a batch is full or Close comes); otherwise take
+		// only what is queued already.
+		if wait := auditFlushEvery - time.Since(wrote); wait > 0 && !w.ready() {
+			timer := time.NewTimer(wait)
+			for waiting := true; waiting; {
 				select {
-				case r, ok := <-w.ch:
-					if more = ok; ok {
-						batch = append(batch, r)
-					}
-				default:
-					more = false
+				case <-timer.C:
+					waiting = false
+				case <-w.wake:
+					waiting = !w.ready()
 				}
-				continue
 			}
-			select {
-			case r, ok := <-w.ch:
-				if more = ok; ok {
-					batch = append(batch, r)
-				}
-			case <-due:
-				more = false
-			}
-		}
-		if timer != nil {
 			timer.Stop()
 		}
-		if err := w.s.AppendAudit(batch...); err != nil {
-			w.logf("audit: %d record(s) were lost: %v", len(batch), err)
+		batch, more, closed := w.take()
+		if len(batch) > 0 {
+			if err := w.s.AppendAudit(batch...); err != nil {
+				w.logf("audit: %d record(s) were lost: %v", len(batch), err)
+			}
+			wrote = time.Now()
 		}
-		wrote = time.Now()
+		switch {
+		case more:
+			w.signal()
+		case closed:
+			return
+		}
 	}
 }

@@ -148,3 +148,34 @@ func TestAuditWriterPrompt(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditWriterBound: at most auditQueue records wait (the rest are
+// dropped and counted), and Close writes every waiting batch at once, not
+// one per spacing.
+func TestAuditWriterBound(t *testing.T) {
+	s := testStore(t)
+	if err := s.AppendAudit(AuditRecord{Endpoint: "e", Command: "c.setup", Outcome: "succeeded"}); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		// A writer not yet running, so nothing is taken while adding.
+		w := &AuditWriter{s: s, logf: t.Logf, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		for i := range auditQueue + 5 {
+			w.Add(AuditRecord{Endpoint: "e", Command: fmt.Sprint("c", i), Outcome: "succeeded"})
+		}
+		if n, q := w.dropped.Load(), len(w.queue); n != 5 || q != auditQueue {
+			t.Errorf("%d record(s) dropped and %d waiting, want 5 and %d", n, q, auditQueue)
+		}
+		w.queue = w.queue[:auditQueue-10] // the last batch not full
+		go w.run()
+		t0 := time.Now()
+		w.Close()
+		if d := time.Since(t0); d >= auditFlushEvery {
+			t.Errorf("Close took %v of fake time: it waited out the spacing", d)
+		}
+	})
+	_, total, err := s.Audit(AuditQuery{})
+	if err != nil || total != 1+auditQueue-10 {
+		t.Fatalf("%d records, want %d: %v", total, 1+auditQueue-10, err)
+	}
+}
