@@ -148,6 +148,13 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 	return childEnds, nil
 }
 
+// contains reports whether the program started under u's init, in a PID
+// namespace of its own: the kernel kills and reaps everything in it before
+// the init's exit is reported, so once the leader has ended nothing of the
+// invocation is left to look for, and the scan of rukh's processes (which
+// holds starts off while it runs) is not needed.
+func (u *underInit) contains() bool { return u.path != "" }
+
 // startContained starts cmd under u's init, or directly when u has none.
 // An unconfined start the kernel refused namespaces for starts again
 // without them (the recorded sweep, with rec, then contains it), and so do

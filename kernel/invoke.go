@@ -357,7 +357,9 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 	// process left in it and every other one the invocation left behind,
 	// then reap the leader.
 	syscall.Kill(-s.proc.leader, syscall.SIGKILL)
-	cleanup(s.proc)
+	if !s.init.contains() {
+		cleanup(s.proc)
+	}
 	waitErr := s.cmd.Wait()
 	untrack(s.proc)
 	ended := s.init.readReport(s.prog, s.lim.Template)

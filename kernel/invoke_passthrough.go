@@ -98,7 +98,9 @@ func (r *Runner) RunPassthrough(ctx context.Context, dir string, c *Command, arg
 		}
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
-	cleanup(proc)
+	if !u.contains() {
+		cleanup(proc)
+	}
 	waitErr := cmd.Wait()
 	untrack(proc)
 	ps := cmd.ProcessState
