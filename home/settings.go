@@ -154,25 +154,6 @@ func declarations(rs []store.Release) (map[string][]kernel.Setting, error) {
 	return out, nil
 }
 
-// sensitiveAnywhere reports whether any installed release of pkg declares
-// setting id (ignoring case) sensitive.
-func (h *Home) sensitiveAnywhere(pkg, id string) (bool, error) {
-	rels, err := h.Store.ReleasesOf(pkg)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range rels {
-		m, err := kernel.DecodeInstalled(r.Manifest)
-		if err != nil {
-			return false, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", r.Name, r.Version).Wrap(err)
-		}
-		if d := findSetting(m.Settings, id); d != nil && d.Sensitive {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // findSetting is FindSetting ignoring case, as setting ids are unique.
 func findSetting(decls []kernel.Setting, id string) *kernel.Setting {
 	for i := range decls {
@@ -194,25 +175,26 @@ func (h *Home) declaration(pkg, id string) (*kernel.Setting, error) {
 		return nil, kernel.Errorf(kernel.CodeNotFound, "package %s is not installed", pkg).
 			WithHint("rukh list shows the installed packages")
 	}
-	var newest []kernel.Setting
-	for i := len(rels) - 1; i >= 0; i-- {
-		m, err := kernel.DecodeInstalled(rels[i].Manifest)
+	settings := make([][]kernel.Setting, len(rels))
+	sensitive := false // any release declares it sensitive: so it is treated
+	for i, r := range rels {
+		m, err := kernel.DecodeInstalled(r.Manifest)
 		if err != nil {
-			return nil, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", rels[i].Name, rels[i].Version).Wrap(err)
+			return nil, kernel.Errorf(kernel.CodeInternal, "the manifest of %s@%s does not decode", r.Name, r.Version).Wrap(err)
 		}
-		if i == len(rels)-1 {
-			newest = m.Settings
+		settings[i] = m.Settings
+		if d := findSetting(m.Settings, id); d != nil && d.Sensitive {
+			sensitive = true
 		}
-		if d := findSetting(m.Settings, id); d != nil {
+	}
+	for i := len(rels) - 1; i >= 0; i-- {
+		if d := findSetting(settings[i], id); d != nil {
 			c := *d
-			if !c.Sensitive {
-				if c.Sensitive, err = h.sensitiveAnywhere(pkg, id); err != nil {
-					return nil, err
-				}
-			}
+			c.Sensitive = c.Sensitive || sensitive
 			return &c, nil
 		}
 	}
+	newest := settings[len(rels)-1]
 	none := kernel.Errorf(kernel.CodeNotFound, "package %s declares no setting %q", pkg, id)
 	if len(newest) == 0 {
 		return nil, none.WithHint("its installed releases declare no settings")
