@@ -190,24 +190,13 @@ func (a *app) runToolsSearch(opts *toolsOptions) error {
 		if _, ok := ix.Endpoint(opts.Endpoint); !ok {
 			return kernel.Errorf(kernel.CodeNotFound, "revision %s has no endpoint %q", rev, opts.Endpoint).WithHint("see the endpoints with 'rukh policy show'")
 		}
-		found, err := ix.Search(opts.Endpoint, opts.Search, opts.Limit)
+		found, err := ix.SearchTools(opts.Endpoint, opts.Search, opts.Limit)
 		if err != nil {
 			return err
 		}
 		for _, f := range found {
-			t, ok, err := ix.Tool(opts.Endpoint, f.Name)
-			if err == nil && !ok {
-				err = kernel.Errorf(kernel.CodeInternal, "revision %s: the search index names an unknown tool %q", rev, f.Name).WithHint("run 'rukh doctor'")
-			}
-			if err != nil {
-				return err
-			}
-			body, err := ix.Body(t.Body)
-			if err != nil {
-				return err
-			}
-			title, description := policy.ToolSummary(body)
-			hits = append(hits, searchHit{Name: f.Name, Command: t.Command, Title: title, Description: description, Score: math.Round(f.Score*1000) / 1000})
+			title, description := policy.ToolSummary(f.Body)
+			hits = append(hits, searchHit{Name: f.Name, Command: f.Tool.Command, Title: title, Description: description, Score: math.Round(f.Score*1000) / 1000})
 		}
 		return nil
 	})

@@ -184,21 +184,13 @@ func (c *storeCatalog) Search(query string, limit int) ([]mcpcore.SearchHit, err
 	if !c.has {
 		return nil, nil
 	}
-	found, err := c.ix.Search(c.ep.Name, query, limit)
+	found, err := c.ix.SearchTools(c.ep.Name, query, limit)
 	if err != nil {
 		return nil, err
 	}
 	hits := make([]mcpcore.SearchHit, 0, len(found))
-	for _, h := range found {
-		obj, ok, err := c.Tool(h.Name)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, kernel.Errorf(kernel.CodeInternal, "revision %s: the search index names an unknown tool %q", c.ix.Revision(), h.Name).
-				WithHint("run 'rukh doctor'")
-		}
-		hits = append(hits, mcpcore.HitOf(h.Name, obj))
+	for _, f := range found {
+		hits = append(hits, mcpcore.HitOf(f.Name, f.Body))
 	}
 	return hits, nil
 }

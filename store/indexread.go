@@ -396,6 +396,39 @@ func (ix *Index) Search(endpoint, query string, limit int) ([]search.Hit, error)
 	return hits, err
 }
 
+// FoundTool is one hit of SearchTools: its rank and score, its tool
+// record and the tool's body (its object without the name).
+type FoundTool struct {
+	search.Hit
+	Tool Tool
+	Body []byte
+}
+
+// SearchTools is Search with each hit's tool record and body, what both
+// an agent's search and the owner's `rukh tools --search` show.
+func (ix *Index) SearchTools(endpoint, query string, limit int) ([]FoundTool, error) {
+	hits, err := ix.Search(endpoint, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FoundTool, 0, len(hits))
+	for _, h := range hits {
+		t, ok, err := ix.Tool(endpoint, h.Name)
+		if err == nil && !ok {
+			err = ix.brokenSearch(endpoint, fmt.Errorf("a posting names tool %q, which it does not have", h.Name))
+		}
+		if err != nil {
+			return nil, err
+		}
+		body, err := ix.Body(t.Body)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, FoundTool{Hit: h, Tool: t, Body: body})
+	}
+	return out, nil
+}
+
 // brokenSearch is the error of an endpoint's search records that are not
 // what a publish wrote.
 func (ix *Index) brokenSearch(endpoint string, err error) error {
