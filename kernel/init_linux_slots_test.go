@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +252,80 @@ func TestSlotPayload(t *testing.T) {
 	inv.Command.Execute.Args = append(inv.Command.Execute.Args, half, half)
 	if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded {
 		t.Errorf("a call over a slot's bound: outcome %s %q, want it run under an init of its own", res.Outcome, res.Reason)
+	}
+}
+
+// TestSlotInitRefusesOtherMessages: a message that is not a call (no
+// descriptors, or a payload that does not parse) ends the slot's init
+// before it forks anything; rukh hears EOF, and the call that sent it
+// would start under an init of its own.
+func TestSlotInitRefusesOtherMessages(t *testing.T) {
+	if !slotsUsable() {
+		t.Skip("no containment slots on this host")
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	four := [4]*os.File{null, null, null, null}
+	good, _ := encodeSlotCall("", "/nonexistent", []string{"x"}, nil)
+	for _, tt := range []struct {
+		name    string
+		payload []byte
+		files   bool
+	}{
+		{"no descriptors", good, false},
+		{"no argv", []byte("\x00\x00\x00\x00\x00\x00\x00\x00\x00/p\x00"), true},
+		{"counts past the strings", []byte("\x05\x00\x00\x00\x00\x00\x00\x00\x00/p\x00x\x00"), true},
+		{"no final NUL", []byte("\x01\x00\x00\x00\x00\x00\x00\x00\x00/p\x00x"), true},
+		{"bytes after the strings", []byte("\x01\x00\x00\x00\x00\x00\x00\x00\x00/p\x00x\x00y\x00"), true},
+		{"short", []byte("\x01\x00"), true},
+	} {
+		sl, err := spawnSlot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.files {
+			err = sl.send(tt.payload, four)
+		} else {
+			err = sl.raw.Write(func(fd uintptr) bool {
+				_, err = syscall.Write(int(fd), tt.payload)
+				return true
+			})
+		}
+		if err != nil {
+			t.Fatalf("%s: send: %v", tt.name, err)
+		}
+		kind, v, _, err := sl.recv()
+		sl.close()
+		ws, _ := sl.init.ProcessState.Sys().(syscall.WaitStatus)
+		if err != io.EOF || ws.ExitStatus() != 1 {
+			t.Errorf("%s: the slot answered %d %d %v and exited with %v, want EOF and exit status 1", tt.name, kind, v, err, ws)
+		}
+	}
+	// A well-formed call with a program that cannot be executed: the
+	// program never starts, and the slot lives on.
+	sl, err := spawnSlot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.close()
+	if err := sl.send(good, four); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []uint32
+	for range 3 {
+		kind, v, _, err := sl.recv()
+		if err != nil {
+			t.Fatalf("after %v: %v", kinds, err)
+		}
+		kinds = append(kinds, kind)
+		if kind == ReportExec && syscall.Errno(v) != syscall.ENOENT {
+			t.Errorf("ReportExec %v, want ENOENT", syscall.Errno(v))
+		}
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint([]uint32{ReportStarted, ReportExec, ReportStatus}) {
+		t.Errorf("records %v, want started, exec, status", kinds)
 	}
 }
