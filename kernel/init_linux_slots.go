@@ -326,12 +326,20 @@ func startInSlot(cmd *exec.Cmd) (c *slotCall, ok bool) {
 		return nil, false
 	}
 	kind, _, pid, err := sl.recv()
-	if err != nil || kind != ReportStarted || pid <= 0 {
+	if err != nil || kind != ReportStarted {
 		// No ReportStarted: the program never reached its exec.
 		go sl.kill()
 		return nil, false
 	}
-	return &slotCall{sl: sl, pid: pid}, true
+	c = &slotCall{sl: sl, pid: pid}
+	if pid <= 0 {
+		// It runs, but rukh could not signal it: it ends now, killed.
+		c.broken = true
+		sl.kill()
+		c.ended = initEnd{startErr: "cannot start program: its containment slot did not name its process"}
+		c.reported.Store(true)
+	}
+	return c, true
 }
 
 // wait returns once the slot reported the call over: the program exited
@@ -339,7 +347,7 @@ func startInSlot(cmd *exec.Cmd) (c *slotCall, ok bool) {
 // protocol instead, its init is killed and reaped (its namespace is then
 // empty), and the program counts as killed with it.
 func (c *slotCall) wait() error {
-	for {
+	for !c.reported.Load() {
 		kind, v, _, err := c.sl.recv()
 		if err == nil && kind == ReportExec {
 			c.execErr = syscall.Errno(v)
@@ -358,8 +366,8 @@ func (c *slotCall) wait() error {
 		}
 		c.ended.ws, c.ended.exited = ws, true
 		c.reported.Store(true)
-		return nil
 	}
+	return nil
 }
 
 // done reports whether the call is over (signalling its group is then
