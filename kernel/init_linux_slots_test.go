@@ -139,7 +139,7 @@ func TestSlotInitKilled(t *testing.T) {
 	done := make(chan Result)
 	go func() { done <- r.Invoke(context.Background(), inv) }()
 	line, _ := bufio.NewReader(pr).ReadString('\n')
-	pw.Close()
+	defer pw.Close()
 	if line == "" {
 		t.Fatal("escape-hang did not start its escapees")
 	}
