@@ -301,6 +301,9 @@ type slotCall struct {
 // ran, and the caller starts it under an init of its own. cmd must have
 // its stdio and the channel as files, and nothing else.
 func startInSlot(cmd *exec.Cmd) (c *slotCall, ok bool) {
+	if containmentInit == "" {
+		return nil, false // rukh itself is the init here, and serves no slot
+	}
 	var files [4]*os.File
 	for i, s := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
 		f, isFile := s.(*os.File)

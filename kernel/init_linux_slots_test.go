@@ -329,3 +329,16 @@ func TestSlotInitRefusesOtherMessages(t *testing.T) {
 		t.Errorf("records %v, want started, exec, status", kinds)
 	}
 }
+
+// TestSlotBoundsMatchTheInit: the init reserves what rukh may send.
+func TestSlotBoundsMatchTheInit(t *testing.T) {
+	src, err := os.ReadFile("../scripts/init/init_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf(".equ\tPAYLOAD_MAX, %d\t", SlotPayloadMax), fmt.Sprintf(".equ\tSTRINGS_MAX, %d\t", SlotStringsMax)} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("scripts/init/init_amd64.s has no %q", want)
+		}
+	}
+}
