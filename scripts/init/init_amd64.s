@@ -111,9 +111,9 @@ slot:
 	cmp	$-4095, %rax
 	jae	bad
 	mov	%rax, %rbp
-	mov	$157, %eax		# prctl(PR_SET_DUMPABLE, 0): no program of the
-	mov	$4, %edi		# slot may trace it or read its memory (an
-	xor	%esi, %esi		# exec makes the program dumpable again)
+	mov	$157, %eax		# prctl(PR_SET_DUMPABLE, 0): a program of the
+	mov	$4, %edi		# slot cannot trace it without CAP_SYS_PTRACE
+	xor	%esi, %esi		# (an exec makes the program dumpable again)
 	syscall
 	mov	$72, %eax		# fcntl(4, F_SETFD, FD_CLOEXEC): no program holds it
 	mov	$4, %edi
