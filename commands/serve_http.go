@@ -68,6 +68,7 @@ type serveHTTPOptions struct {
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	kernel.DetachTerminal() // as serve-mcp does
+	a.h.Runner.WarmSlots()  // as serve-mcp does
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
 	return serve.HTTP(ctx, serve.HTTPOptions{

@@ -46,6 +46,33 @@ const (
 	// ReportLimit: the program was stopped by a limit of the template;
 	// the value is one of the Limit* numbers. It precedes ReportStatus.
 	ReportLimit uint32 = 5
+	// ReportStarted: a slot's program is about to exec (value 0); the
+	// kernel names its sender, the program, by its pid in rukh's PID
+	// namespace.
+	ReportStarted uint32 = 6
+)
+
+// Slots. A serving rukh keeps the containment init warm: started as
+// SlotArgv0 in the namespaces of an unconfined call, with no program, it
+// serves one call after another on InitReportFD, a SOCK_SEQPACKET socket
+// (rukh's end has SO_PASSCRED). Per call rukh sends one message: the
+// program's stdin, stdout, stderr and channel as SCM_RIGHTS, and a payload
+// of argc and envc (little-endian uint32 each), then dir, path, the argc
+// arguments and the envc environment entries, each NUL-terminated (dir ""
+// keeps the slot's working directory, rukh's). The init forks; the child
+// puts the four descriptors on 0..3, makes a process group of its own,
+// sends ReportStarted, and execs (or sends ReportExec). The init reaps
+// until the program exited, kills everything else in its namespace
+// (kill(-1, SIGKILL)), reaps until it has no child left, and sends
+// ReportStatus (ReportFork when it could not fork): then nothing of the
+// call is left, and the slot waits for the next. At EOF it exits.
+const (
+	SlotArgv0 = "rukh-slot"
+	// SlotPayloadMax and SlotStringsMax bound a call's payload and its
+	// strings (dir, path, arguments, environment): the init reserves as
+	// much (scripts/init/init_amd64.s).
+	SlotPayloadMax = 128 << 10
+	SlotStringsMax = 4096
 )
 
 // Limits a ReportLimit names.

@@ -61,6 +61,17 @@ type Runner struct {
 	// Settings gives a call the owner's values of its package's settings;
 	// nil gives none (a required setting then rejects the call).
 	Settings SettingsSource
+	// Slots runs unconfined calls in warm containment slots, reused from
+	// call to call, instead of a fresh init each (initproto.go, Slots):
+	// for serve processes (WarmSlots); the one-shot CLI keeps a fresh one.
+	Slots bool
+}
+
+// WarmSlots sets r.Slots and starts a first slot in the background, so
+// the first call does not wait for one. Call it before r's first call.
+func (r *Runner) WarmSlots() {
+	r.Slots = true
+	warmSlots()
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -288,6 +299,7 @@ type session struct {
 	prog       string
 	invokeLine []byte
 	init       underInit // the init the program runs under, if any
+	slot       *slotCall // the slot the program runs in, if any
 	scratch    string    // the confined program's scratch directory, if any
 	cgroup     *pidsCgroup
 
@@ -353,16 +365,23 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 	}
 	defer s.parentSide.close()
 	s.supervise(ctx)
-	// The leader is a zombie, so its pid still names its group: kill every
-	// process left in it and every other one the invocation left behind,
-	// then reap the leader.
-	syscall.Kill(-s.proc.leader, syscall.SIGKILL)
-	if !s.init.contains() {
-		cleanup(s.proc)
+	var ended initEnd
+	var waitErr error
+	if s.slot != nil {
+		// The slot reported the call over: nothing of it is left.
+		ended = s.slot.finish(s.prog)
+	} else {
+		// The leader is a zombie, so its pid still names its group: kill
+		// every process left in it and every other one the invocation left
+		// behind, then reap the leader.
+		syscall.Kill(-s.proc.leader, syscall.SIGKILL)
+		if !s.init.contains() {
+			cleanup(s.proc)
+		}
+		waitErr = s.cmd.Wait()
+		untrack(s.proc)
+		ended = s.init.readReport(s.prog, s.lim.Template)
 	}
-	waitErr := s.cmd.Wait()
-	untrack(s.proc)
-	ended := s.init.readReport(s.prog, s.lim.Template)
 	if s.cgroup != nil && ended.limit == 0 && (!ended.exited || ended.ws.ExitStatus() != 0 || ended.ws.Signaled()) && s.cgroup.hitMax() {
 		ended.limit = LimitProcesses // a failed program that was refused a process
 	}
@@ -433,6 +452,15 @@ func (s *session) start() (reason string) {
 		return fmt.Sprintf("cannot create the stdin pipe: %v", err)
 	}
 
+	if (s.r.Slots || slotsAlways) && s.init.path != "" && s.init.spec == nil && !s.inv.Terminal {
+		// A slot, when one serves: else (or when it failed before the
+		// program started) an init of the call's own, as below.
+		if c, ok := startInSlot(s.cmd); ok {
+			s.slot, s.proc = c, &tracked{leader: c.pid}
+			s.serve(stdinW)
+			return ""
+		}
+	}
 	if s.proc, s.cmd, err = startContained(&s.init, s.cmd, s.id, child.files, s.r.Recorder); err != nil {
 		return fmt.Sprintf("cannot start program: %v", err)
 	}
@@ -678,7 +706,13 @@ func (s *session) send(b []byte) {
 // stop sequence until the leader exits (it is left a zombie).
 func (s *session) supervise(ctx context.Context) {
 	exited := make(chan error, 1)
-	go func() { exited <- plat.waitExited(s.proc.leader) }()
+	go func() {
+		if s.slot != nil {
+			exited <- s.slot.wait()
+			return
+		}
+		exited <- plat.waitExited(s.proc.leader)
+	}()
 	deadline := time.NewTimer(s.lim.Timeout)
 	defer deadline.Stop()
 	ctxDone := ctx.Done()
@@ -704,7 +738,12 @@ func (s *session) supervise(ctx context.Context) {
 	}
 }
 
-func (s *session) signalGroup(sig syscall.Signal) { syscall.Kill(-s.proc.leader, sig) }
+func (s *session) signalGroup(sig syscall.Signal) {
+	if s.slot != nil && s.slot.done() {
+		return // the group is gone, and its id may be another's some day
+	}
+	syscall.Kill(-s.proc.leader, sig)
+}
 
 // stop begins the stop sequence: the cancel message now, SIGTERM after the
 // term grace, SIGKILL at the stop deadline. The stop deadline is fixed at
@@ -810,12 +849,12 @@ func (s *session) decide(ps *os.ProcessState, waitErr error, ended initEnd, repo
 		return ExecutionFailed, ended.startErr, nil
 	case ended.limit != 0:
 		return ExecutionFailed, limitReason(s.lim.Confine, s.lim.Template, ended.limit), nil
-	case ps == nil:
+	case ps == nil && !ended.exited:
 		return ExecutionFailed, fmt.Sprintf("cannot wait for the program: %v", waitErr), nil
 	}
-	ws, _ := ps.Sys().(syscall.WaitStatus)
-	if ended.exited {
-		ws = ended.ws
+	ws := ended.ws
+	if !ended.exited {
+		ws, _ = ps.Sys().(syscall.WaitStatus)
 	}
 	if ws.Signaled() {
 		what := "without a report"
