@@ -1,0 +1,19 @@
+//go:build unix && (rukh_portable || !linux)
+
+package kernel
+
+import "os"
+
+// prepared is empty where there is no machine-code confining init.
+type prepared struct {
+	steps   []byte
+	ruleset *os.File
+}
+
+func machineConfines(*Confine) bool { return false }
+
+func confiningInitPath() (string, error) { return "", nil }
+
+func prepare(InitSpec) (*prepared, error) { return nil, nil }
+
+func (*prepared) failed(uint32) string { return "" }
