@@ -35,8 +35,24 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "probe" {
 		os.Exit(probe(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 && os.Getenv(initEnv) == "" {
+		// Every test again, its confined starts under the machine-code
+		// init wherever it confines.
+		cmd := exec.Command(os.Args[0], os.Args[1:]...)
+		cmd.Env = append(os.Environ(), initEnv+"=machine")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
+
+// initEnv set to "machine" runs the tests' confined starts under the
+// machine-code init (kernel.PrepareMachineInit), as rukh does for every
+// template it confines; unset, under this package's init.
+const initEnv = "RUKH_CONFINE_TEST_INIT"
 
 // probe is a program to confine: args[0] says what it tries.
 func probe(args []string) int {
@@ -215,20 +231,9 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	ownProc := c != nil && (grantsProc(c) || c.Processes > 0)
 	containAttr(a, c != nil && c.Network == kernel.NetworkNone, c != nil, ownProc)
 	var specW *os.File
+	var specBytes []byte
+	var mi *kernel.MachineInit
 	if c != nil {
-		var specR *os.File
-		specR, specW, err = os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer specR.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reportW.Close()
-	if specW != nil {
 		spec := kernel.InitSpec{Template: "test", Confine: *c, OwnProc: ownProc}
 		if ownProc {
 			var st unix.Stat_t
@@ -237,11 +242,36 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 			}
 			spec.HostMountNS = st.Ino
 		}
-		b, err := json.Marshal(spec)
+		if os.Getenv(initEnv) == "machine" {
+			if mi, err = kernel.PrepareMachineInit(spec); err != nil {
+				// Prepared in rukh: the call fails as a setup failure does.
+				return outcome{code: 126, setup: err.Error(), records: [][2]uint32{{kernel.ReportSetup, uint32(len(err.Error()))}}}
+			}
+		}
+		if mi != nil {
+			defer mi.Ruleset.Close()
+			specBytes = mi.Steps
+			cmd.Path, cmd.Args[0] = mi.Path, kernel.InitMachineArgv0
+		} else if specBytes, err = json.Marshal(spec); err != nil {
+			t.Fatal(err)
+		}
+		var specR *os.File
+		specR, specW, err = os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
-		specW.Write(b)
+		defer specR.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
+		if mi != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, nil, mi.Ruleset)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	if specW != nil {
+		specW.Write(specBytes)
 		specW.Close()
 	}
 	if sig != 0 {
@@ -257,13 +287,28 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	case err != nil:
 		t.Fatal(err)
 	}
+	var cpu time.Duration
+	var peak int64
 	for len(rep) >= 8 {
 		r := [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])}
 		rep = rep[8:]
-		o.records = append(o.records, r)
-		if r[0] == kernel.ReportSetup && int(r[1]) <= len(rep) {
+		switch {
+		case r[0] == kernel.ReportSetup && int(r[1]) <= len(rep):
 			o.setup, rep = string(rep[:r[1]]), rep[r[1]:]
+		case r[0] == kernel.ReportStep && mi != nil: // named in rukh
+			o.setup = mi.Failed(r[1])
+			r = [2]uint32{kernel.ReportSetup, uint32(len(o.setup))}
+		case r[0] == kernel.ReportPeakKiB:
+			peak = max(peak, int64(r[1]))
+		case r[0] == kernel.ReportCPUMillis:
+			cpu = time.Duration(r[1]) * time.Millisecond
+		case r[0] == kernel.ReportStatus && mi != nil && o.setup == "":
+			// The limit that stopped the program is named in rukh.
+			if l := kernel.UsageLimit(*c, syscall.WaitStatus(r[1]), cpu, peak); l != 0 {
+				o.records = append(o.records, [2]uint32{kernel.ReportLimit, l})
+			}
 		}
+		o.records = append(o.records, r)
 	}
 	if len(rep) != 0 {
 		t.Errorf("report has %d bytes left over", len(rep))

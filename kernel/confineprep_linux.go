@@ -180,6 +180,9 @@ func prepare(spec InitSpec) (*prepared, error) {
 	if err := ValidateConfine(c); err != nil {
 		return nil, err
 	}
+	if c.Processes > 0 && !spec.ProcessesCgroup {
+		return nil, errors.New("processes cannot be enforced: rukh's machine-code init limits processes with the call's pids cgroup, and it has none")
+	}
 	plan, err := PlanLandlock(c)
 	if err != nil {
 		return nil, err
@@ -308,3 +311,33 @@ func programLimits(c Confine) []programLimit {
 	}
 	return ls
 }
+
+// MachineInit is one call's machine-code confining init, prepared as a
+// confined call's is: for package confine's tests, which run each case
+// under both inits.
+type MachineInit struct {
+	Path    string   // the init's executable
+	Steps   []byte   // what it reads on InitSpecFD
+	Ruleset *os.File // its InitRulesetFD
+	p       *prepared
+}
+
+// PrepareMachineInit prepares the machine-code init for spec; nil (and no
+// error) where it does not confine under spec.Confine.
+func PrepareMachineInit(spec InitSpec) (*MachineInit, error) {
+	if !machineConfines(&spec.Confine) {
+		return nil, nil
+	}
+	path, err := confiningInitPath()
+	if err != nil {
+		return nil, err
+	}
+	p, err := prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &MachineInit{Path: path, Steps: p.steps, Ruleset: p.ruleset, p: p}, nil
+}
+
+// Failed is the message of a ReportStep value.
+func (m *MachineInit) Failed(v uint32) string { return m.p.failed(v) }
