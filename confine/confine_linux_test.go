@@ -103,6 +103,12 @@ func probe(args []string) int {
 			return fail(err)
 		}
 		fmt.Println("read")
+	case "read-out":
+		b, err := os.ReadFile(args[1])
+		if err != nil {
+			return fail(err)
+		}
+		os.Stdout.Write(b)
 	case "write":
 		if err := os.WriteFile(args[1], []byte("x"), 0o644); err != nil {
 			return fail(err)
@@ -252,6 +258,10 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 			defer mi.Ruleset.Close()
 			specBytes = mi.Steps
 			cmd.Path, cmd.Args[0] = mi.Path, kernel.InitMachineArgv0
+			if mi.OwnUserNS { // as rukh starts it
+				a.Cloneflags &^= syscall.CLONE_NEWUSER
+				a.UidMappings, a.GidMappings, a.AmbientCaps = nil, nil, nil
+			}
 		} else if specBytes, err = json.Marshal(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -447,6 +457,27 @@ func TestNetwork(t *testing.T) {
 			t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
 		}
 	})
+}
+
+// TestUserNamespace: the program runs in a user namespace of the call's
+// own, where only the owner's ids are mapped (under the machine-code init
+// as root, one it makes itself), and with no capability there.
+func TestUserNamespace(t *testing.T) {
+	f := newFixture(t)
+	c := &kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}
+	o := start(t, c, nil, f.probe, "read-out", "/proc/self/uid_map")
+	exitedZero(t, o)
+	want := fmt.Sprintf("%d %d 1", os.Getuid(), os.Getuid())
+	if got := strings.Join(strings.Fields(o.stdout), " "); got != want {
+		t.Errorf("uid_map %q, want %q", got, want)
+	}
+	o = start(t, c, nil, f.probe, "status")
+	exitedZero(t, o)
+	for _, l := range strings.Split(o.stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(k, "Cap") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+			t.Errorf("the program has capabilities: %s", l)
+		}
+	}
 }
 
 func TestPaths(t *testing.T) {

@@ -29,6 +29,12 @@ type prepared struct {
 	steps   []byte
 	words   []string // what each step does, for the message of its failure
 	ruleset *os.File // InitRulesetFD
+	// userNS: the init makes the call's user namespace itself, once it has
+	// mounted and brought the loopback up, and rukh starts it without one
+	// (as root: the start needs none). A start in a new user namespace
+	// is a full fork of rukh (the Go runtime cannot share its memory with
+	// the child then), which costs more than the whole init.
+	userNS bool
 }
 
 // stepArg is an argument of a step: as is, an offset into the steps'
@@ -217,6 +223,21 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add(words, unix.SYS_IOCTL, result(s), bits(unix.SIOCSIFFLAGS), at(at0))
 		l.add(words, unix.SYS_CLOSE, result(s))
 	}
+	if p.userNS = os.Getuid() == 0; p.userNS {
+		// The same user namespace a start gets otherwise: rukh's ids
+		// mapped to themselves, setgroups denied.
+		l.add("creating the call's user namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWUSER))
+		for _, m := range []struct{ file, line string }{
+			{"uid_map", fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid())},
+			{"setgroups", "deny"},
+			{"gid_map", fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid())},
+		} {
+			words := "writing the call's user namespace's " + m.file
+			f := l.add(words, unix.SYS_OPENAT, imm(uint64(atFDCWD)), at(l.str("/proc/self/"+m.file)), bits(unix.O_WRONLY|unix.O_CLOEXEC), imm(0))
+			l.add(words, unix.SYS_WRITE, result(f), at(l.str(m.line)), imm(uint64(len(m.line))))
+			l.add(words, unix.SYS_CLOSE, result(f))
+		}
+	}
 	for _, r := range plan.Rules {
 		if !later(r) {
 			continue
@@ -274,6 +295,15 @@ func prepare(spec InitSpec) (*prepared, error) {
 	return p, nil
 }
 
+// startAttr takes the user namespace out of a where the init makes it
+// itself.
+func (p *prepared) startAttr(a *syscall.SysProcAttr) {
+	if p.userNS {
+		a.Cloneflags &^= syscall.CLONE_NEWUSER
+		a.UidMappings, a.GidMappings, a.AmbientCaps = nil, nil, nil
+	}
+}
+
 // failed names the step of a ReportStep value.
 func (p *prepared) failed(v uint32) string {
 	step, errno := int(v>>16), syscall.Errno(v&0xffff)
@@ -319,7 +349,9 @@ type MachineInit struct {
 	Path    string   // the init's executable
 	Steps   []byte   // what it reads on InitSpecFD
 	Ruleset *os.File // its InitRulesetFD
-	p       *prepared
+	// OwnUserNS: the init makes its user namespace; start it without one.
+	OwnUserNS bool
+	p         *prepared
 }
 
 // PrepareMachineInit prepares the machine-code init for spec; nil (and no
@@ -336,7 +368,7 @@ func PrepareMachineInit(spec InitSpec) (*MachineInit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MachineInit{Path: path, Steps: p.steps, Ruleset: p.ruleset, p: p}, nil
+	return &MachineInit{Path: path, Steps: p.steps, Ruleset: p.ruleset, OwnUserNS: p.userNS, p: p}, nil
 }
 
 // Failed is the message of a ReportStep value.

@@ -2,7 +2,10 @@
 
 package kernel
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // prepared is empty where there is no machine-code confining init.
 type prepared struct {
@@ -17,3 +20,5 @@ func confiningInitPath() (string, error) { return "", nil }
 func prepare(InitSpec) (*prepared, error) { return nil, nil }
 
 func (*prepared) failed(uint32) string { return "" }
+
+func (*prepared) startAttr(*syscall.SysProcAttr) {}

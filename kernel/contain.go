@@ -188,6 +188,9 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 	cmd.Args = append([]string{argv0, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = u.path
 	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil, u.ownProc)
+	if u.machine != nil {
+		u.machine.startAttr(cmd.SysProcAttr)
+	}
 	return childEnds, nil
 }
 
