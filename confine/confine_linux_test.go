@@ -103,6 +103,12 @@ func probe(args []string) int {
 			return fail(err)
 		}
 		fmt.Println("read")
+	case "netns":
+		ns, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Println(ns)
 	case "read-out":
 		b, err := os.ReadFile(args[1])
 		if err != nil {
@@ -255,13 +261,10 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 			}
 		}
 		if mi != nil {
-			defer mi.Ruleset.Close()
+			defer mi.Close()
 			specBytes = mi.Steps
 			cmd.Path, cmd.Args[0] = mi.Path, kernel.InitMachineArgv0
-			if mi.OwnUserNS { // as rukh starts it
-				a.Cloneflags &^= syscall.CLONE_NEWUSER
-				a.UidMappings, a.GidMappings, a.AmbientCaps = nil, nil, nil
-			}
+			mi.StartAttr(a) // as rukh starts it
 		} else if specBytes, err = json.Marshal(spec); err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +276,7 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 		defer specR.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
 		if mi != nil {
-			cmd.ExtraFiles = append(cmd.ExtraFiles, nil, mi.Ruleset)
+			cmd.ExtraFiles = append(cmd.ExtraFiles, mi.Files()...)
 		}
 	}
 	if err := cmd.Start(); err != nil {
@@ -451,10 +454,29 @@ func TestNetwork(t *testing.T) {
 		})
 	}
 	t.Run("loopback inside", func(t *testing.T) {
-		// Refused, not unreachable: the namespace's own lo is up.
-		o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}, nil, f.probe, "connect", "127.0.0.1:1")
-		if !strings.Contains(o.stdout, "connection refused") {
-			t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
+		// Refused, not unreachable: the namespace's own lo is up. Several
+		// times: rukh makes later calls' namespaces ahead of them.
+		for range 4 {
+			o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}, nil, f.probe, "connect", "127.0.0.1:1")
+			if !strings.Contains(o.stdout, "connection refused") {
+				t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
+			}
+		}
+	})
+	t.Run("a namespace per call", func(t *testing.T) {
+		own, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			t.Skip(err)
+		}
+		seen := map[string]bool{own: true}
+		for range 4 {
+			o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: slices.Concat(f.read, []string{"/proc"})}, nil, f.probe, "netns")
+			exitedZero(t, o)
+			ns := strings.TrimSpace(o.stdout)
+			if !strings.HasPrefix(ns, "net:[") || seen[ns] {
+				t.Fatalf("the call's network namespace %q is rukh's or an earlier call's (%v)", ns, seen)
+			}
+			seen[ns] = true
 		}
 	})
 }

@@ -58,7 +58,7 @@ func TestMachineInitConfinesTheBenchTemplate(t *testing.T) {
 	if err := u.confineSpec(&benchTemplate, "bench", t.TempDir(), t.TempDir(), false); err != nil {
 		t.Fatal(err)
 	}
-	defer u.machine.ruleset.Close()
+	defer u.machine.close()
 	want, _ := confiningInitPath()
 	if u.machine == nil || u.path != want || !bytes.HasPrefix(u.spec, []byte("RKC1")) {
 		t.Fatalf("the bench's template runs under %q (steps %v), not the machine-code init %q", u.path, u.machine != nil, want)

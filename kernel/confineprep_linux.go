@@ -35,6 +35,30 @@ type prepared struct {
 	// is a full fork of rukh (the Go runtime cannot share its memory with
 	// the child then), which costs more than the whole init.
 	userNS bool
+	// netNS: a network namespace made ahead (netns_linux.go), which the
+	// init enters (InitNetNSFD); nil: it gets a new one at its start.
+	netNS *os.File
+}
+
+// InitNetNSFD is the network namespace the machine-code init enters.
+const InitNetNSFD = 8
+
+// files are the descriptors from InitCgroupFD on (cgroup is the call's
+// cgroup.procs or nil).
+func (p *prepared) files(cgroup *os.File) []*os.File {
+	fs := []*os.File{cgroup, p.ruleset}
+	if p.netNS != nil {
+		fs = append(fs, p.netNS)
+	}
+	return fs
+}
+
+// close closes rukh's copies of what the init inherits.
+func (p *prepared) close() {
+	p.ruleset.Close()
+	if p.netNS != nil {
+		p.netNS.Close()
+	}
 }
 
 // stepArg is an argument of a step: as is, an offset into the steps'
@@ -200,7 +224,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset")}
+	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Getuid() == 0}
 	var l stepList
 	l.add("fcntl on the report descriptor", unix.SYS_FCNTL, fd(InitReportFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
 	l.add("closing the steps' descriptor", unix.SYS_CLOSE, fd(InitSpecFD))
@@ -212,7 +236,13 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add("making / private in the invocation's mount namespace", unix.SYS_MOUNT, at(empty), at(root), at(empty), bits(unix.MS_REC|unix.MS_PRIVATE), at(empty))
 		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
 	}
-	if c.Network == NetworkNone {
+	if p.userNS && c.Network == NetworkNone {
+		p.netNS = takeNetNS()
+	}
+	if p.netNS != nil {
+		l.add("entering the call's network namespace", unix.SYS_SETNS, fd(InitNetNSFD), bits(unix.CLONE_NEWNET))
+		l.add("closing the network namespace's descriptor", unix.SYS_CLOSE, fd(InitNetNSFD))
+	} else if c.Network == NetworkNone {
 		const words = "bringing up the loopback"
 		ifr := make([]byte, unix.IFNAMSIZ+24)
 		copy(ifr, "lo")
@@ -223,7 +253,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add(words, unix.SYS_IOCTL, result(s), bits(unix.SIOCSIFFLAGS), at(at0))
 		l.add(words, unix.SYS_CLOSE, result(s))
 	}
-	if p.userNS = os.Getuid() == 0; p.userNS {
+	if p.userNS {
 		// The same user namespace a start gets otherwise: rukh's ids
 		// mapped to themselves, setgroups denied.
 		l.add("creating the call's user namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWUSER))
@@ -257,7 +287,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 	if plan.ABI < LandlockGovernsUnixSockets {
 		filter, err := UnixSocketFilter()
 		if err != nil {
-			p.ruleset.Close()
+			p.close()
 			return nil, err
 		}
 		prog := l.put(unsafe.Slice((*byte)(unsafe.Pointer(&filter[0])), len(filter)*int(unsafe.Sizeof(filter[0]))))
@@ -288,7 +318,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.addChild("putting the program in its pids cgroup", unix.SYS_WRITE, fd(InitCgroupFD), at(l.str("0")), imm(1))
 	}
 	if p.steps, err = l.encode(); err != nil {
-		p.ruleset.Close()
+		p.close()
 		return nil, err
 	}
 	p.words = l.words
@@ -301,6 +331,9 @@ func (p *prepared) startAttr(a *syscall.SysProcAttr) {
 	if p.userNS {
 		a.Cloneflags &^= syscall.CLONE_NEWUSER
 		a.UidMappings, a.GidMappings, a.AmbientCaps = nil, nil, nil
+	}
+	if p.netNS != nil {
+		a.Cloneflags &^= syscall.CLONE_NEWNET
 	}
 }
 
@@ -346,13 +379,19 @@ func programLimits(c Confine) []programLimit {
 // confined call's is: for package confine's tests, which run each case
 // under both inits.
 type MachineInit struct {
-	Path    string   // the init's executable
-	Steps   []byte   // what it reads on InitSpecFD
-	Ruleset *os.File // its InitRulesetFD
-	// OwnUserNS: the init makes its user namespace; start it without one.
-	OwnUserNS bool
-	p         *prepared
+	Path  string // the init's executable
+	Steps []byte // what it reads on InitSpecFD
+	p     *prepared
 }
+
+// Files are the init's descriptors from InitCgroupFD on (that one nil).
+func (m *MachineInit) Files() []*os.File { return m.p.files(nil) }
+
+// StartAttr changes the namespaces of a confined start (a) to the init's.
+func (m *MachineInit) StartAttr(a *syscall.SysProcAttr) { m.p.startAttr(a) }
+
+// Close closes the descriptors in Files once the init started.
+func (m *MachineInit) Close() { m.p.close() }
 
 // PrepareMachineInit prepares the machine-code init for spec; nil (and no
 // error) where it does not confine under spec.Confine.
@@ -368,7 +407,7 @@ func PrepareMachineInit(spec InitSpec) (*MachineInit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MachineInit{Path: path, Steps: p.steps, Ruleset: p.ruleset, OwnUserNS: p.userNS, p: p}, nil
+	return &MachineInit{Path: path, Steps: p.steps, p: p}, nil
 }
 
 // Failed is the message of a ReportStep value.

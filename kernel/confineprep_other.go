@@ -22,3 +22,5 @@ func prepare(InitSpec) (*prepared, error) { return nil, nil }
 func (*prepared) failed(uint32) string { return "" }
 
 func (*prepared) startAttr(*syscall.SysProcAttr) {}
+
+func (*prepared) files(*os.File) []*os.File { return nil }

@@ -167,14 +167,14 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 		}(u.spec)
 		childEnds = append(childEnds, specR)
 		files = append(files, specR)
-		if u.cgroup != nil || u.machine != nil {
-			files = append(files, u.cgroup) // nil: closed in the child
-		}
 		if u.machine != nil {
-			// The init enters the ruleset and closes it; rukh's copy
-			// closes once the init started.
-			childEnds = append(childEnds, u.machine.ruleset)
-			files = append(files, u.machine.ruleset)
+			// The init enters the ruleset (and the network namespace) and
+			// closes them; rukh's copies close once it started.
+			mf := u.machine.files(u.cgroup)
+			childEnds = append(childEnds, mf[1:]...)
+			files = append(files, mf...)
+		} else if u.cgroup != nil {
+			files = append(files, u.cgroup)
 		}
 	}
 	cmd.ExtraFiles = files
