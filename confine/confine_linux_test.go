@@ -35,8 +35,24 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "probe" {
 		os.Exit(probe(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 && os.Getenv(initEnv) == "" {
+		// Every test again, its confined starts under the machine-code
+		// init wherever it confines.
+		cmd := exec.Command(os.Args[0], os.Args[1:]...)
+		cmd.Env = append(os.Environ(), initEnv+"=machine")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
+
+// initEnv set to "machine" runs the tests' confined starts under the
+// machine-code init (kernel.PrepareMachineInit), as rukh does for every
+// template it confines; unset, under this package's init.
+const initEnv = "RUKH_CONFINE_TEST_INIT"
 
 // probe is a program to confine: args[0] says what it tries.
 func probe(args []string) int {
@@ -87,6 +103,18 @@ func probe(args []string) int {
 			return fail(err)
 		}
 		fmt.Println("read")
+	case "netns":
+		ns, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Println(ns)
+	case "read-out":
+		b, err := os.ReadFile(args[1])
+		if err != nil {
+			return fail(err)
+		}
+		os.Stdout.Write(b)
 	case "write":
 		if err := os.WriteFile(args[1], []byte("x"), 0o644); err != nil {
 			return fail(err)
@@ -215,20 +243,9 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	ownProc := c != nil && (grantsProc(c) || c.Processes > 0)
 	containAttr(a, c != nil && c.Network == kernel.NetworkNone, c != nil, ownProc)
 	var specW *os.File
+	var specBytes []byte
+	var mi *kernel.MachineInit
 	if c != nil {
-		var specR *os.File
-		specR, specW, err = os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer specR.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reportW.Close()
-	if specW != nil {
 		spec := kernel.InitSpec{Template: "test", Confine: *c, OwnProc: ownProc}
 		if ownProc {
 			var st unix.Stat_t
@@ -237,11 +254,37 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 			}
 			spec.HostMountNS = st.Ino
 		}
-		b, err := json.Marshal(spec)
+		if os.Getenv(initEnv) == "machine" {
+			if mi, err = kernel.PrepareMachineInit(spec); err != nil {
+				// Prepared in rukh: the call fails as a setup failure does.
+				return outcome{code: 126, setup: err.Error(), records: [][2]uint32{{kernel.ReportSetup, uint32(len(err.Error()))}}}
+			}
+		}
+		if mi != nil {
+			defer mi.Close()
+			specBytes = mi.Steps
+			cmd.Path, cmd.Args[0] = mi.Path, kernel.InitMachineArgv0
+			mi.StartAttr(a) // as rukh starts it
+		} else if specBytes, err = json.Marshal(spec); err != nil {
+			t.Fatal(err)
+		}
+		var specR *os.File
+		specR, specW, err = os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
-		specW.Write(b)
+		defer specR.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, specR)
+		if mi != nil {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, mi.Files()...)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	if specW != nil {
+		specW.Write(specBytes)
 		specW.Close()
 	}
 	if sig != 0 {
@@ -257,13 +300,28 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	case err != nil:
 		t.Fatal(err)
 	}
+	var cpu time.Duration
+	var peak int64
 	for len(rep) >= 8 {
 		r := [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])}
 		rep = rep[8:]
-		o.records = append(o.records, r)
-		if r[0] == kernel.ReportSetup && int(r[1]) <= len(rep) {
+		switch {
+		case r[0] == kernel.ReportSetup && int(r[1]) <= len(rep):
 			o.setup, rep = string(rep[:r[1]]), rep[r[1]:]
+		case r[0] == kernel.ReportStep && mi != nil: // named in rukh
+			o.setup = mi.Failed(r[1])
+			r = [2]uint32{kernel.ReportSetup, uint32(len(o.setup))}
+		case r[0] == kernel.ReportPeakKiB:
+			peak = max(peak, int64(r[1]))
+		case r[0] == kernel.ReportCPUMillis:
+			cpu = time.Duration(r[1]) * time.Millisecond
+		case r[0] == kernel.ReportStatus && mi != nil && o.setup == "":
+			// The limit that stopped the program is named in rukh.
+			if l := kernel.UsageLimit(*c, syscall.WaitStatus(r[1]), cpu, peak); l != 0 {
+				o.records = append(o.records, [2]uint32{kernel.ReportLimit, l})
+			}
 		}
+		o.records = append(o.records, r)
 	}
 	if len(rep) != 0 {
 		t.Errorf("report has %d bytes left over", len(rep))
@@ -396,12 +454,52 @@ func TestNetwork(t *testing.T) {
 		})
 	}
 	t.Run("loopback inside", func(t *testing.T) {
-		// Refused, not unreachable: the namespace's own lo is up.
-		o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}, nil, f.probe, "connect", "127.0.0.1:1")
-		if !strings.Contains(o.stdout, "connection refused") {
-			t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
+		// Refused, not unreachable: the namespace's own lo is up. Several
+		// times: rukh makes later calls' namespaces ahead of them.
+		for range 4 {
+			o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}, nil, f.probe, "connect", "127.0.0.1:1")
+			if !strings.Contains(o.stdout, "connection refused") {
+				t.Fatalf("the loopback inside is not up (want connection refused, not unreachable): %+v", o)
+			}
 		}
 	})
+	t.Run("a namespace per call", func(t *testing.T) {
+		own, err := os.Readlink("/proc/self/ns/net")
+		if err != nil {
+			t.Skip(err)
+		}
+		seen := map[string]bool{own: true}
+		for range 4 {
+			o := start(t, &kernel.Confine{Network: kernel.NetworkNone, Read: slices.Concat(f.read, []string{"/proc"})}, nil, f.probe, "netns")
+			exitedZero(t, o)
+			ns := strings.TrimSpace(o.stdout)
+			if !strings.HasPrefix(ns, "net:[") || seen[ns] {
+				t.Fatalf("the call's network namespace %q is rukh's or an earlier call's (%v)", ns, seen)
+			}
+			seen[ns] = true
+		}
+	})
+}
+
+// TestUserNamespace: the program runs in a user namespace of the call's
+// own, where only the owner's ids are mapped (under the machine-code init
+// as root, one it makes itself), and with no capability there.
+func TestUserNamespace(t *testing.T) {
+	f := newFixture(t)
+	c := &kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}
+	o := start(t, c, nil, f.probe, "read-out", "/proc/self/uid_map")
+	exitedZero(t, o)
+	want := fmt.Sprintf("%d %d 1", os.Getuid(), os.Getuid())
+	if got := strings.Join(strings.Fields(o.stdout), " "); got != want {
+		t.Errorf("uid_map %q, want %q", got, want)
+	}
+	o = start(t, c, nil, f.probe, "status")
+	exitedZero(t, o)
+	for _, l := range strings.Split(o.stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(k, "Cap") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+			t.Errorf("the program has capabilities: %s", l)
+		}
+	}
 }
 
 func TestPaths(t *testing.T) {

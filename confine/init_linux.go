@@ -87,7 +87,7 @@ func setup() (*plan, error) {
 		return nil, err
 	}
 	c := spec.Confine
-	if err := validate(c); err != nil {
+	if err := kernel.ValidateConfine(c); err != nil {
 		return nil, err
 	}
 	if pid := unix.Getpid(); pid != 1 {
@@ -127,18 +127,17 @@ func setup() (*plan, error) {
 			return nil, err
 		}
 	}
-	rules, err := landlockRules(c)
+	rules, err := kernel.PlanLandlock(c)
 	if err != nil {
 		return nil, err
 	}
 	if err := noNewPrivs(); err != nil {
 		return nil, err
 	}
-	abi, err := restrictPaths(rules)
-	if err != nil {
+	if err := restrictPaths(rules); err != nil {
 		return nil, err
 	}
-	if abi < landlockGovernsUnixSockets {
+	if rules.ABI < kernel.LandlockGovernsUnixSockets {
 		if err := denyUnixSockets(); err != nil {
 			return nil, err
 		}
@@ -188,23 +187,6 @@ func readSpec() (kernel.InitSpec, error) {
 		return spec, fmt.Errorf("the confinement spec is not one this init understands: %v", err)
 	}
 	return spec, nil
-}
-
-func validate(c kernel.Confine) error {
-	switch c.Network {
-	case "", kernel.NetworkHost, kernel.NetworkNone:
-	default:
-		return fmt.Errorf("network %q is neither %q nor %q", c.Network, kernel.NetworkNone, kernel.NetworkHost)
-	}
-	for _, l := range []struct {
-		name string
-		v    int
-	}{{"processes", c.Processes}, {"memoryMiB", c.MemoryMiB}, {"cpuSeconds", c.CPUSeconds}, {"fileMiB", c.FileMiB}} {
-		if l.v < 0 {
-			return fmt.Errorf("%s is %d; a limit is a positive number (or absent)", l.name, l.v)
-		}
-	}
-	return nil
 }
 
 // privateProc keeps the invocation's mounts from reaching the host's
@@ -473,53 +455,27 @@ func (p *plan) sample(done <-chan struct{}, sampled chan<- struct{}) {
 	}
 }
 
-// stoppedBy names the limit that stopped the program, or 0. The rule, so
-// that a limit is named only when it is sure enough:
-//   - cpuSeconds: the program was killed by SIGXCPU or SIGKILL and its
-//     CPU time reached three quarters of the limit (SIGXCPU comes at the
-//     limit, SIGKILL a second later; the CPU time rusage reports is
-//     sampled and can fall a little short of what the limit counted);
-//   - fileMiB: the program was killed by SIGXFSZ;
-//   - memoryMiB: the program failed (a signal or a non-zero exit) and a
-//     process of the invocation reached a peak resident size of three
-//     quarters of the limit (the data the limit counts is most of what
-//     a process that hits it has resident; the rest is code and stack).
-//     A runtime that maps far more than it touches (Go maps its heap in
-//     large arenas) can be stopped well short of that, and then the
-//     limit goes unnamed: the status still says the program failed;
-//   - processes: the program failed and the init saw the invocation run
-//     as many processes as the limit at once (sampled while it runs, and
-//     as it ends, the program with what is left), less the threads the
-//     init started after it set the limit, which took some of the
-//     program's share. Threads count towards the limit too; a program
-//     stopped by its threads goes unnamed.
-//
-// A program that hit a limit and then exited 0 ran to its own end, and
-// no limit is named.
+// stoppedBy names the limit that stopped the program, or 0: the CPU,
+// file and memory limits by kernel.UsageLimit's rule (the one rukh
+// applies to the machine-code init's reports), the processes limit when
+// the program failed and the init saw the invocation run as many
+// processes as the limit at once (sampled while it runs, and as it ends,
+// the program with what is left), less the threads the init started
+// after it set the limit, which took some of the program's share.
+// Threads count towards the limit too; a program stopped by its threads
+// goes unnamed.
 func (p *plan) stoppedBy(ws unix.WaitStatus, ru *unix.Rusage) uint32 {
 	c := p.spec
-	failed := !ws.Exited() || ws.ExitStatus() != 0
-	if !failed {
+	if ws.Exited() && ws.ExitStatus() == 0 {
 		return 0
 	}
-	if c.CPUSeconds > 0 && ws.Signaled() && (ws.Signal() == unix.SIGXCPU || ws.Signal() == unix.SIGKILL) {
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		if cpu >= time.Duration(c.CPUSeconds)*time.Second*3/4 {
-			return kernel.LimitCPU
-		}
+	peak := ru.Maxrss
+	var all unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_CHILDREN, &all) == nil && all.Maxrss > peak {
+		peak = all.Maxrss
 	}
-	if c.FileMiB > 0 && ws.Signaled() && ws.Signal() == unix.SIGXFSZ {
-		return kernel.LimitFile
-	}
-	if c.MemoryMiB > 0 {
-		peak := ru.Maxrss
-		var all unix.Rusage
-		if unix.Getrusage(unix.RUSAGE_CHILDREN, &all) == nil && all.Maxrss > peak {
-			peak = all.Maxrss
-		}
-		if peak<<10 >= int64(c.MemoryMiB)<<20*3/4 {
-			return kernel.LimitMemory
-		}
+	if l := kernel.UsageLimit(c, syscall.WaitStatus(ws), time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), peak); l != 0 {
+		return l
 	}
 	if c.Processes > 0 && !p.cgroup {
 		allowed := c.Processes

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // underInit is how one start runs its program: directly (path ""), or as
@@ -25,6 +26,10 @@ type underInit struct {
 	netNone bool     // a network namespace of its own
 	ownProc bool     // a mount namespace of its own, with its own /proc
 	report  *os.File // the parent's end of the report pipe, once started
+	// machine: the steps of the machine-code confining init; nil: rukh's
+	// own (package confine) confines, or none.
+	machine *prepared
+	conf    *Confine // the template's, to name the limit that stopped the program
 }
 
 // initFor chooses the init of an invocation under conf (template tmpl):
@@ -34,7 +39,11 @@ type underInit struct {
 // host has PID namespaces, and none elsewhere (the recorded sweep).
 func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse string) {
 	if conf != nil {
-		why := ProbeHost().Unavailable(conf)
+		h := ProbeHost()
+		if machineConfines(conf) {
+			h.NoSelfInit = "" // the machine-code init needs none of rukh
+		}
+		why := h.Unavailable(conf)
 		if noNamespaces {
 			why = "confinement needs namespaces, and this runner starts programs without them"
 		}
@@ -43,6 +52,7 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 		}
 		u.path = "/proc/self/exe"
 		u.netNone = conf.Network == NetworkNone
+		u.conf = conf
 		return u, ""
 	}
 	if ok, _ := namespaced(); ok && !noNamespaces {
@@ -51,9 +61,33 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 	return u, ""
 }
 
-// confineSpec is the InitSpec of an invocation: the template's paths with
-// "release" and "scratch" resolved (scratch "" when none was made).
-func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup, ownProc bool) ([]byte, error) {
+// confineSpec makes what the confining init of an invocation reads: the
+// template's paths with "release" and "scratch" resolved (scratch "" when
+// none was made), as the steps of the machine-code init where it
+// confines under conf, or else as the InitSpec rukh's own init reads.
+func (u *underInit) confineSpec(conf *Confine, tmpl, release, scratch string, cgroup bool) error {
+	spec, err := initSpec(conf, tmpl, release, scratch, cgroup, u.ownProc)
+	if err != nil {
+		return err
+	}
+	if !machineConfines(conf) {
+		u.spec, err = json.Marshal(spec)
+		return err
+	}
+	path, err := confiningInitPath()
+	if err != nil {
+		return fmt.Errorf("cannot confine the program under template %q: %v", tmpl, err)
+	}
+	p, err := prepare(spec)
+	if err != nil {
+		return fmt.Errorf("cannot confine the program under template %q: %v", tmpl, err)
+	}
+	u.path, u.spec, u.machine = path, p.steps, p
+	return nil
+}
+
+// initSpec is the InitSpec of an invocation.
+func initSpec(conf *Confine, tmpl, release, scratch string, cgroup, ownProc bool) (InitSpec, error) {
 	resolve := func(paths []string) ([]string, error) {
 		var out []string
 		for _, p := range paths {
@@ -72,16 +106,16 @@ func confineSpec(conf *Confine, tmpl, release, scratch string, cgroup, ownProc b
 	c := *conf
 	var err error
 	if c.Read, err = resolve(conf.Read); err != nil {
-		return nil, err
+		return InitSpec{}, err
 	}
 	if c.Write, err = resolve(conf.Write); err != nil {
-		return nil, err
+		return InitSpec{}, err
 	}
 	spec := InitSpec{Template: tmpl, Confine: c, ProcessesCgroup: cgroup, OwnProc: ownProc}
 	if ownProc {
 		spec.HostMountNS = mountNamespace()
 	}
-	return json.Marshal(spec)
+	return spec, nil
 }
 
 // grantsProc reports whether conf lets a program reach /proc: then it
@@ -133,18 +167,30 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 		}(u.spec)
 		childEnds = append(childEnds, specR)
 		files = append(files, specR)
-		if u.cgroup != nil {
+		if u.machine != nil {
+			// The init enters the ruleset (and the network namespace) and
+			// closes them; rukh's copies close once it started.
+			mf := u.machine.files(u.cgroup)
+			childEnds = append(childEnds, mf[1:]...)
+			files = append(files, mf...)
+		} else if u.cgroup != nil {
 			files = append(files, u.cgroup)
 		}
 	}
 	cmd.ExtraFiles = files
 	argv0 := InitArgv0
-	if u.spec != nil {
+	switch {
+	case u.machine != nil:
+		argv0 = InitMachineArgv0
+	case u.spec != nil:
 		argv0 = InitConfineArgv0
 	}
 	cmd.Args = append([]string{argv0, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = u.path
 	containAttr(cmd.SysProcAttr, u.netNone, u.spec != nil, u.ownProc)
+	if u.machine != nil {
+		u.machine.startAttr(cmd.SysProcAttr)
+	}
 	return childEnds, nil
 }
 
@@ -198,6 +244,10 @@ type initEnd struct {
 	exited   bool   // ws is the program's (a ReportStatus came)
 	startErr string // the program never ran: exec, fork or setup failed
 	limit    uint32 // the limit that stopped it, if any
+	// From the machine-code confining init: the program's CPU time and the
+	// largest peak resident size of a process of the invocation.
+	cpu     time.Duration
+	peakKiB int64
 }
 
 // readReport reads the init's records to EOF (the init and everything in
@@ -226,9 +276,77 @@ func (u *underInit) readReport(prog, tmpl string) initEnd {
 			b = b[n:]
 		case ReportLimit:
 			e.limit = v
+		case ReportStep:
+			if u.machine != nil {
+				e.startErr = fmt.Sprintf("cannot confine the program under template %q: %s", tmpl, u.machine.failed(v))
+			}
+		case ReportPeakKiB:
+			e.peakKiB = max(e.peakKiB, int64(v))
+		case ReportCPUMillis:
+			e.cpu = time.Duration(v) * time.Millisecond
 		}
 	}
+	if u.machine != nil && u.conf != nil && e.exited && e.startErr == "" && e.limit == 0 {
+		e.limit = UsageLimit(*u.conf, e.ws, e.cpu, e.peakKiB)
+	}
 	return e
+}
+
+// UsageLimit names the limit of c that stopped a program that ended with
+// ws after cpu of CPU time, peakKiB the largest peak resident size of a
+// process of its invocation, or 0. The rule, so that a limit is named
+// only when it is sure enough:
+//   - cpuSeconds: the program was killed by SIGXCPU or SIGKILL and its
+//     CPU time reached three quarters of the limit (SIGXCPU comes at the
+//     limit, SIGKILL a second later; the CPU time rusage reports is
+//     sampled and can fall a little short of what the limit counted);
+//   - fileMiB: the program was killed by SIGXFSZ;
+//   - memoryMiB: the program failed (a signal or a non-zero exit) and a
+//     process of the invocation reached a peak resident size of three
+//     quarters of the limit (the data the limit counts is most of what
+//     a process that hits it has resident; the rest is code and stack).
+//     A runtime that maps far more than it touches (Go maps its heap in
+//     large arenas) can be stopped well short of that, and then the
+//     limit goes unnamed: the status still says the program failed.
+//
+// A program that hit a limit and then exited 0 ran to its own end, and
+// no limit is named. The processes limit is named by its pids cgroup, or
+// by the Go init's watch of the call's processes.
+func UsageLimit(c Confine, ws syscall.WaitStatus, cpu time.Duration, peakKiB int64) uint32 {
+	if ws.Exited() && ws.ExitStatus() == 0 {
+		return 0
+	}
+	if c.CPUSeconds > 0 && ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL) {
+		if cpu >= time.Duration(c.CPUSeconds)*time.Second*3/4 {
+			return LimitCPU
+		}
+	}
+	if c.FileMiB > 0 && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+		return LimitFile
+	}
+	if c.MemoryMiB > 0 && peakKiB<<10 >= int64(c.MemoryMiB)<<20*3/4 {
+		return LimitMemory
+	}
+	return 0
+}
+
+// ValidateConfine refuses what no init can enforce: a network that is
+// neither none nor host, a negative limit.
+func ValidateConfine(c Confine) error {
+	switch c.Network {
+	case "", NetworkHost, NetworkNone:
+	default:
+		return fmt.Errorf("network %q is neither %q nor %q", c.Network, NetworkNone, NetworkHost)
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"processes", c.Processes}, {"memoryMiB", c.MemoryMiB}, {"cpuSeconds", c.CPUSeconds}, {"fileMiB", c.FileMiB}} {
+		if l.v < 0 {
+			return fmt.Errorf("%s is %d; a limit is a positive number (or absent)", l.name, l.v)
+		}
+	}
+	return nil
 }
 
 // limitReason names the limit that stopped a confined program.

@@ -409,15 +409,13 @@ func (s *session) confine(conf *Confine) (reason string) {
 	}
 	// An rlimit on processes is watched through the call's own /proc.
 	s.init.ownProc = grantsProc(conf) || conf.Processes > 0 && s.cgroup == nil
-	spec, err := confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil, s.init.ownProc)
-	if err != nil {
+	if err := s.init.confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil); err != nil {
 		if s.cgroup != nil {
 			s.cgroup.remove()
 			s.cgroup = nil
 		}
 		return err.Error()
 	}
-	s.init.spec = spec
 	return ""
 }
 

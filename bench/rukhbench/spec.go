@@ -89,6 +89,13 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 		return nil, nil, b, err
 	}
 	defer cs.close()
+	// And under rukh's own confining init, which the machine-code one
+	// replaces where it can.
+	cg, err := confined.startEnv("RUKH_WITHOUT=machine-init")
+	if err != nil {
+		return nil, nil, b, err
+	}
+	defer cg.close()
 	cname, err := cs.toolNamed("trivial_ping__")
 	if err != nil {
 		return nil, nil, b, err
@@ -101,7 +108,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 		}
 		defer ps[i].s.close()
 	}
-	var direct, call, list, swept, conf []time.Duration
+	var direct, call, list, swept, conf, confGo []time.Duration
 	l0 := loadNow()
 	for i := range c.warm + c.calls {
 		d1, err := directExec(c.trivial, "trivial.ping")
@@ -133,6 +140,13 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 		if err != nil {
 			return nil, nil, b, fmt.Errorf("confined: %v", err)
 		}
+		line, d6, err := cg.roundTrip(cg.call(cname, "{}"))
+		if err == nil {
+			err = checkCall(line)
+		}
+		if err != nil {
+			return nil, nil, b, fmt.Errorf("confined under rukh's own init: %v", err)
+		}
 		var dp []time.Duration
 		for _, p := range ps {
 			line, d, err := p.s.roundTrip(p.s.legacy("tools/call", `"name":"trivial_ping","arguments":{}`))
@@ -148,7 +162,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 			continue
 		}
 		direct, call, list, swept = append(direct, d1), append(call, d2), append(list, d3), append(swept, d4)
-		conf = append(conf, d5)
+		conf, confGo = append(conf, d5), append(confGo, d6)
 		for k, p := range ps {
 			p.calls = append(p.calls, dp[k])
 		}
@@ -187,7 +201,9 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 	}
 	sweptRow := timeRow("   the same call without namespaces (recorded sweep)", newStats(swept), 0)
 	sweptRow.ratio = fmt.Sprintf("%.2f×", float64(newStats(swept).median())/float64(ds.median()))
-	rows = append(rows, sweptRow, addedRow("tools/call trivial, stdio, confined (template "+benchConfineName+")", newStats(conf), newStats(call).median(), time.Millisecond))
+	goInit := timeRow("   the same confined call under rukh's own init (RUKH_WITHOUT=machine-init)", newStats(confGo), 0)
+	goInit.ratio = "+" + ms(newStats(confGo).median()-newStats(call).median())
+	rows = append(rows, sweptRow, addedRow("tools/call trivial, stdio, confined (template "+benchConfineName+")", newStats(conf), newStats(call).median(), time.Millisecond), goInit)
 	for _, p := range ps {
 		r := timeRow("   "+p.p.name+" peer, same tool", newStats(p.calls), 0)
 		r.ratio = fmt.Sprintf("%.2f×", float64(newStats(p.calls).median())/float64(ds.median()))

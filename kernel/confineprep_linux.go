@@ -1,0 +1,414 @@
+//go:build linux && !rukh_portable
+
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The machine-code confining init runs steps rukh prepares here, in its
+// own process, for one confined call: every decision, path lookup and
+// structure is made here, and the init only makes the system calls in
+// order (scripts/init/confine_amd64.s says how it reads them). The steps
+// are the Go init's setup, the same calls with the same arguments in the
+// same order, with the Landlock ruleset made and filled here (its rules
+// name the same inodes: the init shares rukh's mounts but for a /proc of
+// its own, whose rules it adds itself once it has mounted it).
+
+// prepared is one call's steps for the machine-code init.
+type prepared struct {
+	steps   []byte
+	words   []string // what each step does, for the message of its failure
+	ruleset *os.File // InitRulesetFD
+	// userNS: the init makes the call's user namespace itself, once it has
+	// mounted and brought the loopback up, and rukh starts it without one
+	// (as root: the start needs none). A start in a new user namespace
+	// is a full fork of rukh (the Go runtime cannot share its memory with
+	// the child then), which costs more than the whole init.
+	userNS bool
+	// netNS: a network namespace made ahead (netns_linux.go), which the
+	// init enters (InitNetNSFD); nil: it gets a new one at its start.
+	netNS *os.File
+}
+
+// InitNetNSFD is the network namespace the machine-code init enters.
+const InitNetNSFD = 8
+
+// files are the descriptors from InitCgroupFD on (cgroup is the call's
+// cgroup.procs or nil).
+func (p *prepared) files(cgroup *os.File) []*os.File {
+	fs := []*os.File{cgroup, p.ruleset}
+	if p.netNS != nil {
+		fs = append(fs, p.netNS)
+	}
+	return fs
+}
+
+// close closes rukh's copies of what the init inherits.
+func (p *prepared) close() {
+	p.ruleset.Close()
+	if p.netNS != nil {
+		p.netNS.Close()
+	}
+}
+
+// stepArg is an argument of a step: as is, an offset into the steps'
+// data, or the result of an earlier step.
+type stepArg struct {
+	v    uint64
+	mode uint8
+}
+
+func imm(v uint64) stepArg   { return stepArg{v, 0} }
+func at(off int) stepArg     { return stepArg{uint64(off), 1} }
+func result(k int) stepArg   { return stepArg{uint64(k), 2} }
+func fd(n int) stepArg       { return imm(uint64(n)) }
+func bits(n uintptr) stepArg { return imm(uint64(n)) }
+
+// Pseudo-calls of a step, made by the init itself.
+const (
+	stepStore = 0xffff // *arg0 = arg1
+	stepOr    = 0xfffe // *arg0 |= arg1
+)
+
+const (
+	stepsMagic    = 0x31434b52 // "RKC1"
+	stepSize      = 64
+	maxSteps      = 256
+	maxStepsBytes = 65536
+)
+
+type stepList struct {
+	nr    []uint16
+	args  [][6]stepArg
+	child []bool
+	words []string
+	data  []byte
+}
+
+// put appends b to the steps' data (8-byte aligned) and returns its offset.
+func (l *stepList) put(b []byte) int {
+	for len(l.data)%8 != 0 {
+		l.data = append(l.data, 0)
+	}
+	off := len(l.data)
+	l.data = append(l.data, b...)
+	return off
+}
+
+func (l *stepList) str(s string) int { return l.put(append([]byte(s), 0)) }
+
+// add appends a step of the init's own and returns its number.
+func (l *stepList) add(words string, nr uintptr, args ...stepArg) int {
+	var a [6]stepArg
+	copy(a[:], args)
+	l.nr, l.args, l.child, l.words = append(l.nr, uint16(nr)), append(l.args, a), append(l.child, false), append(l.words, words)
+	return len(l.nr) - 1
+}
+
+// addChild appends a step of the program's process, after its fork.
+func (l *stepList) addChild(words string, nr uintptr, args ...stepArg) {
+	l.add(words, nr, args...)
+	l.child[len(l.child)-1] = true
+}
+
+func (l *stepList) encode() ([]byte, error) {
+	n := len(l.nr)
+	base := 8 + n*stepSize
+	if n > maxSteps || base+len(l.data) > maxStepsBytes-8 {
+		return nil, fmt.Errorf("the confinement needs %d steps and %d bytes, more than rukh's init takes", n, base+len(l.data))
+	}
+	b := binary.LittleEndian.AppendUint32(nil, stepsMagic)
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	for i := range n {
+		w0 := uint64(l.nr[i])
+		for j, a := range l.args[i] {
+			w0 |= uint64(a.mode) << (32 + 4*j)
+		}
+		b = binary.LittleEndian.AppendUint64(b, w0)
+		for _, a := range l.args[i] {
+			v := a.v
+			if a.mode == 1 {
+				v += uint64(base)
+			}
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		var w7 uint64
+		if l.child[i] {
+			w7 = 1
+		}
+		b = binary.LittleEndian.AppendUint64(b, w7)
+	}
+	return append(b, l.data...), nil
+}
+
+// machineConfines reports whether the machine-code init can confine
+// under conf: where there is one, and for every template but a processes
+// limit without a pids cgroup (rukh not root), which needs the Go init's
+// watch of the call's /proc. RUKH_WITHOUT=machine-init leaves every call
+// to the Go init.
+func machineConfines(conf *Confine) bool {
+	return confiningInit != "" && !without()["machine-init"] && (conf.Processes == 0 || os.Getuid() == 0)
+}
+
+var confining struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// confiningInitPath is the path the machine-code confining init is
+// executed from (a sealed memory file, as the containment init's).
+func confiningInitPath() (string, error) {
+	confining.once.Do(func() {
+		if confiningInit == "" {
+			confining.err = errors.New("no machine-code confining init for this architecture")
+			return
+		}
+		confining.path, confining.err = sealedExecutable("rukh-confine", confiningInit)
+	})
+	return confining.path, confining.err
+}
+
+// capBounding is the number of capabilities this kernel has (the Go init
+// drops each until the kernel says there is no such one).
+var capBounding = sync.OnceValue(func() int {
+	n := 0
+	for ; n < 64; n++ {
+		if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_READ, uintptr(n), 0); e == unix.EINVAL {
+			break
+		}
+	}
+	return n
+})
+
+// Securebits that keep uid 0 from meaning capabilities, locked.
+const securebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
+	1<<2 | 1<<3 | // SECBIT_NO_SETUID_FIXUP, _LOCKED
+	1<<5 | // SECBIT_KEEP_CAPS_LOCKED (off)
+	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
+
+var atFDCWD int64 = unix.AT_FDCWD
+
+// procPath reports whether p is /proc or beneath it.
+func procPath(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
+
+// prepare makes spec's steps, in the Go init's order (package confine):
+// mounts and the loopback need the capabilities the init drops last;
+// the limits are the program's, set between its fork and its exec.
+func prepare(spec InitSpec) (*prepared, error) {
+	c := spec.Confine
+	if err := ValidateConfine(c); err != nil {
+		return nil, err
+	}
+	if c.Processes > 0 && !spec.ProcessesCgroup {
+		return nil, errors.New("processes cannot be enforced: rukh's machine-code init limits processes with the call's pids cgroup, and it has none")
+	}
+	plan, err := PlanLandlock(c)
+	if err != nil {
+		return nil, err
+	}
+	// Rules beneath /proc name the init's own /proc, which exists only
+	// once it has mounted it: the init adds those.
+	later := func(r LandlockRule) bool { return spec.OwnProc && procPath(r.Path) }
+	rfd, err := plan.Ruleset(later)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Getuid() == 0}
+	var l stepList
+	l.add("fcntl on the report descriptor", unix.SYS_FCNTL, fd(InitReportFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
+	l.add("closing the steps' descriptor", unix.SYS_CLOSE, fd(InitSpecFD))
+	if spec.ProcessesCgroup {
+		l.add("fcntl on the cgroup descriptor", unix.SYS_FCNTL, fd(InitCgroupFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
+	}
+	if spec.OwnProc {
+		empty, root, proc, procDir := l.str(""), l.str("/"), l.str("proc"), l.str("/proc")
+		l.add("making / private in the invocation's mount namespace", unix.SYS_MOUNT, at(empty), at(root), at(empty), bits(unix.MS_REC|unix.MS_PRIVATE), at(empty))
+		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
+	}
+	if p.userNS && c.Network == NetworkNone {
+		p.netNS = takeNetNS()
+	}
+	if p.netNS != nil {
+		l.add("entering the call's network namespace", unix.SYS_SETNS, fd(InitNetNSFD), bits(unix.CLONE_NEWNET))
+		l.add("closing the network namespace's descriptor", unix.SYS_CLOSE, fd(InitNetNSFD))
+	} else if c.Network == NetworkNone {
+		const words = "bringing up the loopback"
+		ifr := make([]byte, unix.IFNAMSIZ+24)
+		copy(ifr, "lo")
+		at0 := l.put(ifr)
+		s := l.add(words, unix.SYS_SOCKET, bits(unix.AF_INET), bits(unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), imm(0))
+		l.add(words, unix.SYS_IOCTL, result(s), bits(unix.SIOCGIFFLAGS), at(at0))
+		l.add(words, stepOr, at(at0+unix.IFNAMSIZ), bits(unix.IFF_UP))
+		l.add(words, unix.SYS_IOCTL, result(s), bits(unix.SIOCSIFFLAGS), at(at0))
+		l.add(words, unix.SYS_CLOSE, result(s))
+	}
+	if p.userNS {
+		// The same user namespace a start gets otherwise: rukh's ids
+		// mapped to themselves, setgroups denied.
+		l.add("creating the call's user namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWUSER))
+		for _, m := range []struct{ file, line string }{
+			{"uid_map", fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid())},
+			{"setgroups", "deny"},
+			{"gid_map", fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid())},
+		} {
+			words := "writing the call's user namespace's " + m.file
+			f := l.add(words, unix.SYS_OPENAT, imm(uint64(atFDCWD)), at(l.str("/proc/self/"+m.file)), bits(unix.O_WRONLY|unix.O_CLOEXEC), imm(0))
+			l.add(words, unix.SYS_WRITE, result(f), at(l.str(m.line)), imm(uint64(len(m.line))))
+			l.add(words, unix.SYS_CLOSE, result(f))
+		}
+	}
+	for _, r := range plan.Rules {
+		if !later(r) {
+			continue
+		}
+		reach := fmt.Sprintf("the template grants %s, which cannot be reached", r.Path)
+		adding := plan.failed(fmt.Errorf("adding the rule of %s", r.Path)).Error()
+		attr := l.put(binary.LittleEndian.AppendUint64(make([]byte, 0, 16), r.Access))
+		l.put(make([]byte, 8)) // parent_fd (packed after the access) and padding
+		o := l.add(reach, unix.SYS_OPENAT, imm(uint64(atFDCWD)), at(l.str(r.Path)), bits(unix.O_PATH|unix.O_CLOEXEC), imm(0))
+		l.add(reach, stepStore, at(attr+8), result(o))
+		l.add(adding, unix.SYS_LANDLOCK_ADD_RULE, fd(InitRulesetFD), bits(unix.LANDLOCK_RULE_PATH_BENEATH), at(attr), imm(0))
+		l.add(adding, unix.SYS_CLOSE, result(o))
+	}
+	l.add("setting no new privileges", unix.SYS_PRCTL, bits(unix.PR_SET_NO_NEW_PRIVS), imm(1), imm(0), imm(0), imm(0))
+	l.add(plan.failed(errors.New("entering the ruleset")).Error(), unix.SYS_LANDLOCK_RESTRICT_SELF, fd(InitRulesetFD), imm(0))
+	l.add("closing the ruleset's descriptor", unix.SYS_CLOSE, fd(InitRulesetFD))
+	if plan.ABI < LandlockGovernsUnixSockets {
+		filter, err := UnixSocketFilter()
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		prog := l.put(unsafe.Slice((*byte)(unsafe.Pointer(&filter[0])), len(filter)*int(unsafe.Sizeof(filter[0]))))
+		fprog := l.put(binary.LittleEndian.AppendUint16(make([]byte, 0, 16), uint16(len(filter))))
+		l.put(make([]byte, 14)) // padding and the filter's address
+		const words = "installing the seccomp filter that keeps named UNIX sockets out of reach"
+		l.add(words, stepStore, at(fprog+8), at(prog))
+		l.add(words, unix.SYS_PRCTL, bits(unix.PR_SET_SECCOMP), bits(unix.SECCOMP_MODE_FILTER), at(fprog))
+	}
+	l.add("clearing the ambient capabilities", unix.SYS_PRCTL, bits(unix.PR_CAP_AMBIENT), bits(unix.PR_CAP_AMBIENT_CLEAR_ALL), imm(0), imm(0), imm(0))
+	for cap := range capBounding() {
+		l.add(fmt.Sprintf("dropping capability %d from the bounding set", cap), unix.SYS_PRCTL, bits(unix.PR_CAPBSET_DROP), imm(uint64(cap)), imm(0), imm(0), imm(0))
+	}
+	l.add("setting the securebits", unix.SYS_PRCTL, bits(unix.PR_SET_SECUREBITS), imm(securebits), imm(0), imm(0), imm(0))
+	hdr := l.put(binary.LittleEndian.AppendUint32(make([]byte, 0, 8), unix.LINUX_CAPABILITY_VERSION_3))
+	l.put(make([]byte, 4))          // pid 0: this process
+	data := l.put(make([]byte, 24)) // two empty sets: no capability
+	l.add("dropping the capabilities", unix.SYS_CAPSET, at(hdr), at(data))
+	// Not dumpable: the program, in the init's Landlock domain and with no
+	// capabilities, could otherwise trace the init or write its memory.
+	l.add("prctl PR_SET_DUMPABLE", unix.SYS_PRCTL, bits(unix.PR_SET_DUMPABLE), imm(0), imm(0), imm(0), imm(0))
+	for _, r := range programLimits(c) {
+		lim := l.put(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, r.Cur), r.Max))
+		l.addChild("setting the program's limits", unix.SYS_PRLIMIT64, imm(0), bits(uintptr(r.resource)), at(lim), imm(0))
+	}
+	if spec.ProcessesCgroup {
+		// "0": the writer itself, the program before its exec.
+		l.addChild("putting the program in its pids cgroup", unix.SYS_WRITE, fd(InitCgroupFD), at(l.str("0")), imm(1))
+	}
+	if p.steps, err = l.encode(); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.words = l.words
+	return p, nil
+}
+
+// startAttr takes the user namespace out of a where the init makes it
+// itself.
+func (p *prepared) startAttr(a *syscall.SysProcAttr) {
+	if p.userNS {
+		a.Cloneflags &^= syscall.CLONE_NEWUSER
+		a.UidMappings, a.GidMappings, a.AmbientCaps = nil, nil, nil
+	}
+	if p.netNS != nil {
+		a.Cloneflags &^= syscall.CLONE_NEWNET
+	}
+}
+
+// failed names the step of a ReportStep value.
+func (p *prepared) failed(v uint32) string {
+	step, errno := int(v>>16), syscall.Errno(v&0xffff)
+	if step == 0xffff {
+		return fmt.Sprintf("rukh's init could not read its steps: %v", errno)
+	}
+	if step >= len(p.words) {
+		return fmt.Sprintf("step %d, which rukh did not prepare, failed: %v", step, errno)
+	}
+	return fmt.Sprintf("%s: %v", p.words[step], errno)
+}
+
+type programLimit struct {
+	resource int
+	unix.Rlimit
+}
+
+// programLimits are the rlimits of c but the processes limit, which is
+// the pids cgroup's or the Go init's (package confine sets the same).
+func programLimits(c Confine) []programLimit {
+	var ls []programLimit
+	if c.MemoryMiB > 0 {
+		// Data, not address space: runtimes reserve large regions they
+		// never touch, which RLIMIT_AS would count.
+		v := uint64(c.MemoryMiB) << 20
+		ls = append(ls, programLimit{unix.RLIMIT_DATA, unix.Rlimit{Cur: v, Max: v}})
+	}
+	if c.CPUSeconds > 0 {
+		// SIGXCPU at the limit, SIGKILL a second later.
+		ls = append(ls, programLimit{unix.RLIMIT_CPU, unix.Rlimit{Cur: uint64(c.CPUSeconds), Max: uint64(c.CPUSeconds) + 1}})
+	}
+	if c.FileMiB > 0 {
+		v := uint64(c.FileMiB) << 20
+		ls = append(ls, programLimit{unix.RLIMIT_FSIZE, unix.Rlimit{Cur: v, Max: v}})
+	}
+	return ls
+}
+
+// MachineInit is one call's machine-code confining init, prepared as a
+// confined call's is: for package confine's tests, which run each case
+// under both inits.
+type MachineInit struct {
+	Path  string // the init's executable
+	Steps []byte // what it reads on InitSpecFD
+	p     *prepared
+}
+
+// Files are the init's descriptors from InitCgroupFD on (that one nil).
+func (m *MachineInit) Files() []*os.File { return m.p.files(nil) }
+
+// StartAttr changes the namespaces of a confined start (a) to the init's.
+func (m *MachineInit) StartAttr(a *syscall.SysProcAttr) { m.p.startAttr(a) }
+
+// Close closes the descriptors in Files once the init started.
+func (m *MachineInit) Close() { m.p.close() }
+
+// PrepareMachineInit prepares the machine-code init for spec; nil (and no
+// error) where it does not confine under spec.Confine.
+func PrepareMachineInit(spec InitSpec) (*MachineInit, error) {
+	if !machineConfines(&spec.Confine) {
+		return nil, nil
+	}
+	path, err := confiningInitPath()
+	if err != nil {
+		return nil, err
+	}
+	p, err := prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &MachineInit{Path: path, Steps: p.steps, p: p}, nil
+}
+
+// Failed is the message of a ReportStep value.
+func (m *MachineInit) Failed(v uint32) string { return m.p.failed(v) }

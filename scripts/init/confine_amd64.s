@@ -1,0 +1,253 @@
+# rukh's confining init for linux/amd64: PID 1 of a confined invocation's
+# namespaces. argv: [rukh-confine, program, args...]; envp is passed on.
+# Descriptor 4 is the report pipe, 5 the prepared steps (kernel/
+# confineprep_linux.go): rukh decides and prepares every step of the
+# confinement in its own process; this init only makes the calls, in
+# order, and stops at the first that fails. A step is 64 bytes:
+#   word 0: bits 0-15 the system call (0xffff: store arg1 at the address
+#           arg0; 0xfffe: or arg1 into the word at arg0), bits 32-55 a
+#           4-bit mode per argument (0 as is, 1 an offset into the steps'
+#           buffer, 2 the result of the step it numbers);
+#   words 1-6 the arguments; word 7: bit 0, the step runs in the program's
+#           process, between the fork and the exec.
+# The buffer starts with "RKC1" and the number of steps. A failed step
+# reports its number and errno (record 6); then the init reports the
+# program's rusage (7: peak resident KiB, twice; 8: CPU milliseconds)
+# before its status (1), as initproto.go says.
+	.set	BUFSZ, 65536
+	.set	MAXSTEPS, 256
+	.text
+	.globl _start
+_start:
+	mov	(%rsp), %rdi		# argc
+	lea	8(%rsp), %r12		# argv
+	lea	8(%r12,%rdi,8), %r13	# envp
+	sub	$32, %rsp		# records at 0..31(%rsp)
+	cmp	$2, %rdi
+	jl	done			# nothing to run: the namespace probe
+	lea	buf(%rip), %r15
+	xor	%ebx, %ebx		# bytes read
+readspec:
+	xor	%eax, %eax		# read(5, buf+n, BUFSZ-n)
+	mov	$5, %edi
+	lea	(%r15,%rbx), %rsi
+	mov	$BUFSZ, %edx
+	sub	%ebx, %edx
+	jz	badspec			# larger than this init takes
+	syscall
+	cmp	$-4, %rax
+	je	readspec
+	test	%rax, %rax
+	js	specfailed
+	jz	specread
+	add	%eax, %ebx
+	jmp	readspec
+specread:
+	cmp	$8, %ebx
+	jb	badspec
+	cmpl	$0x31434b52, (%r15)	# "RKC1"
+	jne	badspec
+	mov	4(%r15), %ecx		# steps
+	cmp	$MAXSTEPS, %ecx
+	ja	badspec
+	shl	$6, %ecx
+	add	$8, %ecx
+	cmp	%ebx, %ecx
+	ja	badspec
+	xor	%ebp, %ebp		# the init's steps: those without bit 0
+	call	steps
+	mov	$57, %eax		# fork
+	syscall
+	test	%rax, %rax
+	js	forkfailed
+	jz	child
+	mov	%rax, %r14		# the program's pid
+reap:
+	mov	$61, %eax		# wait4(-1, &status, 0, &rusage)
+	mov	$-1, %rdi
+	lea	28(%rsp), %rsi
+	xor	%edx, %edx
+	lea	rusage(%rip), %r10
+	syscall
+	cmp	$-4, %rax		# EINTR
+	je	reap
+	test	%rax, %rax
+	js	done			# ECHILD: cannot happen while the program lives
+	cmp	%r14, %rax
+	jne	reap
+	lea	rusage(%rip), %rsi
+	movl	$7, (%rsp)		# the program's peak resident size
+	mov	32(%rsi), %rax
+	mov	%eax, 4(%rsp)
+	mov	(%rsi), %rax		# CPU: (utime+stime) s*1000 + us/1000
+	add	16(%rsi), %rax
+	imul	$1000, %rax, %r8
+	mov	8(%rsi), %rax
+	add	24(%rsi), %rax
+	xor	%edx, %edx
+	mov	$1000, %edi
+	div	%rdi
+	add	%r8, %rax
+	movl	$8, 16(%rsp)
+	mov	%eax, 20(%rsp)
+	movl	$1, 24(%rsp)		# ReportStatus; wait4 wrote its value
+	mov	$98, %eax		# getrusage(RUSAGE_CHILDREN, &rusage)
+	mov	$-1, %rdi
+	lea	rusage(%rip), %rsi
+	syscall
+	lea	rusage(%rip), %rsi
+	movl	$7, 8(%rsp)		# the peak of every process reaped
+	mov	32(%rsi), %rax
+	mov	%eax, 12(%rsp)
+	mov	$32, %edx
+	call	write
+done:
+	mov	$231, %eax		# exit_group(0)
+	xor	%edi, %edi
+	syscall
+specfailed:
+	neg	%eax
+	jmp	failnum
+badspec:
+	mov	$22, %eax		# EINVAL
+failnum:
+	mov	$0xffff, %ebx		# the step number of the spec itself
+failed:					# step %ebx failed with errno %eax
+	shl	$16, %ebx
+	or	%eax, %ebx
+	movl	$6, (%rsp)
+	mov	%ebx, 4(%rsp)
+	mov	$8, %edx
+	call	write
+	mov	$231, %eax
+	mov	$126, %edi
+	syscall
+forkfailed:
+	neg	%eax
+	movl	%eax, 4(%rsp)
+	movl	$3, (%rsp)		# ReportFork
+	mov	$8, %edx
+	call	write
+	mov	$231, %eax
+	mov	$126, %edi
+	syscall
+child:
+	mov	$1, %ebp		# the program's steps: those with bit 0
+	call	steps
+	mov	8(%r12), %rdi		# execve(argv[1], &argv[1], envp)
+	lea	8(%r12), %rsi
+	mov	%r13, %rdx
+	mov	$59, %eax
+	syscall
+	neg	%eax
+	movl	%eax, 4(%rsp)
+	movl	$2, (%rsp)		# ReportExec
+	mov	$8, %edx
+	call	write
+	mov	$231, %eax
+	mov	$127, %edi
+	syscall
+
+# steps runs the steps whose bit 0 is %ebp; a failure does not return.
+steps:
+	xor	%ebx, %ebx		# step number
+next:
+	cmp	4(%r15), %ebx
+	jae	stepsdone
+	mov	%ebx, %eax
+	shl	$6, %eax
+	lea	8(%r15,%rax), %r8	# the step
+	mov	56(%r8), %eax
+	and	$1, %eax
+	cmp	%ebp, %eax
+	jne	skip
+	mov	(%r8), %r9		# word 0
+	lea	args(%rip), %rdi
+	xor	%ecx, %ecx		# argument number
+arg:
+	mov	8(%r8,%rcx,8), %rax
+	mov	%r9, %rdx
+	shr	$32, %rdx
+	lea	(,%rcx,4), %esi
+	xchg	%ecx, %esi
+	shr	%cl, %rdx
+	xchg	%ecx, %esi
+	and	$15, %edx
+	cmp	$1, %edx
+	jne	notoff
+	cmp	$BUFSZ-8, %rax	# an offset: within the buffer
+	jae	badstep
+	add	%r15, %rax
+	jmp	argdone
+notoff:
+	cmp	$2, %edx
+	jne	notres
+	cmp	%rbx, %rax		# a result: of an earlier step
+	jae	badstep
+	lea	results(%rip), %rdx
+	mov	(%rdx,%rax,8), %rax
+	jmp	argdone
+notres:
+	test	%edx, %edx
+	jnz	badstep
+argdone:
+	mov	%rax, (%rdi,%rcx,8)
+	inc	%ecx
+	cmp	$6, %ecx
+	jb	arg
+	movzwl	%r9w, %eax		# the call
+	mov	args(%rip), %rdi
+	mov	args+8(%rip), %rsi
+	cmp	$0xffff, %eax
+	jne	notstore
+	mov	%rsi, (%rdi)
+	xor	%eax, %eax
+	jmp	result
+notstore:
+	cmp	$0xfffe, %eax
+	jne	sys
+	or	%rsi, (%rdi)
+	xor	%eax, %eax
+	jmp	result
+sys:
+	mov	args+16(%rip), %rdx
+	mov	args+24(%rip), %r10
+	mov	args+32(%rip), %r8
+	mov	args+40(%rip), %r9
+	syscall
+	cmp	$-4095, %rax
+	jae	stepfailed
+result:
+	lea	results(%rip), %rdx
+	mov	%rax, (%rdx,%rbx,8)
+skip:
+	inc	%ebx
+	jmp	next
+stepsdone:
+	ret
+stepfailed:
+	neg	%eax
+	jmp	failed
+badstep:
+	mov	$22, %eax		# EINVAL
+	jmp	failed
+
+write:					# write(4, records, %rdx), retried on EINTR
+	mov	%rdx, %r8
+again:
+	mov	$1, %eax
+	mov	$4, %edi
+	lea	8(%rsp), %rsi		# the caller's records, above the return address
+	mov	%r8, %rdx
+	syscall
+	cmp	$-4, %rax
+	je	again
+	ret
+
+	.bss
+	.align	16
+buf:	.space	BUFSZ
+args:	.space	48
+results: .space	MAXSTEPS*8
+rusage:	.space	144
+	.section .note.GNU-stack,"",@progbits
