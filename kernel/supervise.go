@@ -418,7 +418,7 @@ var wakers struct {
 }
 
 // maxFreeWakers bounds the wakers kept for reuse.
-const maxFreeWakers = 16
+const maxFreeWakers = 64
 
 // takeWaker returns a waker; one whose descriptor could not be made has r
 // -1, and its poll must not wait long.
