@@ -1,14 +1,12 @@
 package kernel
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -39,67 +37,6 @@ const (
 	msgReport   = "report"
 	msgCancel   = "cancel"
 )
-
-var errLineTooLong = errors.New("line too long")
-
-// lineReader reads newline-terminated lines of at most max bytes without
-// ever buffering more than max+bufsize bytes.
-type lineReader struct {
-	r   *bufio.Reader
-	max int
-}
-
-func newLineReader(r io.Reader, max int) *lineReader {
-	br, _ := channelReaders.Get().(*bufio.Reader)
-	if br == nil {
-		br = bufio.NewReaderSize(r, channelBufSize)
-	} else {
-		br.Reset(r)
-	}
-	return &lineReader{r: br, max: max}
-}
-
-// channelReaders keeps the read buffers of ended channels: a fresh one per
-// invocation was most of an invocation's garbage.
-var channelReaders sync.Pool
-
-// channelBufSize is small: a server holds one per call in flight, and a
-// line longer than the buffer is assembled by next anyway.
-const channelBufSize = 8 << 10
-
-// release returns the buffer for reuse; lr must not be used afterwards.
-func (lr *lineReader) release() {
-	lr.r.Reset(nil)
-	channelReaders.Put(lr.r)
-	lr.r = nil
-}
-
-// next returns the next line without its newline. A last line without a
-// newline is returned whole; then io.EOF.
-func (lr *lineReader) next() ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := lr.r.ReadSlice('\n')
-		n := len(frag)
-		if err == nil {
-			n-- // the newline does not count
-		}
-		if len(line)+n > lr.max {
-			return nil, errLineTooLong
-		}
-		line = append(line, frag...)
-		switch {
-		case err == nil:
-			return line[:len(line)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
-		}
-	}
-}
 
 func encodeCancel(reason string) []byte {
 	b, _ := json.Marshal(struct {

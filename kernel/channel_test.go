@@ -2,16 +2,14 @@ package kernel
 
 import (
 	"errors"
-	"io"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
-func TestLineReader(t *testing.T) {
+func TestLineSplitter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -20,36 +18,51 @@ func TestLineReader(t *testing.T) {
 		lines []string
 		err   error
 	}{
-		{"lines", "a\nbc\n", 5, []string{"a", "bc"}, io.EOF},
-		{"last line without newline", "a\nbc", 5, []string{"a", "bc"}, io.EOF},
-		{"exactly max", "abcde\n", 5, []string{"abcde"}, io.EOF},
+		{"lines", "a\nbc\n", 5, []string{"a", "bc"}, nil},
+		{"last line without newline", "a\nbc", 5, []string{"a", "bc"}, nil},
+		{"exactly max", "abcde\n", 5, []string{"abcde"}, nil},
 		{"over max", "abcdef\n", 5, nil, errLineTooLong},
 		{"over max without newline", "abcdef", 5, nil, errLineTooLong},
 		{"long after short", "ab\n" + strings.Repeat("x", 200<<10), 100 << 10, []string{"ab"}, errLineTooLong},
-		{"long line across buffers", strings.Repeat("y", 150<<10) + "\n", 150 << 10, []string{strings.Repeat("y", 150<<10)}, io.EOF},
-		{"empty line", "\n", 5, []string{""}, io.EOF},
+		{"long line across reads", strings.Repeat("y", 150<<10) + "\n", 150 << 10, []string{strings.Repeat("y", 150<<10)}, nil},
+		{"empty line", "\n", 5, []string{""}, nil},
+		{"empty lines", "\n\na\n", 5, []string{"", "", "a"}, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			lr := newLineReader(iotest.HalfReader(strings.NewReader(tt.input)), tt.max)
-			var got []string
-			var err error
-			for {
-				var line []byte
-				line, err = lr.next()
-				if err != nil {
-					break
+		for _, chunk := range []int{1, 3, 8 << 10} {
+			t.Run(tt.name+"/"+strconv.Itoa(chunk), func(t *testing.T) {
+				t.Parallel()
+				l := lineSplitter{max: tt.max}
+				var got []string
+				var err error
+				in := []byte(tt.input)
+			feed:
+				for len(in) > 0 {
+					data := in[:min(chunk, len(in))]
+					in = in[len(data):]
+					for len(data) > 0 {
+						var line []byte
+						if line, data, err = l.next(data); err != nil {
+							break feed
+						}
+						if line != nil {
+							got = append(got, string(line))
+						}
+					}
 				}
-				got = append(got, string(line))
-			}
-			if !errors.Is(err, tt.err) {
-				t.Errorf("error %v, want %v", err, tt.err)
-			}
-			if strings.Join(got, "|") != strings.Join(tt.lines, "|") || len(got) != len(tt.lines) {
-				t.Errorf("lines %q, want %q", got, tt.lines)
-			}
-		})
+				if err == nil {
+					if line := l.rest(); line != nil {
+						got = append(got, string(line))
+					}
+				}
+				if !errors.Is(err, tt.err) {
+					t.Errorf("error %v, want %v", err, tt.err)
+				}
+				if strings.Join(got, "|") != strings.Join(tt.lines, "|") || len(got) != len(tt.lines) {
+					t.Errorf("lines %q, want %q", got, tt.lines)
+				}
+			})
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ type slot struct {
 	t    *tracked // the init, registered: cleanup of other calls leaves its namespace alone
 	conn *os.File // rukh's end of the socket: nonblocking, SO_PASSCRED
 	raw  syscall.RawConn
+	fd   int // conn's descriptor, for the supervising poll (Fd would make it blocking)
 	// ownSession: the init leads a session of its own (rukh had a
 	// controlling terminal when it started); a slot is taken only where a
 	// fresh one would be the same.
@@ -176,7 +177,7 @@ func spawnSlot() (*slot, error) {
 		conn.Close()
 		return nil, err
 	}
-	return &slot{init: cmd, t: t, conn: conn, raw: raw, ownSession: own}, nil
+	return &slot{init: cmd, t: t, conn: conn, raw: raw, fd: fds[0], ownSession: own}, nil
 }
 
 // close ends an idle slot: at EOF its init exits, and the kernel empties
@@ -372,6 +373,11 @@ func (c *slotCall) wait() error {
 	}
 	return nil
 }
+
+// endFD is the descriptor that becomes readable when the slot has
+// something to say of the call (its report, or EOF where the init died):
+// the supervising poll watches it in place of the leader's exit.
+func (c *slotCall) endFD() int { return c.sl.fd }
 
 // done reports whether the call is over (signalling its group is then
 // never done: its pid may name another process some day).

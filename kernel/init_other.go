@@ -32,4 +32,5 @@ func warmSlots()                              {}
 func startInSlot(*exec.Cmd) (*slotCall, bool) { return nil, false }
 func (*slotCall) wait() error                 { return nil }
 func (*slotCall) done() bool                  { return true }
+func (*slotCall) endFD() int                  { return -1 }
 func (*slotCall) finish(string) initEnd       { return initEnd{} }

@@ -313,19 +313,21 @@ type session struct {
 	readEnds    []*os.File    // stdout/stderr pipes being drained
 	copies      chan struct{} // a value from each stdout/stderr drain as it ends
 	nCopies     int
-	out         chan []byte // to the writer, started by send only when needed
+	inline      []*inlineStream // stdout/stderr streams the supervising loop drains
+	out         chan []byte     // to the writer, started by send only when needed
 	writerDone  chan struct{}
 	writeFailed bool
-	events      chan channelEvent // from the reader
-	quit        chan struct{}     // stops the reader
-	readerDone  chan struct{}
+	connFD      int          // the channel, read by the supervising loop
+	lines       lineSplitter // the channel's lines as they arrive
+	reported    bool
 
 	// set by supervise and drain
 	report     *checkedReport
 	violation  string
 	stopReason string
 	stopping   bool
-	killC      <-chan time.Time
+	termAt     time.Time // when the stop sequence sends SIGTERM, if pending
+	killAt     time.Time // when it sends SIGKILL, if pending
 	readerEnd  bool
 }
 
@@ -368,7 +370,8 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 	var ended initEnd
 	var waitErr error
 	if s.slot != nil {
-		// The slot reported the call over: nothing of it is left.
+		// The slot reports the call over once nothing of it is left.
+		s.slot.wait()
 		ended = s.slot.finish(s.prog)
 	} else {
 		// The leader is a zombie, so its pid still names its group: kill
@@ -531,6 +534,18 @@ func (s *session) output(w io.Writer, child *childEnds) (io.Writer, error) {
 	if f, ok := w.(*os.File); ok && s.lim.Confine == nil {
 		return f, nil
 	}
+	if d, ok := w.(*Diagnostics); ok {
+		// Never blocks: the supervising loop drains it, no goroutine.
+		st, pw, err := newInlineStream(d)
+		if err != nil {
+			return nil, err
+		}
+		s.parentSide.add(st)
+		child.closers.add(pw)
+		child.files = append(child.files, pw)
+		s.inline = append(s.inline, st)
+		return pw, nil
+	}
 	pr, pw, err := drainPipe()
 	if err != nil {
 		return nil, err
@@ -590,14 +605,15 @@ func (s *session) serve(stdinW *os.File) {
 
 	s.send(s.invokeLine)
 
-	// The reader checks each message as it arrives.
-	s.events = make(chan channelEvent)
-	s.quit = make(chan struct{})
-	s.readerDone = make(chan struct{})
-	go func() {
-		defer close(s.readerDone)
-		s.readChannel(s.conn, s.events, s.quit)
-	}()
+	// The supervising loop reads and checks each message as it arrives.
+	s.connFD = -1
+	if rc, err := s.conn.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { s.connFD = int(fd) })
+	}
+	s.lines.max = s.lim.ResultBytes + channelOverhead
+	if s.connFD < 0 {
+		s.readerEnd = true
+	}
 }
 
 // drainPipe makes a pipe for a child's output stream: the read end is
@@ -700,141 +716,6 @@ func (s *session) send(b []byte) {
 	}
 }
 
-// supervise handles channel events, the deadline, cancellation and the
-// stop sequence until the leader exits (it is left a zombie).
-func (s *session) supervise(ctx context.Context) {
-	exited := make(chan error, 1)
-	go func() {
-		if s.slot != nil {
-			exited <- s.slot.wait()
-			return
-		}
-		exited <- plat.waitExited(s.proc.leader)
-	}()
-	deadline := time.NewTimer(s.lim.Timeout)
-	defer deadline.Stop()
-	ctxDone := ctx.Done()
-	var termC <-chan time.Time
-	for {
-		select {
-		case <-exited:
-			return
-		case ev, ok := <-s.events:
-			s.handle(ev, ok, false)
-		case <-ctxDone:
-			ctxDone = nil
-			termC = s.stop(cancelReason(ctx))
-		case <-deadline.C:
-			termC = s.stop("deadline exceeded")
-		case <-termC:
-			termC = nil
-			s.signalGroup(syscall.SIGTERM)
-		case <-s.killC:
-			s.killC = nil
-			s.signalGroup(syscall.SIGKILL)
-		}
-	}
-}
-
-func (s *session) signalGroup(sig syscall.Signal) {
-	if s.slot != nil && s.slot.done() {
-		return // the group is gone, and its id may be another's some day
-	}
-	syscall.Kill(-s.proc.leader, sig)
-}
-
-// stop begins the stop sequence: the cancel message now, SIGTERM after the
-// term grace, SIGKILL at the stop deadline. The stop deadline is fixed at
-// the first stop; it returns the SIGTERM timer (nil if already stopping).
-func (s *session) stop(reason string) <-chan time.Time {
-	if s.stopping {
-		return nil
-	}
-	s.stopping = true
-	s.stopReason = reason
-	sample() // remember (and record) the leader's descendants while it lives
-	s.send(encodeCancel(reason))
-	s.killC = time.After(s.termGrace + s.killGrace)
-	return time.After(s.termGrace)
-}
-
-// handle records one channel event; ok false is the reader's end. A
-// violation closes the channel and, while the leader lives, stops it at
-// once: SIGTERM now, SIGKILL after the kill grace.
-func (s *session) handle(ev channelEvent, ok, leaderExited bool) {
-	if !ok {
-		s.readerEnd = true
-		s.events = nil
-		return
-	}
-	switch {
-	case ev.violation != "":
-		if s.violation == "" && s.stopReason == "" {
-			s.violation = ev.violation
-		}
-		s.conn.Close() // the child's further writes fail
-		if !leaderExited && !s.stopping {
-			s.stopping = true
-			s.signalGroup(syscall.SIGTERM)
-			s.killC = time.After(s.killGrace)
-		}
-	case ev.report != nil:
-		s.report = ev.report
-	case ev.progress != nil:
-		if s.inv.OnProgress != nil && !s.stopping {
-			s.inv.OnProgress(*ev.progress)
-		}
-	}
-}
-
-// drainAll reads the channel and the streams to EOF, bounded by the drain
-// timeout, then closes the channel.
-func (s *session) drainAll() {
-	drainC := time.After(s.drain)
-	expired := false
-	for !s.readerEnd {
-		select {
-		case ev, ok := <-s.events:
-			s.handle(ev, ok, true)
-		case <-drainC:
-			expired = true
-			close(s.quit)
-			s.conn.Close()
-			<-s.readerDone
-			s.readerEnd = true
-		}
-	}
-	if !expired && !s.waitCopies(drainC) {
-		expired = true
-	}
-	if expired {
-		for _, f := range s.readEnds {
-			f.Close()
-		}
-		s.waitCopies(nil)
-	}
-	if s.out != nil {
-		close(s.out)
-	}
-	s.conn.Close()
-	if s.writerDone != nil {
-		<-s.writerDone
-	}
-}
-
-// waitCopies waits for the stdout/stderr drains still running to end, or
-// for timeout (nil: no timeout); false when it timed out.
-func (s *session) waitCopies(timeout <-chan time.Time) bool {
-	for ; s.nCopies > 0; s.nCopies-- {
-		select {
-		case <-s.copies:
-		case <-timeout:
-			return false
-		}
-	}
-	return true
-}
-
 // decide applies the outcome rules of docs/extension-protocol.md.
 // Under an init, the program's end is what the init's records say.
 func (s *session) decide(ps *os.ProcessState, waitErr error, ended initEnd, report *checkedReport, violation, stopReason string) (Outcome, string, []byte) {
@@ -877,47 +758,6 @@ func (s *session) decide(ps *os.ProcessState, waitErr error, ended initEnd, repo
 		reason = "command failed"
 	}
 	return CommandFailed, reason, report.result
-}
-
-// readChannel reads and checks lines until EOF, an error, a violation or
-// quit. Everything after the first report is a violation.
-func (s *session) readChannel(conn io.Reader, events chan<- channelEvent, quit <-chan struct{}) {
-	defer close(events)
-	send := func(ev channelEvent) bool {
-		select {
-		case events <- ev:
-			return true
-		case <-quit:
-			return false
-		}
-	}
-	lr := newLineReader(conn, s.lim.ResultBytes+channelOverhead)
-	defer lr.release()
-	reported := false
-	for {
-		line, err := lr.next()
-		if errors.Is(err, errLineTooLong) {
-			send(channelEvent{violation: fmt.Sprintf("channel message over %d bytes", lr.max)})
-			return
-		}
-		if err != nil {
-			return // EOF, or the channel was closed
-		}
-		ev := parseChannelLine(line, s.id, s.rc)
-		if ev.violation == "" && reported {
-			if ev.report != nil {
-				ev = channelEvent{violation: "second report"}
-			} else {
-				ev = channelEvent{violation: "progress after the report"}
-			}
-		}
-		if ev.report != nil {
-			reported = true
-		}
-		if !send(ev) || ev.violation != "" {
-			return
-		}
-	}
 }
 
 // drainTo copies r to w until EOF; after a write error it keeps reading and

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -23,6 +24,22 @@ type JSONLimits struct {
 	MaxMembers int // object members plus array elements, in total
 }
 
+// checkDecoder is what CheckJSON reads with, kept between checks: a fresh
+// decoder per message was most of its allocations.
+type checkDecoder struct {
+	r     bytes.Reader
+	d     jsontext.Decoder
+	stack []checkFrame
+}
+
+type checkFrame struct{ object, expectName bool }
+
+var checkDecoders = sync.Pool{New: func() any { return new(checkDecoder) }}
+
+// maxPooledCheck bounds the texts whose decoder is kept: a larger one's
+// buffer is left to the collector.
+const maxPooledCheck = 64 << 10
+
 // CheckJSON makes one strict pass over data: exactly one JSON value, valid
 // UTF-8, no lone surrogate escapes, no duplicate object member names, and
 // within lim. Errors are CodeInvalid and name the JSON pointer where the
@@ -31,9 +48,18 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return Errorf(CodeInvalid, "JSON text is %d bytes, over the limit of %d", len(data), lim.MaxBytes)
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(data))
-	type frame struct{ object, expectName bool }
-	var stack []frame
+	cd := checkDecoders.Get().(*checkDecoder)
+	cd.r.Reset(data)
+	d := &cd.d
+	d.Reset(&cd.r)
+	stack := cd.stack[:0]
+	defer func() {
+		cd.r.Reset(nil)
+		cd.stack = stack[:0]
+		if len(data) <= maxPooledCheck { // the decoder's buffer grew to data's size
+			checkDecoders.Put(cd)
+		}
+	}()
 	members := 0
 	for {
 		tok, err := d.ReadToken()
@@ -58,7 +84,7 @@ func CheckJSON(data []byte, lim JSONLimits) error {
 			}
 		}
 		if k == '{' || k == '[' {
-			stack = append(stack, frame{object: k == '{', expectName: true})
+			stack = append(stack, checkFrame{object: k == '{', expectName: true})
 			if lim.MaxDepth > 0 && len(stack) > lim.MaxDepth {
 				return Errorf(CodeInvalid, "nested deeper than %d", lim.MaxDepth).AtPath(string(d.StackPointer()))
 			}

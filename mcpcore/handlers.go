@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"sync"
@@ -228,19 +229,21 @@ func (s *Session) callParams(req *Request) (name string, token jsontext.Value, o
 // which the call is then pinned to.
 func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uint64, ok bool) {
 	prog := false
-	rerr := s.current(func(n uint64, c Catalog) error {
-		revN = n
+	rerr := s.currentFrom(func(n uint64, c Catalog) error {
+		revN, bc, prog = n, nil, false
 		if c == nil || !c.HasEndpoint() {
 			return nil
 		}
 		prog = progressive(c)
 		var err error
-		if bc, err = c.Resolve(name); err != nil {
+		if bc, err = c.Resolve(name); errors.Is(err, ErrNotCached) {
+			return err
+		} else if err != nil {
 			s.logf("mcp: %v", err)
 			return rpcFailure{newError(codeInternalError, "the active revision is inconsistent")}
 		}
 		return nil
-	})
+	}, true)
 	if rerr != nil {
 		s.replyError(req, rerr)
 		return nil, 0, false

@@ -1,6 +1,7 @@
 package mcpcore
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,38 +36,59 @@ func (f rpcFailure) Error() string { return f.e.message }
 // bound yet), within RevisionTimeout. fn runs inside the store read; what
 // it produces is the caller's only when current returns nil.
 func (s *Session) current(fn func(n uint64, c Catalog) error) *rpcError {
-	ch := make(chan error, 1)
-	go func() {
-		ch <- s.cfg.View(0, func(n uint64, c Catalog) error {
-			if c != nil {
-				if rerr := s.admit(n, c); rerr != nil {
-					return rpcFailure{rerr}
-				}
-				if !c.HasEndpoint() && s.boundLaunch() == nil {
-					return fn(0, nil)
-				}
+	return s.currentFrom(fn, false)
+}
+
+// ErrNotCached is what a Peek catalog's method that would read the store
+// returns: the request is then served by View.
+var ErrNotCached = errors.New("not in what the last store read kept")
+
+// currentFrom is current; peek says fn may first run on a Peek catalog
+// (it must then be safe to run again, and pass ErrNotCached on as is):
+// what the last read kept needs no store read, so neither a goroutine nor
+// a timer to bound it.
+func (s *Session) currentFrom(fn func(n uint64, c Catalog) error, peek bool) *rpcError {
+	admitted := func(n uint64, c Catalog) error {
+		if c != nil {
+			if rerr := s.admit(n, c); rerr != nil {
+				return rpcFailure{rerr}
 			}
-			return fn(n, c)
-		})
-	}()
+			if !c.HasEndpoint() && s.boundLaunch() == nil {
+				return fn(0, nil)
+			}
+		}
+		return fn(n, c)
+	}
+	if peek && s.cfg.Peek != nil {
+		if ok, err := s.cfg.Peek(admitted); ok && !errors.Is(err, ErrNotCached) {
+			return s.viewError(err)
+		}
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- s.cfg.View(0, admitted) }()
 	timer := time.NewTimer(RevisionTimeout)
 	defer timer.Stop()
 	select {
 	case err := <-ch:
-		if err == nil {
-			return nil
-		}
-		if f, ok := err.(rpcFailure); ok {
-			return f.e
-		}
-		s.logf("mcp: reading the active revision: %v", err)
-		return newError(codeInternalError, "the active revision is unavailable")
+		return s.viewError(err)
 	case <-timer.C:
 		s.logf("mcp: reading the active revision took over %v; answering with an error", RevisionTimeout)
 		return newError(codeInternalError, "the active revision did not load within 30 s; try again")
 	case <-s.owner.Done():
 		return newError(codeInternalError, "the server is stopping")
 	}
+}
+
+// viewError is what a View's error answers.
+func (s *Session) viewError(err error) *rpcError {
+	if err == nil {
+		return nil
+	}
+	if f, ok := err.(rpcFailure); ok {
+		return f.e
+	}
+	s.logf("mcp: reading the active revision: %v", err)
+	return newError(codeInternalError, "the active revision is unavailable")
 }
 
 func (ep *Endpoint) boundLaunch() *policy.Launch {

@@ -31,6 +31,12 @@ type Config struct {
 	// the active one; fn then gets 0 and nil when nothing is published).
 	// It is called on every list and call, for that request only.
 	View func(n uint64, fn func(n uint64, c Catalog) error) error
+	// Peek, when set, is View(0, fn) for a call's resolution when what the
+	// last store read kept is still the active revision: it calls fn, on
+	// the caller's goroutine, with a catalog that reads nothing from the
+	// store (a tool or page not kept is ErrNotCached, and View then serves
+	// the request). false: nothing is kept, fn was not called.
+	Peek func(fn func(n uint64, c Catalog) error) (bool, error)
 	// Load, used when View is nil (tests), returns the binding of revision
 	// n; the endpoint keeps the active one in memory.
 	Load func(n uint64) (*policy.ServeView, error)

@@ -226,6 +226,26 @@ func (c *catalogCache) view(n uint64, fn func(uint64, mcpcore.Catalog) error) er
 	return nil
 }
 
+// peek is mcpcore.Config.Peek over the cache: the kept revision while the
+// store is unchanged, through a catalog that never reads the store.
+func (c *catalogCache) peek(fn func(uint64, mcpcore.Catalog) error) (bool, error) {
+	st, stamped := c.h.Store.Stamp()
+	c.mu.Lock()
+	rev := c.rev
+	kept := stamped && rev != nil && c.h.Store.Unchanged(c.stamp, st)
+	if kept {
+		c.stamp = st // only our own audit records were added since, if anything
+	}
+	c.mu.Unlock()
+	switch {
+	case !kept:
+		return false, nil
+	case rev.n == 0:
+		return true, fn(0, nil)
+	}
+	return true, fn(rev.n, &cachedCatalog{cache: c, rev: rev, peek: true})
+}
+
 // cachedCatalog is mcpcore.Catalog over a cachedRev. What the cache does
 // not hold it reads from ix (during the read that made it) or from the
 // store, and keeps within the bounds.
@@ -233,11 +253,15 @@ type cachedCatalog struct {
 	cache *catalogCache
 	rev   *cachedRev
 	ix    *store.Index
+	peek  bool // reads nothing: what is not kept is mcpcore.ErrNotCached
 }
 
 func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {
 	if c.ix != nil {
 		return fn(c.ix)
+	}
+	if c.peek {
+		return mcpcore.ErrNotCached
 	}
 	return c.cache.reads.bounded(func() error { return c.cache.h.Store.ViewRevision(c.rev.n, fn) })
 }
@@ -273,6 +297,10 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 		page, ok = p, true
 		delete(r.ahead, i)
 		r.aheadBytes -= pageSize(p)
+	}
+	if !ok && c.peek {
+		r.mu.Unlock()
+		return mcpcore.ErrNotCached
 	}
 	var load *pageLoad
 	if c.ix == nil {

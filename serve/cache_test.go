@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -312,5 +313,55 @@ func TestPagesReadInRequestOrder(t *testing.T) {
 	}
 	if want := []int{2, 3, 5, 1, 4}; !slices.Equal(got, want) {
 		t.Errorf("pages read in the order %v, want %v", got, want)
+	}
+}
+
+// TestServePeekReadsNothing: a call's resolution through peek is answered
+// from what the last read kept, without a store read; a tool not kept is
+// ErrNotCached (the core then reads through view), and after a publish
+// peek keeps nothing until a read.
+func TestServePeekReadsNothing(t *testing.T) {
+	h := newTestHome(t)
+	servetest.PublishCatalog(t, h.Store, 40, 10)
+	cache := primedCache(h, newStoreReads(), "local")
+	var name string
+	if err := cache.view(0, func(n uint64, cat mcpcore.Catalog) error {
+		return cat.Page(0, func(nm string, body []byte) error { name = nm; return nil })
+	}); err != nil || name == "" {
+		t.Fatalf("list: %v", err)
+	}
+	cache.settle()
+	resolve := func(n uint64, cat mcpcore.Catalog) error {
+		r, err := cat.Resolve(name)
+		if err == nil && r == nil {
+			err = fmt.Errorf("unknown tool %s", name)
+		}
+		return err
+	}
+	before := h.Store.RecordsRead()
+	if ok, err := cache.peek(resolve); !ok || !errors.Is(err, mcpcore.ErrNotCached) {
+		t.Fatalf("peek of a tool not kept: %v %v, want true and ErrNotCached", ok, err)
+	}
+	if ok, err := cache.peek(func(_ uint64, cat mcpcore.Catalog) error {
+		return cat.Page(cat.Pages()-1, func(string, []byte) error { return nil })
+	}); !ok || !errors.Is(err, mcpcore.ErrNotCached) {
+		t.Fatalf("peek of a page not kept: %v %v, want true and ErrNotCached", ok, err)
+	}
+	if got := h.Store.RecordsRead() - before; got != 0 {
+		t.Fatalf("peek read %d records", got)
+	}
+	if err := cache.view(0, resolve); err != nil {
+		t.Fatalf("view: %v", err)
+	}
+	before = h.Store.RecordsRead()
+	if ok, err := cache.peek(resolve); !ok || err != nil {
+		t.Fatalf("peek of a kept tool: %v %v", ok, err)
+	}
+	if got := h.Store.RecordsRead() - before; got != 0 {
+		t.Fatalf("peek of a kept tool read %d records", got)
+	}
+	servetest.PublishCatalog(t, h.Store, 41, 10)
+	if ok, _ := cache.peek(resolve); ok {
+		t.Fatal("peek after a publish served what was kept before it")
 	}
 }

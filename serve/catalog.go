@@ -59,15 +59,10 @@ func noEndpoint(ix *store.Index, endpoint string) error {
 		WithHint("published endpoints: " + strings.Join(names, ", "))
 }
 
-// serveView reads, for a request, the one page or tool record it needs
-// from the store, or answers it from what the last requests read while the
-// store is unchanged (cache.go). The launch binding and the first list
-// page are read at start.
-func serveView(h *home.Home, reads storeReads, endpoint string) func(uint64, func(uint64, mcpcore.Catalog) error) error {
-	return primedCache(h, reads, endpoint).view
-}
-
-// primedCache is a catalogCache that holds the first list page.
+// primedCache is a catalogCache that holds the first list page: a request
+// reads the one page or tool record it needs from the store, or is
+// answered from what the last requests read while the store is unchanged
+// (cache.go). The launch binding and the first list page are read at start.
 func primedCache(h *home.Home, reads storeReads, endpoint string) *catalogCache {
 	c := &catalogCache{h: h, reads: reads, endpoint: endpoint}
 	_ = c.view(0, func(_ uint64, cat mcpcore.Catalog) error {

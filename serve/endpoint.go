@@ -30,7 +30,7 @@ func newProcess(h *home.Home, version string, logf func(string, ...any)) *proces
 // audited, and leaves its diagnostics in the home. view is the endpoint's
 // catalogue; wrap, when set, wraps the audited invoker (serve-http's
 // metrics). The task host is added by startTasks.
-func (p *process) endpoint(endpoint string, launch *policy.Launch, view func(uint64, func(uint64, mcpcore.Catalog) error) error,
+func (p *process) endpoint(endpoint string, launch *policy.Launch, view *catalogCache,
 	secret []byte, wrap func(kernel.Invoker) kernel.Invoker) mcpcore.Config {
 	audit := newServeAudit(&home.PinningInvoker{Home: p.h, Inner: p.h.Runner, Logf: p.logf, Pinned: pinnedOf}, p.aw, endpoint)
 	var inv kernel.Invoker = audit
@@ -43,7 +43,8 @@ func (p *process) endpoint(endpoint string, launch *policy.Launch, view func(uin
 		ServerName:    "rukh",
 		ServerVersion: p.version,
 		Active:        p.h.Store.Active,
-		View:          view,
+		View:          view.view,
+		Peek:          view.peek,
 		Watch:         p.h.Store.WatchActive,
 		Secret:        secret,
 		Invoker:       inv,

@@ -312,7 +312,7 @@ func (p *process) httpEndpoints(m *httpMetrics, line func(string)) ([]mcphttp.En
 		eps = append(eps, mcphttp.Endpoint{
 			Namespace: l.Namespace,
 			HTTPAuth:  l.HTTPAuth,
-			Core:      p.endpoint(endpoint, l, serveView(p.h, p.reads, endpoint), secret, timed),
+			Core:      p.endpoint(endpoint, l, primedCache(p.h, p.reads, endpoint), secret, timed),
 		})
 	}
 	if len(eps) == 0 {

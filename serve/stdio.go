@@ -82,7 +82,7 @@ func Stdio(ctx context.Context, o StdioOptions) error {
 	}
 	p.aw = h.Store.NewAuditWriter(o.Logf)
 	defer p.aw.Close() // after Serve: every call's record is queued by then
-	cfg := mcpstdio.Config{Config: p.endpoint(o.Endpoint, launch, cache.view, secret, nil)}
+	cfg := mcpstdio.Config{Config: p.endpoint(o.Endpoint, launch, cache, secret, nil)}
 	stopTasks, err := p.startTasks([]*mcpcore.Config{&cfg.Config})
 	if err != nil {
 		return err
