@@ -155,8 +155,14 @@ func watchSignals(parent context.Context, sigs ...os.Signal) (ctx context.Contex
 	wait = func() { <-ready }
 	stop = func() {
 		cancel(nil)
-		wait()
-		signal.Stop(ch)
+		// Stop hands each signal back to the runtime's signal thread, one
+		// at a time, waiting for each; done in the background it costs the
+		// exit that follows a command nothing. What arrives meanwhile is
+		// dropped: the command has ended.
+		go func() {
+			wait()
+			signal.Stop(ch)
+		}()
 	}
 	return ctx, wait, stop
 }

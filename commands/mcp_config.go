@@ -6,11 +6,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -172,7 +170,7 @@ func (a *app) mcpConfigHTTP(o mcpConfigOptions, launch *policy.Launch, name stri
 		return nil, usageErr("--url must be scheme://host:port of serve-http (http or https), got %q", o.url)
 	}
 	env := o.tokenEnv
-	if !envNameRE().MatchString(env) {
+	if !isEnvName(env) {
 		return nil, usageErr("--token-env must be an environment variable name, got %q", env)
 	}
 	var auth *mcpclients.Auth
@@ -203,8 +201,17 @@ func (a *app) printClaudeAdd(e *mcpclients.Entry, write bool) error {
 	return nil
 }
 
-// compiled on first use: not every run pays for it at start
-var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+// isEnvName: ^[A-Za-z_][A-Za-z0-9_]*$, by hand (the regexp package is not
+// linked into rukh: docs/performance.md).
+func isEnvName(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // warnEndpoint tells the person on stderr what agents would get wrong from
 // the endpoint's published tools: names hosts reject (as they show them

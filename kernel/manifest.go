@@ -24,16 +24,18 @@ var (
 )
 
 var (
-	nameRE    = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
-	idRE      = lazyRegexp(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-	wordRE    = lazyRegexp(`^[a-z0-9][a-z0-9-]{0,31}$`)
-	paramIDRE = lazyRegexp(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	shortRE   = lazyRegexp(`^[A-Za-z0-9]$`)
-	featureRE = lazyRegexp(`^[a-z0-9][a-z0-9.-]{0,63}$`)
-	semverRE  = lazyRegexp(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
-		`(-(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
-		`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+	nameRE    = pattern{`^[a-z0-9][a-z0-9.-]{0,63}$`, run(isLowerDigit, oneOf(isLowerDigit, ".-"), 63)}
+	idRE      = pattern{`^[a-z0-9][a-z0-9._-]{0,127}$`, run(isLowerDigit, oneOf(isLowerDigit, "._-"), 127)}
+	wordRE    = pattern{`^[a-z0-9][a-z0-9-]{0,31}$`, run(isLowerDigit, oneOf(isLowerDigit, "-"), 31)}
+	paramIDRE = pattern{`^[a-z0-9][a-z0-9_-]{0,63}$`, run(isLowerDigit, oneOf(isLowerDigit, "_-"), 63)}
+	shortRE   = pattern{`^[A-Za-z0-9]$`, run(isAlnum, isAlnum, 0)}
+	featureRE = pattern{`^[a-z0-9][a-z0-9.-]{0,63}$`, run(isLowerDigit, oneOf(isLowerDigit, ".-"), 63)}
+	semverRE  = pattern{semverExpr, isSemver}
 )
+
+const semverExpr = `^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
+	`(-(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
+	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`
 
 // Free-text bounds, in bytes.
 const (

@@ -36,7 +36,7 @@ const (
 	MaxSettingValueBytes = 16 << 10
 )
 
-var settingIDRE = lazyRegexp(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
+var settingIDRE = pattern{`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`, run(isLetter, oneOf(isAlnum, "_-"), 63)}
 
 // SettingsSource is what the runner asks, at the start of each call, for
 // the owner's stored values of the settings ids the running release

@@ -2,6 +2,7 @@ package search
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -130,6 +131,7 @@ func normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	latin := false // the last letter was Latin
+	folds := fold()
 	for _, r := range s {
 		if unicode.Is(unicode.Mn, r) && latin {
 			continue // a Latin letter's accent: its base letter stays
@@ -138,7 +140,7 @@ func normalize(s string) string {
 			latin = unicode.Is(unicode.Latin, r)
 		}
 		r = unicode.ToLower(r)
-		if f, ok := fold[r]; ok {
+		if f, ok := folds[r]; ok {
 			b.WriteString(f)
 			continue
 		}
@@ -156,15 +158,18 @@ func term(t string) string {
 	if len(t) == 1 && !(t[0] >= '0' && t[0] <= '9') || t == "" || len(t) > MaxTermBytes {
 		return ""
 	}
-	if stopWords[t] {
+	if isStopWord(t) {
 		return ""
 	}
 	return Stem(t)
 }
 
-var stopWords = map[string]bool{
-	"the": true, "a": true, "an": true, "of": true, "to": true, "and": true, "or": true,
-	"for": true, "in": true, "on": true, "with": true, "is": true, "be": true,
+func isStopWord(t string) bool {
+	switch t {
+	case "the", "a", "an", "of", "to", "and", "or", "for", "in", "on", "with", "is", "be":
+		return true
+	}
+	return false
 }
 
 // Stem joins the English forms of a word, the same way for documents and
@@ -261,8 +266,9 @@ func cvc(s string) bool {
 }
 
 // fold maps the precomposed Latin letters with diacritics (after
-// lower-casing) to their base letters.
-var fold = func() map[rune]string {
+// lower-casing) to their base letters. It is built on first use, not at
+// the start of every rukh process.
+var fold = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{}
 	for base, letters := range map[string]string{
 		"a": "àáâãäåāăą", "c": "çćĉċč", "d": "ďđ", "e": "èéêëēĕėęě", "g": "ĝğġģ", "h": "ĥħ",
@@ -275,4 +281,4 @@ var fold = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})

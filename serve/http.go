@@ -165,6 +165,7 @@ func HTTP(ctx context.Context, o HTTPOptions) error {
 		}
 	}
 	o.Logf("listening on %s://%s", scheme, ln.Addr())
+	dropStartupPages()
 	served := make(chan error, 1)
 	go func() {
 		if o.TLSCert != "" {
