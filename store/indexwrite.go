@@ -62,10 +62,13 @@ type IndexWriter struct {
 	pageSize int
 	lastTool string
 
-	// With search: the terms of each tool body (encoded bags, by body
-	// ref) and the current endpoint's index.
+	// With search: where the terms of each tool body lie in the scratch
+	// file (encoded bags, by body ref; held there, not in memory, until
+	// the tools that need them come) and the current endpoint's index.
 	analyze    func(body []byte) (search.Bag, error)
-	bags       map[string][]byte // nil value: not resolved yet
+	bags       map[string]spillRange // n < 0: not resolved yet
+	bagBuf     []byte                // a window of the scratch file the bags are read through
+	bagOff     int64                 // where bagBuf starts in the file
 	unresolved []pendingBody
 	searchIx   *search.Builder
 	reused     int
@@ -91,6 +94,12 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 // content starts and how long it is.
 type spilledObject struct {
 	key [1 + refLen]byte
+	off int64
+	n   int
+}
+
+// spillRange is where some bytes lie in the scratch file.
+type spillRange struct {
 	off int64
 	n   int
 }
@@ -181,29 +190,70 @@ func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
 // objectAt spills content as the object of key k.
 func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
 	ref := string(k[1:])
+	off, err := w.spillBytes(content)
+	if err != nil {
+		return ref, err
+	}
+	o := spilledObject{off: off, n: len(content)}
+	copy(o.key[:], k)
+	w.objs = append(w.objs, o)
+	return ref, nil
+}
+
+// spillBytes appends content to the scratch file and returns where it
+// starts.
+func (w *IndexWriter) spillBytes(content []byte) (int64, error) {
 	if w.err != nil {
-		return ref, w.err
+		return 0, w.err
 	}
 	if w.spill == nil {
 		dir := filepath.Join(w.s.home, "tmp")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return ref, w.fail(w.s.internal("cannot make a scratch directory", err))
+			return 0, w.fail(w.s.internal("cannot make a scratch directory", err))
 		}
 		f, err := os.CreateTemp(dir, "publish-*")
 		if err != nil {
-			return ref, w.fail(w.s.internal("cannot make a scratch file", err))
+			return 0, w.fail(w.s.internal("cannot make a scratch file", err))
 		}
 		_ = os.Remove(f.Name()) // unlinked: nothing is left behind by a crash (where the OS allows it)
 		w.spill, w.spillBuf = f, bufio.NewWriterSize(f, 256<<10)
 	}
-	o := spilledObject{off: w.spillSize, n: len(content)}
-	copy(o.key[:], k)
+	off := w.spillSize
 	if _, err := w.spillBuf.Write(content); err != nil {
-		return ref, w.fail(w.s.internal("cannot write a scratch file", err))
+		return 0, w.fail(w.s.internal("cannot write a scratch file", err))
 	}
 	w.spillSize += int64(len(content))
-	w.objs = append(w.objs, o)
-	return ref, nil
+	return off, nil
+}
+
+// bagWindow is how much of the scratch file is read at once for the term
+// bags of the tools: they come in about the order they were spilled.
+const bagWindow = 64 << 10
+
+// spilledBag reads the encoded bag at r of the scratch file.
+func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
+	if w.spillBuf.Buffered() > 0 {
+		if err := w.spillBuf.Flush(); err != nil {
+			return nil, w.fail(w.s.internal("cannot write a scratch file", err))
+		}
+		w.bagBuf = w.bagBuf[:0]
+	}
+	if r.off < w.bagOff || r.off+int64(r.n) > w.bagOff+int64(len(w.bagBuf)) {
+		n := max(bagWindow, r.n)
+		if cap(w.bagBuf) < n {
+			w.bagBuf = make([]byte, n)
+		}
+		got, err := w.spill.ReadAt(w.bagBuf[:n], r.off)
+		if got < r.n {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, w.fail(w.s.internal("cannot read a scratch file", err))
+		}
+		w.bagBuf, w.bagOff = w.bagBuf[:got], r.off
+	}
+	start := r.off - w.bagOff
+	return w.bagBuf[start : start+int64(r.n)], nil
 }
 
 // putObjects writes the spilled objects in key order, each once.
@@ -253,7 +303,7 @@ func (w *IndexWriter) PutBody(body []byte) (string, error) {
 		return ref, err
 	}
 	if _, ok := w.bags[ref]; !ok {
-		w.bags[ref] = nil
+		w.bags[ref] = spillRange{n: -1}
 		w.unresolved = append(w.unresolved, pendingBody{ref, len(w.objs) - 1})
 	}
 	return ref, nil
@@ -288,7 +338,12 @@ func (w *IndexWriter) resolveBags() error {
 		for i, p := range w.unresolved {
 			if v := o.Get(keys[i]); v != nil {
 				if _, err := search.DecodeBag(v); err == nil {
-					w.bags[p.ref] = clone(v)
+					// Not an object to write: it is stored already.
+					off, err := w.spillBytes(v)
+					if err != nil {
+						return err
+					}
+					w.bags[p.ref] = spillRange{off, len(v)}
 				}
 			}
 		}
@@ -303,7 +358,7 @@ func (w *IndexWriter) resolveBags() error {
 	// were put: read in windows, analysed on every CPU.
 	var todo []int
 	for i, p := range w.unresolved {
-		if w.bags[p.ref] != nil {
+		if w.bags[p.ref].n >= 0 {
 			w.reused++
 		} else {
 			todo = append(todo, i)
@@ -339,10 +394,11 @@ func (w *IndexWriter) resolveBags() error {
 		if encs[i] == nil {
 			continue
 		}
-		w.bags[p.ref] = encs[i]
 		if _, err := w.objectAt(keys[i], encs[i]); err != nil {
 			return err
 		}
+		o := w.objs[len(w.objs)-1]
+		w.bags[p.ref] = spillRange{o.off, o.n}
 	}
 	w.unresolved = w.unresolved[:0]
 	return nil
@@ -382,7 +438,7 @@ type prefetcher interface{ prefetch(keys [][]byte) }
 // analyze gives a tool body's terms (the command id's are added per tool).
 // Called before the first PutBody.
 func (w *IndexWriter) IndexSearch(analyze func(body []byte) (search.Bag, error)) {
-	w.analyze, w.bags = analyze, map[string][]byte{}
+	w.analyze, w.bags = analyze, map[string]spillRange{}
 }
 
 // ReusedTerms is how many tool bodies' terms came from earlier publishes.
@@ -444,15 +500,19 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 	doc := w.ep.Tools
 	w.ep.Tools++
 	if w.searchIx != nil {
-		enc, ok := w.bags[body]
-		if ok && enc == nil {
+		at, ok := w.bags[body]
+		if ok && at.n < 0 {
 			if err := w.resolveBags(); err != nil {
 				return err
 			}
-			enc = w.bags[body]
+			at = w.bags[body]
 		}
 		if !ok {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+		}
+		enc, err := w.spilledBag(at)
+		if err != nil {
+			return err
 		}
 		bag, err := search.DecodeBag(enc)
 		if err != nil {
