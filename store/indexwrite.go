@@ -388,24 +388,24 @@ func (w *IndexWriter) resolveBags() error {
 		}); err != nil {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
 		}
+		// Spilled as each window is done: all of them at once are tens of
+		// MiB at the point of a publish that holds the most.
+		for _, i := range todo[:k] {
+			if _, err := w.objectAt(keys[i], encs[i]); err != nil {
+				return err
+			}
+			o := w.objs[len(w.objs)-1]
+			w.bags[w.unresolved[i].ref] = spillRange{o.off, o.n}
+			encs[i] = nil
+		}
 		todo = todo[k:]
-	}
-	for i, p := range w.unresolved {
-		if encs[i] == nil {
-			continue
-		}
-		if _, err := w.objectAt(keys[i], encs[i]); err != nil {
-			return err
-		}
-		o := w.objs[len(w.objs)-1]
-		w.bags[p.ref] = spillRange{o.off, o.n}
 	}
 	w.unresolved = w.unresolved[:0]
 	return nil
 }
 
 // analyseWindow bounds the scratch file read at once for analysis.
-const analyseWindow = 4 << 20
+const analyseWindow = 1 << 20
 
 // analyseAll runs fn for each of idx on every CPU; the first error wins.
 func analyseAll(idx []int, fn func(i int) error) error {
