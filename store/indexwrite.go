@@ -265,16 +265,30 @@ func (w *IndexWriter) putObjects() error {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
 	slices.SortFunc(w.objs, func(a, b spilledObject) int { return bytes.Compare(a.key[:], b.key[:]) })
+	// Keys and values are read into one buffer that each chunk's
+	// transaction uses and the next one reuses: a transaction holds what
+	// it puts only until it commits.
+	var arena []byte
 	for i := range w.objs {
 		o := &w.objs[i]
 		if i > 0 && o.key == w.objs[i-1].key {
 			continue
 		}
-		v := make([]byte, o.n)
+		if len(w.batch) == 0 {
+			arena = arena[:0]
+		}
+		start := len(arena)
+		if cap(arena)-start < len(o.key)+o.n {
+			// A new buffer: the batch still uses the old one.
+			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+o.n)), 0
+		}
+		arena = append(arena, o.key[:]...)
+		arena = arena[:start+len(o.key)+o.n]
+		k, v := arena[start:start+len(o.key):start+len(o.key)], arena[start+len(o.key):len(arena):len(arena)]
 		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
 		}
-		if err := w.put(bucketObjects, slices.Clone(o.key[:]), v, true); err != nil {
+		if err := w.put(bucketObjects, k, v, true); err != nil {
 			return err
 		}
 	}
