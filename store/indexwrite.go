@@ -379,6 +379,7 @@ func (w *IndexWriter) resolveBags() error {
 		}
 	}
 	encs := make([][]byte, len(w.unresolved))
+	var window []byte
 	for len(todo) > 0 {
 		first := w.objs[w.unresolved[todo[0]].obj]
 		k, end := 0, first.off
@@ -390,7 +391,7 @@ func (w *IndexWriter) resolveBags() error {
 			end = max(end, o.off+int64(o.n))
 			k++
 		}
-		window := make([]byte, end-first.off)
+		window = slices.Grow(window[:0], int(end-first.off))[:end-first.off] // the analysis keeps nothing of it
 		if _, err := w.spill.ReadAt(window, first.off); err != nil && !(err == io.EOF && len(window) == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
 		}
