@@ -319,9 +319,17 @@ func (w *IndexWriter) PutBody(body []byte) (string, error) {
 	if _, ok := w.bags[ref]; !ok {
 		w.bags[ref] = spillRange{n: -1}
 		w.unresolved = append(w.unresolved, pendingBody{ref, len(w.objs) - 1})
+		if len(w.unresolved) >= resolveBatch {
+			return ref, w.resolveBags()
+		}
 	}
 	return ref, nil
 }
+
+// resolveBatch is how many bodies' terms are found at once while bodies
+// are put: found all at the first tool, the analysis's own memory came on
+// top of everything a publish holds by then.
+const resolveBatch = 8192
 
 // pendingBody is a body whose terms are not known yet: its ref and its
 // place among the spilled objects.
