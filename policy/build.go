@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -596,17 +597,10 @@ func (bd *builder) warnings() []string {
 		out = append(out, oauthWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, discoveryWarnings(e.name, e.ep, e.proj.Tools)...)
 		if bd.sink != nil {
-			// The index takes tools in name order; the sizes go with them.
-			idx := make([]int, len(e.proj.Tools))
-			for i := range idx {
-				idx[i] = i
-			}
-			slices.SortFunc(idx, func(x, y int) int { return strings.Compare(e.proj.Tools[x].Name, e.proj.Tools[y].Name) })
-			tools, sizes := make([]Tool, len(idx)), make([]int, len(idx))
-			for j, i := range idx {
-				tools[j], sizes[j] = e.proj.Tools[i], e.sizes[i]
-			}
-			e.proj.Tools, e.sizes = tools, sizes
+			// The index takes tools in name order; the sizes go with them,
+			// sorted in place: a copy of both would be held beside them
+			// at the point of a publish that holds the most.
+			sort.Sort(toolsByName{e.proj.Tools, e.sizes})
 		} else {
 			slices.SortFunc(e.proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 		}
@@ -852,4 +846,17 @@ func reasonIf(cond bool, reason string) string {
 		return reason
 	}
 	return ""
+}
+
+// toolsByName sorts tools by name and their wire sizes with them.
+type toolsByName struct {
+	tools []Tool
+	sizes []int
+}
+
+func (t toolsByName) Len() int           { return len(t.tools) }
+func (t toolsByName) Less(i, j int) bool { return t.tools[i].Name < t.tools[j].Name }
+func (t toolsByName) Swap(i, j int) {
+	t.tools[i], t.tools[j] = t.tools[j], t.tools[i]
+	t.sizes[i], t.sizes[j] = t.sizes[j], t.sizes[i]
 }

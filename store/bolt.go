@@ -162,7 +162,10 @@ func (b boltFile) create(deadline time.Time) error {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+		if err := tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyUntrusted, noUntrusted) // no releases yet: the list is current
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr

@@ -62,10 +62,13 @@ type IndexWriter struct {
 	pageSize int
 	lastTool string
 
-	// With search: the terms of each tool body (encoded bags, by body
-	// ref) and the current endpoint's index.
+	// With search: where the terms of each tool body lie in the scratch
+	// file (encoded bags, by body ref; held there, not in memory, until
+	// the tools that need them come) and the current endpoint's index.
 	analyze    func(body []byte) (search.Bag, error)
-	bags       map[string][]byte // nil value: not resolved yet
+	bags       map[string]spillRange // n < 0: not resolved yet
+	bagBuf     []byte                // a window of the scratch file the bags are read through
+	bagOff     int64                 // where bagBuf starts in the file
 	unresolved []pendingBody
 	searchIx   *search.Builder
 	reused     int
@@ -91,6 +94,12 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 // content starts and how long it is.
 type spilledObject struct {
 	key [1 + refLen]byte
+	off int64
+	n   int
+}
+
+// spillRange is where some bytes lie in the scratch file.
+type spillRange struct {
 	off int64
 	n   int
 }
@@ -181,29 +190,70 @@ func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
 // objectAt spills content as the object of key k.
 func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
 	ref := string(k[1:])
+	off, err := w.spillBytes(content)
+	if err != nil {
+		return ref, err
+	}
+	o := spilledObject{off: off, n: len(content)}
+	copy(o.key[:], k)
+	w.objs = append(w.objs, o)
+	return ref, nil
+}
+
+// spillBytes appends content to the scratch file and returns where it
+// starts.
+func (w *IndexWriter) spillBytes(content []byte) (int64, error) {
 	if w.err != nil {
-		return ref, w.err
+		return 0, w.err
 	}
 	if w.spill == nil {
 		dir := filepath.Join(w.s.home, "tmp")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return ref, w.fail(w.s.internal("cannot make a scratch directory", err))
+			return 0, w.fail(w.s.internal("cannot make a scratch directory", err))
 		}
 		f, err := os.CreateTemp(dir, "publish-*")
 		if err != nil {
-			return ref, w.fail(w.s.internal("cannot make a scratch file", err))
+			return 0, w.fail(w.s.internal("cannot make a scratch file", err))
 		}
 		_ = os.Remove(f.Name()) // unlinked: nothing is left behind by a crash (where the OS allows it)
 		w.spill, w.spillBuf = f, bufio.NewWriterSize(f, 256<<10)
 	}
-	o := spilledObject{off: w.spillSize, n: len(content)}
-	copy(o.key[:], k)
+	off := w.spillSize
 	if _, err := w.spillBuf.Write(content); err != nil {
-		return ref, w.fail(w.s.internal("cannot write a scratch file", err))
+		return 0, w.fail(w.s.internal("cannot write a scratch file", err))
 	}
 	w.spillSize += int64(len(content))
-	w.objs = append(w.objs, o)
-	return ref, nil
+	return off, nil
+}
+
+// bagWindow is how much of the scratch file is read at once for the term
+// bags of the tools: they come in about the order they were spilled.
+const bagWindow = 64 << 10
+
+// spilledBag reads the encoded bag at r of the scratch file.
+func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
+	if w.spillBuf.Buffered() > 0 {
+		if err := w.spillBuf.Flush(); err != nil {
+			return nil, w.fail(w.s.internal("cannot write a scratch file", err))
+		}
+		w.bagBuf = w.bagBuf[:0]
+	}
+	if r.off < w.bagOff || r.off+int64(r.n) > w.bagOff+int64(len(w.bagBuf)) {
+		n := max(bagWindow, r.n)
+		if cap(w.bagBuf) < n {
+			w.bagBuf = make([]byte, n)
+		}
+		got, err := w.spill.ReadAt(w.bagBuf[:n], r.off)
+		if got < r.n {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, w.fail(w.s.internal("cannot read a scratch file", err))
+		}
+		w.bagBuf, w.bagOff = w.bagBuf[:got], r.off
+	}
+	start := r.off - w.bagOff
+	return w.bagBuf[start : start+int64(r.n)], nil
 }
 
 // putObjects writes the spilled objects in key order, each once.
@@ -215,16 +265,30 @@ func (w *IndexWriter) putObjects() error {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
 	slices.SortFunc(w.objs, func(a, b spilledObject) int { return bytes.Compare(a.key[:], b.key[:]) })
+	// Keys and values are read into one buffer that each chunk's
+	// transaction uses and the next one reuses: a transaction holds what
+	// it puts only until it commits.
+	var arena []byte
 	for i := range w.objs {
 		o := &w.objs[i]
 		if i > 0 && o.key == w.objs[i-1].key {
 			continue
 		}
-		v := make([]byte, o.n)
+		if len(w.batch) == 0 {
+			arena = arena[:0]
+		}
+		start := len(arena)
+		if cap(arena)-start < len(o.key)+o.n {
+			// A new buffer: the batch still uses the old one.
+			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+o.n)), 0
+		}
+		arena = append(arena, o.key[:]...)
+		arena = arena[:start+len(o.key)+o.n]
+		k, v := arena[start:start+len(o.key):start+len(o.key)], arena[start+len(o.key):len(arena):len(arena)]
 		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
 		}
-		if err := w.put(bucketObjects, slices.Clone(o.key[:]), v, true); err != nil {
+		if err := w.put(bucketObjects, k, v, true); err != nil {
 			return err
 		}
 	}
@@ -253,11 +317,19 @@ func (w *IndexWriter) PutBody(body []byte) (string, error) {
 		return ref, err
 	}
 	if _, ok := w.bags[ref]; !ok {
-		w.bags[ref] = nil
+		w.bags[ref] = spillRange{n: -1}
 		w.unresolved = append(w.unresolved, pendingBody{ref, len(w.objs) - 1})
+		if len(w.unresolved) >= resolveBatch {
+			return ref, w.resolveBags()
+		}
 	}
 	return ref, nil
 }
+
+// resolveBatch is how many bodies' terms are found at once while bodies
+// are put: found all at the first tool, the analysis's own memory came on
+// top of everything a publish holds by then.
+const resolveBatch = 8192
 
 // pendingBody is a body whose terms are not known yet: its ref and its
 // place among the spilled objects.
@@ -288,7 +360,12 @@ func (w *IndexWriter) resolveBags() error {
 		for i, p := range w.unresolved {
 			if v := o.Get(keys[i]); v != nil {
 				if _, err := search.DecodeBag(v); err == nil {
-					w.bags[p.ref] = clone(v)
+					// Not an object to write: it is stored already.
+					off, err := w.spillBytes(v)
+					if err != nil {
+						return err
+					}
+					w.bags[p.ref] = spillRange{off, len(v)}
 				}
 			}
 		}
@@ -303,13 +380,14 @@ func (w *IndexWriter) resolveBags() error {
 	// were put: read in windows, analysed on every CPU.
 	var todo []int
 	for i, p := range w.unresolved {
-		if w.bags[p.ref] != nil {
+		if w.bags[p.ref].n >= 0 {
 			w.reused++
 		} else {
 			todo = append(todo, i)
 		}
 	}
 	encs := make([][]byte, len(w.unresolved))
+	var window []byte
 	for len(todo) > 0 {
 		first := w.objs[w.unresolved[todo[0]].obj]
 		k, end := 0, first.off
@@ -321,7 +399,7 @@ func (w *IndexWriter) resolveBags() error {
 			end = max(end, o.off+int64(o.n))
 			k++
 		}
-		window := make([]byte, end-first.off)
+		window = slices.Grow(window[:0], int(end-first.off))[:end-first.off] // the analysis keeps nothing of it
 		if _, err := w.spill.ReadAt(window, first.off); err != nil && !(err == io.EOF && len(window) == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
 		}
@@ -333,23 +411,24 @@ func (w *IndexWriter) resolveBags() error {
 		}); err != nil {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "cannot index a tool body for search").Wrap(err))
 		}
+		// Spilled as each window is done: all of them at once are tens of
+		// MiB at the point of a publish that holds the most.
+		for _, i := range todo[:k] {
+			if _, err := w.objectAt(keys[i], encs[i]); err != nil {
+				return err
+			}
+			o := w.objs[len(w.objs)-1]
+			w.bags[w.unresolved[i].ref] = spillRange{o.off, o.n}
+			encs[i] = nil
+		}
 		todo = todo[k:]
-	}
-	for i, p := range w.unresolved {
-		if encs[i] == nil {
-			continue
-		}
-		w.bags[p.ref] = encs[i]
-		if _, err := w.objectAt(keys[i], encs[i]); err != nil {
-			return err
-		}
 	}
 	w.unresolved = w.unresolved[:0]
 	return nil
 }
 
 // analyseWindow bounds the scratch file read at once for analysis.
-const analyseWindow = 4 << 20
+const analyseWindow = 1 << 20
 
 // analyseAll runs fn for each of idx on every CPU; the first error wins.
 func analyseAll(idx []int, fn func(i int) error) error {
@@ -382,7 +461,7 @@ type prefetcher interface{ prefetch(keys [][]byte) }
 // analyze gives a tool body's terms (the command id's are added per tool).
 // Called before the first PutBody.
 func (w *IndexWriter) IndexSearch(analyze func(body []byte) (search.Bag, error)) {
-	w.analyze, w.bags = analyze, map[string][]byte{}
+	w.analyze, w.bags = analyze, map[string]spillRange{}
 }
 
 // ReusedTerms is how many tool bodies' terms came from earlier publishes.
@@ -444,15 +523,19 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 	doc := w.ep.Tools
 	w.ep.Tools++
 	if w.searchIx != nil {
-		enc, ok := w.bags[body]
-		if ok && enc == nil {
+		at, ok := w.bags[body]
+		if ok && at.n < 0 {
 			if err := w.resolveBags(); err != nil {
 				return err
 			}
-			enc = w.bags[body]
+			at = w.bags[body]
 		}
 		if !ok {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+		}
+		enc, err := w.spilledBag(at)
+		if err != nil {
+			return err
 		}
 		bag, err := search.DecodeBag(enc)
 		if err != nil {

@@ -112,7 +112,7 @@ func (s *Store) decode(what string, raw []byte, v any) error {
 // pass: a record carries its manifest in base64, and a publish reads every
 // release (encoding/json was too slow for a large manifest:
 // docs/performance.md).
-func (s *Store) decodeRelease(what string, raw []byte, rec *releaseRec) error {
+func (s *Store) decodeRelease(what string, raw []byte, rec any) error {
 	if err := jsonv2.Unmarshal(raw, rec, jsonv2.MatchCaseInsensitiveNames(true),
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)); err != nil {
 		return s.internal("cannot decode "+what, err)
@@ -369,7 +369,11 @@ func (s *Store) DeleteRelease(name, version string) error {
 		if err := tx.Bucket(bucketReleases).Delete(key); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketDigests).Delete([]byte(fromReleaseRec(rec).Ref()))
+		ref := fromReleaseRec(rec).Ref()
+		if err := s.forgetUntrusted(tx, ref); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketDigests).Delete([]byte(ref))
 	})
 }
 
@@ -477,25 +481,55 @@ func (s *Store) refreshUntrusted(tx txn) error {
 	}); err != nil {
 		return err
 	}
-	var refs []string
+	refs := []string{} // kept as an empty list, not removed: the list is current
 	if err := tx.Bucket(bucketReleases).ForEach(func(k, v []byte) error {
-		var rec releaseRec
+		var rec releaseSigner // not the manifest: it is most of every record
 		if err := s.decodeRelease("release "+string(k), v, &rec); err != nil {
 			return err
 		}
 		if rec.Signer != "" && !trusted[rec.KeyID] {
-			refs = append(refs, fromReleaseRec(rec).Ref())
+			refs = append(refs, ReleaseRef(rec.Digest, rec.Development))
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	meta := tx.Bucket(bucketMeta)
-	if len(refs) == 0 {
-		return meta.Delete(keyUntrusted)
-	}
 	slices.Sort(refs)
-	return meta.Put(keyUntrusted, encode(refs))
+	return tx.Bucket(bucketMeta).Put(keyUntrusted, encode(refs))
+}
+
+// releaseSigner is what refreshUntrusted reads of a release record.
+type releaseSigner struct {
+	Digest      string `json:"digest"`
+	Signer      string `json:"signer,omitempty"`
+	KeyID       string `json:"keyId,omitempty"`
+	Development bool   `json:"development,omitempty"`
+}
+
+// listUntrusted makes the list of untrusted releases in tx when the store
+// has none: a home written before the list existed (or by a rukh that
+// removed an empty one). Once there, trust changes and removals keep it,
+// so a publish does not read every release record again for it.
+func (s *Store) listUntrusted(tx txn) error {
+	if tx.Bucket(bucketMeta).Get(keyUntrusted) != nil {
+		return nil
+	}
+	return s.refreshUntrusted(tx)
+}
+
+// forgetUntrusted drops ref from the list of untrusted releases, in tx:
+// its release is being removed.
+func (s *Store) forgetUntrusted(tx txn, ref string) error {
+	m, err := s.untrusted(tx)
+	if err != nil || !m[ref] {
+		return err
+	}
+	delete(m, ref)
+	refs := slices.Sorted(maps.Keys(m))
+	if refs == nil {
+		refs = []string{}
+	}
+	return tx.Bucket(bucketMeta).Put(keyUntrusted, encode(refs))
 }
 
 // UntrustedReleases returns the refs (Release.Ref) of the installed

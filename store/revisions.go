@@ -164,7 +164,7 @@ func (s *Store) Publish(expectActive uint64, build func(number uint64, id string
 		}
 		// A home whose keys were removed before releases were listed as
 		// untrusted gets the list with its next publish.
-		if err := s.refreshUntrusted(tx); err != nil {
+		if err := s.listUntrusted(tx); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keyActive, key)

@@ -233,8 +233,15 @@ func (s *Store) initSchema(tx txn) error {
 	if err != nil {
 		return err
 	}
-	return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+		return err
+	}
+	return meta.Put(keyUntrusted, noUntrusted) // no releases yet: the list is current
 }
+
+// noUntrusted is the empty list of untrusted releases, which a new store
+// starts with.
+var noUntrusted = []byte("[]")
 
 func (s *Store) checkSchema(tx txn) error {
 	meta := tx.Bucket(bucketMeta)

@@ -487,6 +487,51 @@ func TestPublishListsUntrusted(t *testing.T) {
 	}
 }
 
+// TestUntrustedListKept: once listed, a publish does not rebuild the list
+// of untrusted releases (it reads every release record); a removal drops
+// its release from it instead.
+func TestUntrustedListKept(t *testing.T) {
+	s := mustStore(t)
+	acme := store.Key{Name: "acme", Public: "rukh-ed25519-pub:AAAA", KeyID: "id-a"}
+	if err := s.PutKey(acme); err != nil {
+		t.Fatal(err)
+	}
+	a1, b1 := rel("a", "1.0.0"), rel("b", "1.0.0")
+	a1.Signer, a1.KeyID = acme.Name, acme.KeyID
+	b1.Signer, b1.KeyID = acme.Name, acme.KeyID
+	mustPut(t, s, a1, b1)
+	if err := s.DeleteKey("acme"); err != nil {
+		t.Fatal(err)
+	}
+	untrusted := func() map[string]bool {
+		t.Helper()
+		m, err := s.UntrustedReleases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := untrusted(); !m[a1.Ref()] || !m[b1.Ref()] || len(m) != 2 {
+		t.Fatalf("untrusted after the key's removal = %v, want %s and %s", m, a1.Ref(), b1.Ref())
+	}
+	if err := s.DeleteRelease("a", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if m := untrusted(); m[a1.Ref()] || !m[b1.Ref()] || len(m) != 1 {
+		t.Errorf("untrusted after a's removal = %v, want only %s", m, b1.Ref())
+	}
+	publish(t, s, "x")
+	if m := untrusted(); !m[b1.Ref()] || len(m) != 1 {
+		t.Errorf("untrusted after a publish = %v, want only %s", m, b1.Ref())
+	}
+	if err := s.DeleteRelease("b", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if m := untrusted(); len(m) != 0 {
+		t.Errorf("untrusted after every untrusted release was removed = %v, want none", m)
+	}
+}
+
 func TestUpdateDraft(t *testing.T) {
 	s := mustStore(t)
 	mustPut(t, s, rel("a", "1.0.0"), rel("a", "2.0.0"), rel("b", "1.0.0"))
