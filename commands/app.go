@@ -25,7 +25,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -85,14 +84,6 @@ func (e *exitError) Unwrap() error { return e.err }
 // Main runs rukh with args (args[0] is the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if mayRunPublished(args) && os.Getenv("GOMAXPROCS") == "" {
-		// A published command's run mostly waits for its program. With one
-		// P the runtime runs the few goroutines the call has on the threads
-		// it already has, instead of starting one for each that becomes
-		// ready while another runs: threads to start, and to end at the
-		// exit (docs/performance.md). The owner verbs keep every CPU.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	}
 	// A hangup (the terminal or the agent's host went away) stops running
 	// commands like SIGTERM does, so none outlives rukh.
 	ctx, signalsWatched, stop := watchSignals(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

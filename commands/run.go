@@ -27,7 +27,7 @@ import (
 // verb can be meant (their names are reserved words). verbs builds the owner
 // verbs, which the caller adds in front of root's commands unless routed.
 func (a *app) addExtensionCommands(root *cli.Command, args []string, verbs func() []*cli.Command) (routed bool, err error) {
-	if !mayRunPublished(args) {
+	if len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v") {
 		return false, nil // owner verbs never need the revision
 	}
 	var words []string
@@ -95,12 +95,6 @@ func (a *app) addExtensionCommands(root *cli.Command, args []string, verbs func(
 		})
 	})
 	return routed && err == nil, err
-}
-
-// mayRunPublished: the arguments do not name an owner verb, so they may
-// name a published command.
-func mayRunPublished(args []string) bool {
-	return !(len(args) > 1 && (kernel.IsBuiltinVerb(args[1]) || args[1] == "--version" || args[1] == "-v"))
 }
 
 func add(parent, root, c *cli.Command) {
