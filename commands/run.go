@@ -325,8 +325,26 @@ func (a *app) printResult(cr jsontext.Value) {
 		Text string         `json:"text"`
 		Data jsontext.Value `json:"data"`
 	}
-	if err := json.Unmarshal(cr, &r); err != nil {
-		return
+	// read member by member: the one-shot CLI would otherwise build this
+	// struct's decoder by reflection for one use
+	pr := kernel.NewPlainReader(cr)
+	pr.Object(func(name string) {
+		switch name {
+		case "kind":
+			r.Kind = pr.String()
+		case "text":
+			r.Text = pr.String()
+		case "data":
+			r.Data = pr.Value()
+		default:
+			pr.Skip()
+		}
+	})
+	if !pr.OK() {
+		r.Kind, r.Text, r.Data = "", "", nil
+		if err := json.Unmarshal(cr, &r); err != nil {
+			return
+		}
 	}
 	if r.Kind == kernel.ResultText {
 		fmt.Fprint(a.stdout, r.Text)

@@ -39,6 +39,9 @@ type EndpointMeta struct {
 
 // DecodeEndpointMeta reads an endpoint's meta record.
 func DecodeEndpointMeta(raw []byte) (EndpointMeta, error) {
+	if m, ok := plainEndpointMeta(raw); ok {
+		return m, nil
+	}
 	var m EndpointMeta
 	if err := json.Unmarshal(raw, &m, json.RejectUnknownMembers(false)); err != nil {
 		return m, kernel.JSONError(err)
@@ -48,6 +51,9 @@ func DecodeEndpointMeta(raw []byte) (EndpointMeta, error) {
 
 // DecodeCommand reads a declaration record.
 func DecodeCommand(raw []byte) (*BoundCommand, error) {
+	if bc, ok := plainCommand(raw); ok {
+		return bc, nil
+	}
 	var bc BoundCommand
 	if err := json.Unmarshal(raw, &bc, json.RejectUnknownMembers(false)); err != nil {
 		return nil, kernel.JSONError(err)

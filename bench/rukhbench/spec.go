@@ -177,19 +177,27 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 	// The same program through the CLI route (a whole rukh process per
 	// call), alternating with its direct exec.
 	l2 := loadNow()
-	var cli, cliDirect []time.Duration
+	// `rukh --version` is a rukh process that starts and exits and does
+	// nothing else: with the program's own run it is the floor of the
+	// whole CLI row.
+	var cli, cliDirect, cliVersion []time.Duration
 	for i := range 5 + c.calls/2 {
 		t := time.Now()
 		if _, err := h.rukh("trivial", "ping"); err != nil {
 			return nil, nil, b, err
 		}
 		d := time.Since(t)
+		t = time.Now()
+		if _, err := h.rukh("--version"); err != nil {
+			return nil, nil, b, err
+		}
+		dv := time.Since(t)
 		dd, err := directExec(c.trivial, "trivial.ping")
 		if err != nil {
 			return nil, nil, b, err
 		}
 		if i >= 5 {
-			cli, cliDirect = append(cli, d), append(cliDirect, dd)
+			cli, cliDirect, cliVersion = append(cli, d), append(cliDirect, dd), append(cliVersion, dv)
 		}
 	}
 	l3 := loadNow()
@@ -215,6 +223,7 @@ func benchSmall(c config, h, confined *smallHome, peers []peer) ([]row, []string
 	rows = append(rows, setLoad([]row{
 		ratioRow("`rukh trivial ping` (whole CLI process)", b.cli, newStats(cliDirect).median(), 2, "≤ 2× direct"),
 		timeRow("   direct exec, same program", newStats(cliDirect), 0),
+		versionRow(newStats(cliVersion), newStats(cliDirect).median()),
 	}, loadSpan(l2, l3))...)
 	rows = append(rows, setLoad([]row{timeRow("tools/list, 1-tool revision (warm)", b.list, 0)}, loop)...)
 	for _, p := range ps {
@@ -436,4 +445,13 @@ func storeInUse(dir string) (int64, error) {
 		n += int64(st.Bytes)
 	}
 	return n, nil
+}
+
+// versionRow is `rukh --version` beside the direct exec, and the floor it
+// sets for the whole CLI process: rukh's own start and exit, then the
+// program's run.
+func versionRow(v stats, direct time.Duration) row {
+	r := timeRow("   `rukh --version` (start and exit alone; floor of the row above: this + direct)", v, 0)
+	r.ratio = fmt.Sprintf("%.2f× (floor %.2f×)", float64(v.median())/float64(direct), float64(v.median()+direct)/float64(direct))
+	return r
 }
