@@ -1,6 +1,7 @@
 package home
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,7 +44,7 @@ func (h *Home) SaveDiagnostics(endpoint string, inv *kernel.Invocation, res kern
 	if d, ok := inv.Stderr.(*kernel.Diagnostics); ok {
 		rec.Stderr, rec.StderrDropped = text(d.Bytes()), d.Dropped()
 	}
-	if res.Outcome == kernel.Succeeded && rec.Stdout == "" && rec.Stderr == "" && rec.StdoutDropped == 0 && rec.StderrDropped == 0 {
+	if QuietDiagnostics(inv, res) {
 		return nil // nothing to follow up on, and the common case stays cheap
 	}
 	id := inv.ID
@@ -64,6 +65,17 @@ func (h *Home) SaveDiagnostics(endpoint string, inv *kernel.Invocation, res kern
 	}
 	pruneDiagnostics(dir)
 	return nil
+}
+
+// QuietDiagnostics reports whether SaveDiagnostics keeps nothing of inv: it
+// succeeded and its child wrote nothing.
+func QuietDiagnostics(inv *kernel.Invocation, res kernel.Result) bool {
+	return res.Outcome == kernel.Succeeded && wroteNothing(inv.Stdout) && wroteNothing(inv.Stderr)
+}
+
+func wroteNothing(w io.Writer) bool {
+	d, ok := w.(*kernel.Diagnostics)
+	return !ok || (len(d.Bytes()) == 0 && d.Dropped() == 0)
 }
 
 func pruneDiagnostics(dir string) {

@@ -20,7 +20,8 @@ import (
 // whose signing key is no longer trusted never runs either. Cost per
 // call: one lookup in the set of untrusted releases (read with the route
 // on the CLI, kept by store stamp in servers), two hold files (open, flock,
-// two stats each) and one fingerprint check (one small read, an lstat per
+// two stats each; in a server, a flock and an fstat on the file its last
+// call kept open) and one fingerprint check (one small read, an lstat per
 // entry of the copy).
 
 // PinCall pins one call of br resolved against revision (an id, "r7");

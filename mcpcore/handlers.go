@@ -453,7 +453,7 @@ func (s *Session) runCall(ctx context.Context, key string, req *Request, e era, 
 		// to a call's latency. wg (held until we return) keeps it in shutdown.
 		// Inline, the transport writes the response only once we return.
 		defer func() {
-			if !inline {
+			if !inline || (s.cfg.Quick != nil && s.cfg.Quick(inv, res)) {
 				s.cfg.Diagnostics(inv, res)
 				return
 			}

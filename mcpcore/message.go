@@ -2,7 +2,9 @@ package mcpcore
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -56,28 +58,119 @@ type Request struct {
 // params holds every params member any handled method reads; the raw values
 // are checked by the handler that uses them.
 type params struct {
-	Meta            jsontext.Value `json:"_meta"`
-	Cursor          jsontext.Value `json:"cursor"`
-	Name            jsontext.Value `json:"name"`
-	Arguments       jsontext.Value `json:"arguments"`
-	ProtocolVersion jsontext.Value `json:"protocolVersion"`
-	RequestID       jsontext.Value `json:"requestId"`
-	TaskID          jsontext.Value `json:"taskId"` // tasks/get, tasks/update, tasks/cancel
-	Notifications   jsontext.Value `json:"notifications"`
+	Meta            jsontext.Value // _meta
+	Cursor          jsontext.Value
+	Name            jsontext.Value
+	Arguments       jsontext.Value
+	ProtocolVersion jsontext.Value
+	RequestID       jsontext.Value
+	TaskID          jsontext.Value // tasks/get, tasks/update, tasks/cancel
+	Notifications   jsontext.Value
 	// Continuation of an input_required result, which this server never
 	// sends: present at all, the call is rejected before dispatch.
-	InputResponses jsontext.Value `json:"inputResponses"`
-	RequestState   jsontext.Value `json:"requestState"`
+	InputResponses jsontext.Value
+	RequestState   jsontext.Value
+}
+
+// set keeps the member name (exact, case and all) if params has it.
+func (p *params) set(name []byte, v jsontext.Value) {
+	switch string(name) {
+	case "_meta":
+		p.Meta = v
+	case "cursor":
+		p.Cursor = v
+	case "name":
+		p.Name = v
+	case "arguments":
+		p.Arguments = v
+	case "protocolVersion":
+		p.ProtocolVersion = v
+	case "requestId":
+		p.RequestID = v
+	case "taskId":
+		p.TaskID = v
+	case "notifications":
+		p.Notifications = v
+	case "inputResponses":
+		p.InputResponses = v
+	case "requestState":
+		p.RequestState = v
+	}
 }
 
 // envelope is the JSON-RPC frame before its members are checked.
 type envelope struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  jsontext.Value `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
-	Error   jsontext.Value `json:"error"`
+	JSONRPC, ID, Method, Params, Result, Error jsontext.Value
+}
+
+func (e *envelope) set(name []byte, v jsontext.Value) {
+	switch string(name) {
+	case "jsonrpc":
+		e.JSONRPC = v
+	case "id":
+		e.ID = v
+	case "method":
+		e.Method = v
+	case "params":
+		e.Params = v
+	case "result":
+		e.Result = v
+	case "error":
+		e.Error = v
+	}
+}
+
+// walker reads the members of objects already checked strictly (valid,
+// no duplicate names); kept between requests.
+type walker struct {
+	dec jsontext.Decoder
+	in  bytes.Buffer
+}
+
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+func getWalker() *walker  { return walkers.Get().(*walker) }
+func putWalker(w *walker) { w.in = bytes.Buffer{}; walkers.Put(w) }
+
+// members calls fn with each member of obj, a JSON object: its name
+// unquoted and its value as a slice of obj, which the caller may keep.
+func (w *walker) members(obj []byte, fn func(name []byte, v jsontext.Value)) error {
+	w.in = *bytes.NewBuffer(obj)
+	w.dec.Reset(&w.in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	tok, err := w.dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return errors.New("not an object")
+	}
+	var unq []byte
+	for w.dec.PeekKind() != '}' {
+		name, err := w.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if name.Kind() != '"' || len(name) < 2 {
+			return errors.New("a member name is not a string")
+		}
+		key := name[1 : len(name)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if unq, err = jsontext.AppendUnquote(unq[:0], name); err != nil {
+				return err
+			}
+			key = unq
+		}
+		v, err := w.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(w.dec.InputOffset())
+		if end < len(v) || end > len(obj) {
+			return errors.New("a member value is out of place")
+		}
+		fn(key, jsontext.Value(obj[end-len(v):end:end]))
+	}
+	return nil
 }
 
 // decodeLine turns one line into a request. It returns (nil, nil) for a line
@@ -98,8 +191,14 @@ func decodeLine(line []byte) (*Request, jsontext.Value, *rpcError) {
 	default:
 		return nil, nil, newError(codeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
+	// Checked strictly above, so the text is one valid object without
+	// duplicate names: one walk of it, over a copy that the request's raw
+	// values share, replaces a decode per level.
+	buf := bytes.Clone(trimmed)
 	var env envelope
-	if err := json.Unmarshal(trimmed, &env); err != nil {
+	w := getWalker()
+	defer putWalker(w)
+	if err := w.members(buf, env.set); err != nil {
 		return nil, nil, newError(codeInvalidRequest, "invalid request: "+err.Error())
 	}
 	if env.Method == nil && (env.Result != nil || env.Error != nil) {
@@ -122,8 +221,8 @@ func decodeLine(line []byte) (*Request, jsontext.Value, *rpcError) {
 	if env.Method == nil {
 		return nil, id, newError(codeInvalidRequest, "invalid request: missing method")
 	}
-	var method string
-	if env.Method.Kind() != '"' || json.Unmarshal(env.Method, &method) != nil {
+	method, ok := stringParam(env.Method)
+	if !ok {
 		return nil, id, newError(codeInvalidRequest, "invalid request: method must be a string")
 	}
 	req := &Request{id: id, method: method}
@@ -135,16 +234,21 @@ func decodeLine(line []byte) (*Request, jsontext.Value, *rpcError) {
 			}
 			return nil, id, newError(codeInvalidParams, "invalid params: params must be an object")
 		}
-		if err := json.Unmarshal(env.Params, &req.params); err != nil {
+		if err := w.members(env.Params, req.params.set); err != nil {
 			if id == nil {
 				return nil, nil, nil
 			}
 			return nil, id, newError(codeInvalidParams, "invalid params: "+err.Error())
 		}
 		if m := req.params.Meta; m != nil {
-			if m.Kind() != '{' || json.Unmarshal(m, &req.meta) != nil {
+			if m.Kind() != '{' {
 				req.metaErr = true
-				req.meta = nil
+			} else {
+				req.meta = map[string]jsontext.Value{}
+				if w.members(m, func(name []byte, v jsontext.Value) { req.meta[string(name)] = v }) != nil {
+					req.metaErr = true
+					req.meta = nil
+				}
 			}
 		}
 	}
@@ -185,8 +289,11 @@ func idKey(v jsontext.Value) string {
 
 // stringParam decodes a JSON string; ok is false for any other kind.
 func stringParam(v jsontext.Value) (string, bool) {
-	if v.Kind() != '"' {
+	if v.Kind() != '"' || len(v) < 2 {
 		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {

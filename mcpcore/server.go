@@ -52,6 +52,10 @@ type Config struct {
 	// it ends; inv.Stdout and inv.Stderr are the bounded *kernel.Diagnostics
 	// of the child's streams (owner diagnostics; never sent to the client).
 	Diagnostics func(inv *kernel.Invocation, res kernel.Result)
+	// Quick, when set, says Diagnostics would do nothing slow for this
+	// invocation (it must not block then): an inline call runs it in place
+	// instead of on a goroutine of its own.
+	Quick func(inv *kernel.Invocation, res kernel.Result) bool
 	// Authorize, when set, is asked once a tools/call has resolved its
 	// command (its id and its security level on the endpoint, "" for
 	// standard) and before anything is checked, admitted or run; an error

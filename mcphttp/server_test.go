@@ -213,6 +213,34 @@ func TestResponseBeforeBookkeeping(t *testing.T) {
 	<-saved
 }
 
+// Bookkeeping the core is told is quick (an audit record queued, nothing
+// saved) runs in place, without a goroutine: it is done when the response
+// arrives. Told it is not quick, it runs after the response (above).
+func TestQuickBookkeepingInPlace(t *testing.T) {
+	c := &creds{byTk: map[string]kernel.Credential{
+		"key": {Agent: "a", Endpoint: "e", Kind: kernel.CredentialStatic, Hash: kernel.TokenHash{1}},
+	}}
+	var done, quickAsked atomic.Int64
+	url := newTestServerCfg(t, c, &countingInvoker{}, func(*kernel.Invocation, kernel.Result) {
+		time.Sleep(50 * time.Millisecond) // a goroutine would let the response go first
+		done.Add(1)
+	}, func(cfg *Config) {
+		cfg.Endpoints[0].Core.Quick = func(*kernel.Invocation, kernel.Result) bool { quickAsked.Add(1); return true }
+	})
+	for i := range 3 {
+		status, body := call(t, url, "key", "std", i+1)
+		if status != 200 || !strings.Contains(body, `"outcome":"succeeded"`) {
+			t.Fatalf("%d: %s", status, body)
+		}
+		if n := done.Load(); n != int64(i+1) {
+			t.Fatalf("after %d responses the bookkeeping ran %d times", i+1, n)
+		}
+	}
+	if quickAsked.Load() != 3 {
+		t.Fatalf("Quick asked %d times, want 3", quickAsked.Load())
+	}
+}
+
 // TestLevelsThroughCallTool: on a progressive endpoint, a call through the
 // call tool is authorised as the tools/call of the tool it names: the same
 // status, challenge and body for every credential and level.

@@ -131,7 +131,8 @@ type outQueue struct {
 	bytes  int
 	closed bool
 	wake   chan struct{} // capacity 1: there is work or the queue closed
-	space  chan struct{} // closed (and replaced) whenever space frees
+	space  chan struct{} // closed (and replaced) when space frees and a pusher waits
+	waited bool          // a pusher waits on space
 	done   chan struct{} // closed when the writer exits
 	broken atomic.Bool   // a write failed; nothing more is written
 }
@@ -170,6 +171,7 @@ func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
 			return nil
 		}
 		space := q.space
+		q.waited = !droppable
 		q.mu.Unlock()
 		if droppable {
 			m.Finish()
@@ -211,6 +213,8 @@ func (q *outQueue) abort() {
 
 func (q *outQueue) run() {
 	defer close(q.done)
+	// one watchdog, armed around each write
+	var watchdog *time.Timer
 	for {
 		q.mu.Lock()
 		if len(q.items) == 0 {
@@ -226,8 +230,11 @@ func (q *outQueue) run() {
 		q.items[0] = outMsg{}
 		q.items = q.items[1:]
 		q.bytes -= len(m.Data)
-		close(q.space)
-		q.space = make(chan struct{})
+		if q.waited {
+			close(q.space)
+			q.space = make(chan struct{})
+			q.waited = false
+		}
 		q.mu.Unlock()
 
 		if (m.Drop != nil && m.Drop.Load()) || q.broken.Load() {
@@ -240,7 +247,11 @@ func (q *outQueue) run() {
 		// out: a client that has read a response may send its next call at
 		// once, and must find the slot free.
 		m.Finish()
-		watchdog := time.AfterFunc(q.writeTimeout, func() { q.fail(errWriteTimeout) })
+		if watchdog == nil {
+			watchdog = time.AfterFunc(q.writeTimeout, func() { q.fail(errWriteTimeout) })
+		} else {
+			watchdog.Reset(q.writeTimeout)
+		}
 		_, err := q.out.Write(m.Data)
 		watchdog.Stop()
 		if err != nil {

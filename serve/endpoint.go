@@ -54,7 +54,9 @@ func (p *process) endpoint(endpoint string, launch *policy.Launch, view *catalog
 				p.logf("diagnostics of %s were lost: %v", inv.ID, err)
 			}
 		},
-		Logf: p.logf,
+		// the audit record is queued, and nothing is saved of a quiet success
+		Quick: home.QuietDiagnostics,
+		Logf:  p.logf,
 	}
 }
 

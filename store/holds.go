@@ -26,9 +26,13 @@ const (
 // Holds are advisory file locks on home/holds/KIND-ID: a running call holds
 // a shared lock for its whole run, removal takes an exclusive one without
 // waiting. They work across processes (the CLI, every serve-mcp) and end
-// with the process that took them, so a crash leaves nothing held. The cost
-// on a call's path is an open, a flock and two stats per hold; calls of one
-// process that hold the same thing at once share its file and lock.
+// with the process that took them, so a crash leaves nothing held. Calls of
+// one process that hold the same thing at once share its file and lock. When
+// the last of them ends the lock is dropped but the file stays open, unlocked
+// (a few per handle): the next call's hold is a flock and an fstat on it, not
+// an open, a flock and two stats. An unlocked file holds nothing, so removal
+// works while the process idles; a removal unlinks the file, which the next
+// hold sees (no links left) and opens the path afresh.
 
 // HoldsDir is where hold files live.
 func (s *Store) HoldsDir() string { return filepath.Join(s.home, "holds") }
@@ -52,6 +56,12 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 	if release, ok := s.held.join(path); ok {
 		return release, nil
 	}
+	if f := s.held.takeIdle(path); f != nil {
+		if relockHold(f) {
+			return s.held.add(path, f), nil
+		}
+		f.Close()
+	}
 	f, err := lockHold(s.HoldsDir(), path, false)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		// A home nobody may write: nothing can be removed from it either.
@@ -64,12 +74,50 @@ func (s *Store) Hold(kind, id string) (release func(), err error) {
 }
 
 // heldFiles are the hold files a handle has locked, each with the number
-// of holds on it: the last release closes it, which drops the lock. While
-// one is open the thing cannot be removed, so a hold that joins it holds
-// what the first one checked.
+// of holds on it: the last release unlocks it and keeps it among the idle
+// ones (closing one when there are maxIdleHolds). While one is locked the
+// thing cannot be removed, so a hold that joins it holds what the first one
+// checked.
 type heldFiles struct {
-	mu sync.Mutex
-	m  map[string]*heldFile
+	mu   sync.Mutex
+	m    map[string]*heldFile
+	idle map[string]*os.File // unlocked, kept for the next hold of the path
+}
+
+// maxIdleHolds is how many unlocked hold files a handle keeps: a serving
+// process's calls hold a revision and a release or two at a time.
+const maxIdleHolds = 8
+
+// takeIdle returns path's unlocked file, if one is kept, and forgets it.
+func (h *heldFiles) takeIdle(path string) *os.File {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.idle[path]
+	if f != nil {
+		delete(h.idle, path)
+	}
+	return f
+}
+
+// keepIdle unlocks f and keeps it as path's idle file; on failure, or with
+// another idle file for path already, f is closed (which unlocks it too).
+// Called with h.mu held.
+func (h *heldFiles) keepIdle(path string, f *os.File) {
+	if _, dup := h.idle[path]; dup || unlockHold(f) != nil {
+		f.Close()
+		return
+	}
+	if len(h.idle) >= maxIdleHolds {
+		for p, old := range h.idle {
+			old.Close()
+			delete(h.idle, p)
+			break
+		}
+	}
+	if h.idle == nil {
+		h.idle = map[string]*os.File{}
+	}
+	h.idle[path] = f
 }
 
 type heldFile struct {
@@ -115,7 +163,7 @@ func (h *heldFiles) releaser(path string, e *heldFile) func() {
 			defer h.mu.Unlock()
 			if e.holds--; e.holds == 0 {
 				delete(h.m, path)
-				e.f.Close() // closing the file drops the lock
+				h.keepIdle(path, e.f)
 			}
 		})
 	}

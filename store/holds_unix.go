@@ -46,3 +46,22 @@ func flock(f *os.File, how int) error {
 		}
 	}
 }
+
+// relockHold takes a shared lock again on a hold file kept unlocked; false
+// when it cannot or the file was unlinked meanwhile (by a removal, under its
+// exclusive lock): a lock on it would hold nothing, and the caller opens the
+// path afresh. The path is only ever replaced by unlinking what is there.
+func relockHold(f *os.File) bool {
+	if flock(f, syscall.LOCK_SH) != nil {
+		return false
+	}
+	var st syscall.Stat_t
+	if syscall.Fstat(int(f.Fd()), &st) == nil && st.Nlink > 0 {
+		return true
+	}
+	flock(f, syscall.LOCK_UN)
+	return false
+}
+
+// unlockHold drops f's lock, keeping it open.
+func unlockHold(f *os.File) error { return flock(f, syscall.LOCK_UN) }

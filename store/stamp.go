@@ -11,7 +11,8 @@ import (
 // transaction (publish, activate, install, prune…) commits a higher
 // transaction id, so an equal stamp means nothing was committed in between,
 // however coarse the file system's timestamps are. Reading one costs a stat
-// and two small reads through a descriptor kept open: no lock, no mmap. A reader that keeps
+// and one read of both meta pages through a descriptor kept open: no lock,
+// no mmap. A reader that keeps
 // what it read of the active revision may serve it again while Stamp
 // returns the stamp taken before that read.
 type Stamp struct {

@@ -2,7 +2,16 @@
 
 package store
 
-import "golang.org/x/sys/unix"
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// oneReadPage is the page size whose two meta pages a stamp reads at once.
+const oneReadPage = 4096
+
+var stampBufs = sync.Pool{New: func() any { return new([oneReadPage + metaEnd]byte) }}
 
 func (st *stampState) read(path string) (Stamp, bool) {
 	// stat by path: a store file replaced (store copy, a restore) is
@@ -15,12 +24,25 @@ func (st *stampState) read(path string) (Stamp, bool) {
 	if !ok {
 		return Stamp{}, false
 	}
-	var buf [metaEnd]byte
-	m0, ok0 := preadMeta(fd, 0, buf[:])
+	// Both meta pages in one read where the page size is the usual one;
+	// otherwise the second page is read where the first says it is.
+	bp := stampBufs.Get().(*[oneReadPage + metaEnd]byte)
+	defer stampBufs.Put(bp)
+	n, err := unix.Pread(fd, bp[:], 0)
+	if err != nil || n < metaEnd {
+		return Stamp{}, false
+	}
+	m0, ok0 := decodeMeta(bp[:metaEnd])
 	if !ok0 || m0.pageSize < metaEnd {
 		return Stamp{}, false
 	}
-	m1, ok1 := preadMeta(fd, int64(m0.pageSize), buf[:])
+	var m1 snapMeta
+	var ok1 bool
+	if m0.pageSize == oneReadPage && n == len(bp) {
+		m1, ok1 = decodeMeta(bp[oneReadPage:])
+	} else {
+		m1, ok1 = preadMeta(fd, int64(m0.pageSize), bp[:metaEnd])
+	}
 	if !ok1 {
 		return Stamp{}, false
 	}
