@@ -37,6 +37,7 @@ func (s *session) supervise(ctx context.Context) {
 		} else if fd, err := exitFD(s.proc.leader); err == nil {
 			exitfd, ownFD = fd, true
 		} else {
+			exitfd = -1
 			exited = make(chan struct{})
 			go func() {
 				plat.waitExited(s.proc.leader)
