@@ -68,9 +68,9 @@ type serveHTTPOptions struct {
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	kernel.DetachTerminal() // as serve-mcp does
-	a.h.Runner.WarmSlots()  // as serve-mcp does
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
+	a.h.Runner.WarmSlots(log.Logf) // as serve-mcp does
 	return serve.HTTP(ctx, serve.HTTPOptions{
 		Home:          a.h,
 		Listen:        o.listen,

@@ -40,8 +40,6 @@ func (a *app) runServeMCP(ctx context.Context, o serveMCPOptions) error {
 	// Once, so no program it starts for the agent needs a session of its own
 	// to have no controlling terminal.
 	kernel.DetachTerminal()
-	// Calls run in warm containment slots, one ready from the start.
-	a.h.Runner.WarmSlots()
 	// SIGHUP is the owner's cancel too, like SIGINT and SIGTERM
 	// (Main): calls in flight are answered cancelled, then we exit.
 	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
@@ -54,6 +52,8 @@ func (a *app) runServeMCP(ctx context.Context, o serveMCPOptions) error {
 	defer signal.Stop(sigpipe)
 	log := newStderrLog(a.stderr)
 	defer log.close()
+	// Calls run in warm containment slots, one ready from the start.
+	a.h.Runner.WarmSlots(log.Logf)
 	err := serve.Stdio(ctx, serve.StdioOptions{
 		Home:          a.h,
 		Endpoint:      o.endpoint,

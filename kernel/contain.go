@@ -212,6 +212,7 @@ func startContained(u *underInit, cmd *exec.Cmd, id string, files []*os.File, re
 	}
 	plain, attr := *cmd, *cmd.SysProcAttr
 	plain.SysProcAttr = &attr
+	orig := *u
 	ends, err := u.wrap(cmd)
 	if err != nil {
 		return nil, cmd, err
@@ -219,6 +220,19 @@ func startContained(u *underInit, cmd *exec.Cmd, id string, files []*os.File, re
 	// The kernel contains a program in namespaces: nothing to record.
 	t, err := startTracked(cmd, id, files, nil)
 	closeAll(ends)
+	if err != nil && u.spec == nil && freeSlotNamespaces(err) {
+		// The idle slots held the namespaces the kernel refused: again.
+		u.report.Close()
+		*u = orig
+		again, againAttr := plain, attr
+		again.SysProcAttr = &againAttr
+		cmd = &again
+		if ends, err = u.wrap(cmd); err != nil {
+			return nil, cmd, err
+		}
+		t, err = startTracked(cmd, id, files, nil)
+		closeAll(ends)
+	}
 	if err == nil {
 		return t, cmd, nil
 	}

@@ -3,9 +3,11 @@
 package kernel
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 func namespaced() (bool, string) {
@@ -24,13 +26,29 @@ func mountNamespace() uint64 { return 0 }
 func namespaceRefused(error) bool { return false }
 
 // Slots need PID namespaces and the machine-code init.
-type slotCall struct{ pid int }
+type slotCall struct {
+	held  closers
+	files []*os.File
+}
 
 var slotsAlways bool
 
-func warmSlots()                              {}
-func startInSlot(*exec.Cmd) (*slotCall, bool) { return nil, false }
-func (*slotCall) wait() error                 { return nil }
-func (*slotCall) done() bool                  { return true }
-func (*slotCall) endFD() int                  { return -1 }
-func (*slotCall) finish(string) initEnd       { return initEnd{} }
+const (
+	slotFailed = iota
+	slotEnded
+)
+
+func warmSlots(func(string, ...any))                               {}
+func startInSlot(*exec.Cmd, closers, []*os.File) (*slotCall, bool) { return nil, false }
+func freeSlotNamespaces(error) bool                                { return false }
+func (*slotCall) wait() error                                      { return nil }
+func (*slotCall) done() bool                                       { return true }
+func (*slotCall) endFD() int                                       { return -1 }
+func (*slotCall) finish(string) initEnd                            { return initEnd{} }
+func (*slotCall) isStarted() bool                                  { return true }
+func (*slotCall) startDue() time.Time                              { return time.Time{} }
+func (*slotCall) first(bool) int                                   { return slotEnded }
+func (*slotCall) awaitStart() int                                  { return slotEnded }
+func (*slotCall) signal(syscall.Signal)                            {}
+func (*slotCall) end()                                             {}
+func failedSlotCall(string) *slotCall                              { return &slotCall{} }

@@ -68,10 +68,12 @@ type Runner struct {
 }
 
 // WarmSlots sets r.Slots and starts a first slot in the background, so
-// the first call does not wait for one. Call it before r's first call.
-func (r *Runner) WarmSlots() {
+// the first call does not wait for one; logf, when not nil, is told of
+// every slot dropped and why, and of a call that could not use one (never
+// an argument or environment value). Call it before r's first call.
+func (r *Runner) WarmSlots(logf func(format string, args ...any)) {
 	r.Slots = true
-	warmSlots()
+	warmSlots(logf)
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -456,8 +458,11 @@ func (s *session) start() (reason string) {
 	if (s.r.Slots || slotsAlways) && s.init.path != "" && s.init.spec == nil && !s.inv.Terminal {
 		// A slot, when one serves: else (or when it failed before the
 		// program started) an init of the call's own, as below.
-		if c, ok := startInSlot(s.cmd); ok {
-			s.slot, s.proc = c, &tracked{leader: c.pid}
+		// The invoke line goes to the channel at once, before the program
+		// started: the channel holds it for whichever program reads it.
+		if c, ok := startInSlot(s.cmd, child.closers, child.files); ok {
+			child.closers = nil // the slot call holds them until its program started
+			s.slot, s.proc = c, &tracked{}
 			s.serve(stdinW)
 			return ""
 		}

@@ -206,6 +206,13 @@ func runFake(behaviour string) int {
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Minute)
+	case "leave-group": // ignores SIGTERM, joins its init's process group, hangs
+		signal.Ignore(syscall.SIGTERM)
+		if err := syscall.Setpgid(0, 1); err != nil {
+			fmt.Fprintln(os.Stderr, "fake: setpgid:", err)
+			return 9
+		}
+		time.Sleep(time.Minute)
 	case "grandchildren":
 		exe, _ := os.Executable()
 		for range 2 {

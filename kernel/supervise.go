@@ -28,22 +28,30 @@ func (s *session) supervise(ctx context.Context) {
 	w := takeWaker()
 	defer w.release()
 	var exited chan struct{}
-	exitfd := -1
-	if s.slot != nil {
-		// The slot's report, not the program's exit, ends a slot call: it
-		// comes once nothing of the call is left.
-		exitfd = s.slot.endFD()
-	} else if fd, err := exitFD(s.proc.leader); err == nil {
-		exitfd = fd
-		defer unix.Close(exitfd)
-	} else {
-		exited = make(chan struct{})
-		go func() {
-			plat.waitExited(s.proc.leader)
-			close(exited)
-			w.poke()
-		}()
+	exitfd, ownFD := -1, false
+	watch := func() {
+		if s.slot != nil {
+			// The slot's report, not the program's exit, ends a slot call:
+			// it comes once nothing of the call is left.
+			exitfd = s.slot.endFD()
+		} else if fd, err := exitFD(s.proc.leader); err == nil {
+			exitfd, ownFD = fd, true
+		} else {
+			exitfd = -1
+			exited = make(chan struct{})
+			go func() {
+				plat.waitExited(s.proc.leader)
+				close(exited)
+				w.poke()
+			}()
+		}
 	}
+	watch()
+	defer func() {
+		if ownFD {
+			unix.Close(exitfd)
+		}
+	}()
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, w.poke)
 		defer stop()
@@ -71,19 +79,69 @@ func (s *session) supervise(ctx context.Context) {
 			s.killAt = time.Time{}
 			s.signalGroup(syscall.SIGKILL)
 		}
+		if s.slot != nil && !s.slot.isStarted() && !now.Before(s.slot.startDue()) {
+			if s.slotStart(true) {
+				watch()
+			}
+		}
+		if s.slot != nil && s.slot.done() {
+			return // its slot is gone: nothing of the call is left
+		}
 		var due time.Time
 		if !deadlineDone {
 			due = deadline
 		}
 		due = earliest(earliest(due, s.termAt), s.killAt)
+		if s.slot != nil && !s.slot.isStarted() {
+			due = earliest(due, s.slot.startDue())
+		}
 		if w.r < 0 && (exited != nil || ctx.Done() != nil) {
 			// Nothing can wake the poll: look again soon.
 			due = earliest(due, now.Add(wakeless))
 		}
-		if s.poll(exitfd, w, due, false) {
+		if !s.poll(exitfd, w, due, false) {
+			continue
+		}
+		if s.slot == nil || s.slot.isStarted() {
 			return
 		}
+		// A slot call's first record: its program started, or the slot
+		// failed before it did.
+		if s.slotStart(false) {
+			watch()
+		}
 	}
+}
+
+// slotStart takes a slot call's first record if it is there (giveUp: or
+// drops the slot). When the slot failed before the program started, the
+// call goes to an init of its own, with the descriptors rukh kept for it
+// (the invoke line waits in the channel), and slotStart reports true: the
+// leader to watch changed. During a stop it does not start the program:
+// the call ends.
+func (s *session) slotStart(giveUp bool) (restarted bool) {
+	c := s.slot
+	if c.first(giveUp) != slotFailed {
+		return false
+	}
+	if s.stopping {
+		c.end()
+		return false
+	}
+	return s.restartFresh(c)
+}
+
+// restartFresh starts a call its slot failed under an init of its own.
+func (s *session) restartFresh(c *slotCall) bool {
+	proc, cmd, err := startContained(&s.init, s.cmd, s.id, c.files, s.r.Recorder)
+	c.held.close()
+	c.held = nil
+	if err != nil {
+		s.slot = failedSlotCall(fmt.Sprintf("cannot start program: %v", err))
+		return false
+	}
+	s.slot, s.proc, s.cmd = nil, proc, cmd
+	return true
 }
 
 // wakeless bounds a poll that no descriptor can interrupt.
@@ -212,9 +270,17 @@ func (s *session) channelLine(line []byte, leaderExited bool) {
 	}
 }
 
+// signalGroup signals the program's group. A slot call's program is
+// signalled through its pidfd, so its ReportStarted is taken first (the
+// slot is dropped if it does not come); a leader under an init of its own
+// is rukh's child, whose pid its zombie holds.
 func (s *session) signalGroup(sig syscall.Signal) {
-	if s.slot != nil && s.slot.done() {
-		return // the group is gone, and its id may be another's some day
+	if c := s.slot; c != nil {
+		if c.awaitStart() == slotFailed {
+			c.end() // a stop: nothing of it ran, and nothing will
+		}
+		c.signal(sig)
+		return
 	}
 	syscall.Kill(-s.proc.leader, sig)
 }

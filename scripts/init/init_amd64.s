@@ -29,10 +29,11 @@ _start:
 	sub	$16, %rsp		# record: kind at 0(%rsp), value at 4(%rsp)
 	test	%rdi, %rdi
 	jz	done
-	mov	(%r12), %rax		# argv[0] is "rukh-slot"?
-	cmpl	$0x746f6c73, 5(%rax)	# "slot"
+	mov	(%r12), %rax		# argv[0] is "rukh-slot"? (rukh gives
+	mov	$0x6f6c732d686b7572, %rcx	# "rukh-slo"; argv[0] is at least
+	cmp	%rcx, (%rax)		# "rukh-init", as long)
 	jne	1f
-	cmpb	$0, 9(%rax)
+	cmpw	$0x0074, 8(%rax)	# "t" and its NUL
 	je	slot
 1:
 	cmp	$2, %rdi
@@ -307,13 +308,21 @@ closefds:				# close the received descriptors
 	cmp	$4, %rcx
 	jne	1b
 	ret
-send:					# write(4, rec, 8), retried on EINTR
-	mov	$1, %eax
+send:					# sendto(4, rec, 8, MSG_NOSIGNAL, 0, 0), retried
+	push	%r8			# on EINTR: rukh gone is an error, not
+	push	%r9			# SIGPIPE (keeps argc and envc)
+1:
+	mov	$44, %eax
 	mov	$4, %edi
 	lea	REC(%rbp), %rsi
 	mov	$8, %edx
+	mov	$0x4000, %r10d
+	xor	%r8d, %r8d
+	xor	%r9d, %r9d
 	syscall
 	cmp	$-4, %rax
-	je	send
+	je	1b
+	pop	%r9
+	pop	%r8
 	ret
 	.section .note.GNU-stack,"",@progbits
