@@ -58,11 +58,11 @@ func TestMachineInitConfinesTheBenchTemplate(t *testing.T) {
 	if err := u.confineSpec(&benchTemplate, "bench", t.TempDir(), t.TempDir(), false); err != nil {
 		t.Fatal(err)
 	}
-	defer u.machine.close()
 	want, _ := confiningInitPath()
 	if u.machine == nil || u.path != want || !bytes.HasPrefix(u.spec, []byte("RKC1")) {
 		t.Fatalf("the bench's template runs under %q (steps %v), not the machine-code init %q", u.path, u.machine != nil, want)
 	}
+	u.machine.close()
 	if ProbeHost().NoSelfInit == "" {
 		t.Fatal("this test binary says it can be rukh's Go init: a confined call proves nothing")
 	}
@@ -114,8 +114,27 @@ func TestMachineInitSteps(t *testing.T) {
 			l.addChild("a step of the program that fails on purpose", syscall.SYS_CLOSE, fd(99))
 		}, nil, "a step of the program that fails on purpose: bad file descriptor"},
 		{"result of a later step", func(l *stepList) { l.add("a step that uses what comes later", syscall.SYS_CLOSE, result(0)) }, nil, "a step that uses what comes later: invalid argument"},
-		{"bad magic", nil, []byte("RKC2\x00\x00\x00\x00"), "rukh's init could not read its steps: invalid argument"},
-		{"truncated", nil, []byte("RKC1\x01\x00\x00\x00"), "rukh's init could not read its steps: invalid argument"},
+		{"init step takes a program step's result", func(l *stepList) {
+			l.addChild("a step of the program", syscall.SYS_GETPID)
+			l.add("a step of the init that uses it", syscall.SYS_CLOSE, result(0))
+		}, nil, "a step of the init that uses it: invalid argument"},
+		{"program step takes an init step's result", func(l *stepList) {
+			d := l.add("a step of the init", syscall.SYS_DUP, fd(0))
+			l.addChild("a step of the program that closes it", syscall.SYS_CLOSE, result(d))
+		}, nil, ""},
+		{"expected result", func(l *stepList) {
+			pid := l.add("getpid", syscall.SYS_GETPID)
+			l.add("not what the step expects", stepExpect, result(pid), result(pid))
+		}, nil, ""},
+		{"unexpected result", func(l *stepList) {
+			pid := l.add("getpid", syscall.SYS_GETPID)
+			l.add("not PID 1", stepExpect, result(pid), imm(1))
+		}, nil, "not PID 1"},
+		{"bad magic", nil, []byte("RKC2\x00\x00\x00\x00"), "rukh's init was given steps in a form it does not read"},
+		{"cut short", nil, []byte("RKC1\x01\x00\x00\x00"), "rukh's init was given its steps cut short"},
+		{"no count", nil, []byte("RKC1"), "rukh's init was given its steps cut short"},
+		{"too many", nil, []byte("RKC1\x01\x01\x00\x00"), "rukh's init was given more than 256 steps"},
+		{"too large", nil, append([]byte("RKC1\x01\x00\x00\x00"), make([]byte, maxStepsBytes)...), "rukh's init was given steps larger than the 65536 bytes it takes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prepared{}
@@ -183,6 +202,28 @@ func runSteps(t *testing.T, path string, steps []byte) ([][2]uint32, int, string
 		recs = append(recs, [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])})
 	}
 	return recs, cmd.ProcessState.ExitCode(), out.String()
+}
+
+// TestStepsCheck: rukh refuses to send a step that takes a result the
+// init cannot have for it, as the init refuses to run one.
+func TestStepsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps func(*stepList)
+		ok    bool
+	}{
+		{"earlier", func(l *stepList) { l.add("a", syscall.SYS_GETPID); l.add("b", syscall.SYS_CLOSE, result(0)) }, true},
+		{"itself", func(l *stepList) { l.add("a", syscall.SYS_CLOSE, result(0)) }, false},
+		{"later", func(l *stepList) { l.add("a", syscall.SYS_CLOSE, result(1)); l.add("b", syscall.SYS_GETPID) }, false},
+		{"program's from the init", func(l *stepList) { l.addChild("a", syscall.SYS_GETPID); l.add("b", syscall.SYS_CLOSE, result(0)) }, false},
+		{"init's from the program", func(l *stepList) { l.add("a", syscall.SYS_GETPID); l.addChild("b", syscall.SYS_CLOSE, result(0)) }, true},
+	} {
+		var l stepList
+		tc.steps(&l)
+		if err := l.check(); (err == nil) != tc.ok {
+			t.Errorf("%s: check says %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
 }
 
 func TestUsageLimit(t *testing.T) {
