@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,6 +203,88 @@ func runSteps(t *testing.T, path string, steps []byte) ([][2]uint32, int, string
 		recs = append(recs, [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])})
 	}
 	return recs, cmd.ProcessState.ExitCode(), out.String()
+}
+
+// TestMachineInitFallsBack: steps the machine-code init cannot be given
+// (here more than it takes) leave the call to rukh's own init where that
+// one confines, and fail it, saying why, where it does not.
+func TestMachineInitFallsBack(t *testing.T) {
+	conf := Confine{Read: []string{PathRelease}}
+	ents, _ := os.ReadDir("/proc/sys/kernel")
+	for _, e := range ents {
+		if !e.IsDir() && len(conf.Read) < 80 {
+			conf.Read = append(conf.Read, "/proc/sys/kernel/"+e.Name())
+		}
+	}
+	if len(conf.Read) < 80 {
+		t.Skip("too few files in /proc/sys/kernel")
+	}
+	defer func(f func(*Confine) bool) { goInitConfines = f }(goInitConfines)
+	for _, goInit := range []bool{true, false} {
+		goInitConfines = func(*Confine) bool { return goInit }
+		u, refuse := initFor(&conf, "many", false)
+		if refuse != "" {
+			t.Skip(refuse)
+		}
+		if !u.machineInit {
+			t.Skip("the machine-code init does not confine here")
+		}
+		u.ownProc = true
+		err := u.confineSpec(&conf, "many", t.TempDir(), "", false)
+		u.closeMachine()
+		switch {
+		case goInit && (err != nil || u.machine != nil || u.path != "/proc/self/exe" || !bytes.HasPrefix(u.spec, []byte("{"))):
+			t.Errorf("with rukh's own init at hand: %v, steps %v, init %q", err, u.machine != nil, u.path)
+		case !goInit && (err == nil || !strings.Contains(err.Error(), "more than rukh's init takes")):
+			t.Errorf("without rukh's own init: %v", err)
+		}
+	}
+}
+
+// TestFailedStartClosesWhatTheInitInherits: a confined call whose start
+// fails before its init runs (here: no descriptor left for the channel)
+// leaves no ruleset (or network namespace) open in rukh.
+func TestFailedStartClosesWhatTheInitInherits(t *testing.T) {
+	inv := confinedFake(t, "text", Confine{Read: []string{PathRelease}})
+	r := fastRunner()
+	openFDs := func() map[int]bool {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		fds := map[int]bool{}
+		for _, e := range ents {
+			fd, _ := strconv.Atoi(e.Name())
+			fds[fd] = true
+		}
+		return fds // and ReadDir's own, closed by now
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := confiningInitPath(); err != nil { // made once, with room
+		t.Skip(err)
+	}
+	openFDs() // the runtime's descriptors for reading a directory
+	before := openFDs()
+	// Room for the ruleset and a rule's path, not for the channel too:
+	// the lowest two free numbers, and none above.
+	tight, free := lim, 0
+	for fd := 0; free < 2; fd++ {
+		if !before[fd] {
+			free++
+			tight.Cur = uint64(fd + 1)
+		}
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &tight); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Invoke(context.Background(), inv)
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	if res.Outcome != ExecutionFailed || !strings.Contains(res.Reason, "too many open files") {
+		t.Skipf("the call did not fail for want of descriptors: %s %s", res.Outcome, res.Reason)
+	}
+	if after := openFDs(); len(after) != len(before) {
+		t.Errorf("%d descriptors open after the failed call (%s), %d before", len(after), res.Reason, len(before))
+	}
 }
 
 // TestStepsCheck: rukh refuses to send a step that takes a result the

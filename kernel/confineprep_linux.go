@@ -187,21 +187,27 @@ func machineConfines(conf *Confine) bool {
 }
 
 var confining struct {
-	once sync.Once
+	mu   sync.Mutex
+	done bool
 	path string
 	err  error
 }
 
 // confiningInitPath is the path the machine-code confining init is
-// executed from (a sealed memory file, as the containment init's).
+// executed from (a sealed memory file, as the containment init's). A
+// refusal is kept; a want of descriptors or memory is tried again later.
 func confiningInitPath() (string, error) {
-	confining.once.Do(func() {
+	confining.mu.Lock()
+	defer confining.mu.Unlock()
+	if !confining.done {
 		if confiningInit == "" {
 			confining.err = errors.New("no machine-code confining init for this architecture")
-			return
+		} else {
+			confining.path, confining.err = sealedExecutable("rukh-confine", confiningInit)
 		}
-		confining.path, confining.err = sealedExecutable("rukh-confine", confiningInit)
-	})
+		transient := errors.Is(confining.err, syscall.EMFILE) || errors.Is(confining.err, syscall.ENFILE) || errors.Is(confining.err, syscall.ENOMEM)
+		confining.done = !transient
+	}
 	return confining.path, confining.err
 }
 

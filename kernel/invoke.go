@@ -351,6 +351,7 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 			}
 		}()
 		defer func() {
+			s.init.closeMachine() // a start that failed first leaves them
 			if s.scratch != "" {
 				os.RemoveAll(s.scratch)
 			}
