@@ -106,6 +106,20 @@ func fakeConfine(input jsontext.Value, report func(outcome, text, reason string)
 		secs, _ := strconv.Atoi(in.Arg)
 		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); {
 		}
+	case "fds": // what is open beyond the channel, but the runtime's own
+		var open []string
+		for fd := 4; fd < 1<<16; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				continue
+			}
+			to, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+			if to == "anon_inode:[eventpoll]" || to == "anon_inode:[eventfd]" || strings.HasPrefix(to, "/sys/fs/cgroup/") {
+				continue
+			}
+			open = append(open, fmt.Sprintf("%d %s", fd, to))
+		}
+		p.Text = strings.Join(open, ", ")
 	case "env":
 		for _, kv := range os.Environ() {
 			k, _, _ := strings.Cut(kv, "=")
@@ -249,11 +263,19 @@ type confineServer struct {
 
 func (h *confineHome) serve(t *testing.T, endpoint, ns string) *confineServer {
 	t.Helper()
+	return h.serveInheriting(t, endpoint, ns, nil)
+}
+
+// serveInheriting is serve, the server inheriting inherited from
+// descriptor 3 on, without close-on-exec.
+func (h *confineHome) serveInheriting(t *testing.T, endpoint, ns string, inherited []*os.File) *confineServer {
+	t.Helper()
 	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	must(t, err)
 	t.Cleanup(func() { stderr.Close() })
 	cmd := exec.Command(h.bin, "serve-mcp", "--endpoint", endpoint)
 	cmd.Env, cmd.Dir, cmd.Stderr = rukhEnv(h.home), filepath.Dir(h.home), stderr
+	cmd.ExtraFiles = inherited
 	s, err := startMCP(cmd)
 	must(t, err)
 	t.Cleanup(func() { s.in.Close(); waitExit(s.cmd, procsStopWait) })
@@ -485,6 +507,21 @@ func TestConfine(t *testing.T) {
 		u := open.do(t, "procs", "")
 		if !slices.Contains(u.probe.Pids, os.Getpid()) {
 			t.Errorf("unconfined, /proc shows %v, without the test's own process %d: the listing proves nothing", u.probe.Pids, os.Getpid())
+		}
+	})
+
+	t.Run("fds", func(t *testing.T) {
+		// What rukh inherited without close-on-exec (from a shell, a
+		// supervisor) never reaches a confined program, nor does any
+		// descriptor of its init's (the ruleset's, had the init left it
+		// open).
+		leak, err := os.Open(h.readme)
+		must(t, err)
+		defer leak.Close()
+		s := h.serveInheriting(t, "local", procsNamespace, []*os.File{leak, leak, leak, leak, leak, leak, leak, leak})
+		a := s.do(t, "fds", "")
+		if a.Outcome != "succeeded" || a.probe.Text != "" {
+			t.Errorf("a confined program has descriptors beyond the channel: %v", a)
 		}
 	})
 

@@ -120,6 +120,24 @@ func probe(args []string) int {
 			return fail(err)
 		}
 		fmt.Println("wrote")
+	case "fds": // every descriptor open beyond the channel
+		n := 0
+		for fd := kernel.ChannelFD + 1; fd < 1<<16; fd++ {
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil {
+				// The probe's own runtime keeps its cgroup's CPU quota
+				// open where it can read it.
+				to, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+				if strings.HasPrefix(to, "/sys/fs/cgroup/") {
+					continue
+				}
+				fmt.Printf("fd %d (mode %#o) %s\n", fd, st.Mode, to)
+				n++
+			}
+		}
+		if n == 0 {
+			fmt.Println("none")
+		}
 	case "hog":
 		var keep [][]byte
 		for i := 1; i <= 1024; i++ {
@@ -139,6 +157,7 @@ type outcome struct {
 	code           int // the init's exit code
 	records        [][2]uint32
 	setup          string // the ReportSetup message
+	started        bool   // the init ran (rukh did not refuse first)
 }
 
 func (o outcome) record(kind uint32) (uint32, bool) {
@@ -205,17 +224,20 @@ func (f fixture) mkdir(t *testing.T, name string) string {
 // start); without, contained only.
 func start(t *testing.T, c *kernel.Confine, env []string, argv ...string) outcome {
 	t.Helper()
-	return startWith(t, c, env, 0, argv...)
+	return startWith(t, c, env, 0, nil, argv...)
 }
 
 // startSignalled is start that sends sig to the init's process group
 // once the program runs.
 func startSignalled(t *testing.T, c *kernel.Confine, sig unix.Signal, argv ...string) outcome {
 	t.Helper()
-	return startWith(t, c, nil, sig, argv...)
+	return startWith(t, c, nil, sig, nil, argv...)
 }
 
-func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, argv ...string) outcome {
+// startWith is start, with sig as startSignalled; the init inherits
+// inherited after its own descriptors, as rukh passes on what it was
+// itself given without close-on-exec.
+func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, inherited []*os.File, argv ...string) outcome {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -257,6 +279,8 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 		if os.Getenv(initEnv) == "machine" {
 			if mi, err = kernel.PrepareMachineInit(spec); err != nil {
 				// Prepared in rukh: the call fails as a setup failure does.
+				// Prepared in rukh: the call fails as a setup failure does,
+				// and no init starts.
 				return outcome{code: 126, setup: err.Error(), records: [][2]uint32{{kernel.ReportSetup, uint32(len(err.Error()))}}}
 			}
 		}
@@ -279,6 +303,12 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 			cmd.ExtraFiles = append(cmd.ExtraFiles, mi.Files()...)
 		}
 	}
+	if inherited != nil {
+		for len(cmd.ExtraFiles) < 6 {
+			cmd.ExtraFiles = append(cmd.ExtraFiles, nil)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, inherited...)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +322,7 @@ func startWith(t *testing.T, c *kernel.Confine, env []string, sig unix.Signal, a
 	}
 	rep, _ := io.ReadAll(reportR)
 	err = cmd.Wait()
-	o := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	o := outcome{stdout: stdout.String(), stderr: stderr.String(), started: true}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -580,9 +610,15 @@ func TestForkBombStopsAtProcesses(t *testing.T) {
 	// The shell gives a background job /dev/null for its input.
 	o := start(t, &kernel.Confine{Read: f.read, Write: []string{w, os.DevNull}, Processes: processes}, nil, "/bin/sh", "-c", script)
 	if os.Getuid() == 0 {
-		// RLIMIT_NPROC does not hold the host's root: the init refuses.
+		// RLIMIT_NPROC does not hold the host's root: the Go init refuses;
+		// rukh refuses the machine-code init before it starts, which
+		// limits processes only with the call's pids cgroup (that step is
+		// the root package's TestConfine/forkbomb, through rukh).
 		if o.code != 126 || !strings.Contains(o.setup, "processes cannot be enforced") {
 			t.Fatalf("as root, want a setup failure: %+v", o)
+		}
+		if machine := os.Getenv(initEnv) == "machine"; o.started == machine {
+			t.Fatalf("as root, the init started %v under the machine-code rerun %v: %+v", o.started, machine, o)
 		}
 		return
 	}
@@ -688,22 +724,37 @@ func alive(arg string) bool {
 	return false
 }
 
+// TestSetupFailures: a setup that fails starts no program and says why.
+// Under the machine-code init, rukh itself refuses what it can tell
+// before the start (started false); a grant beneath /proc names the
+// call's own /proc, which only the init sees, so that one fails in it.
 func TestSetupFailures(t *testing.T) {
 	f := newFixture(t)
+	// As kernel's machineConfines: a processes limit is the Go init's
+	// but for root.
+	machine := func(c kernel.Confine) bool {
+		return os.Getenv(initEnv) == "machine" && (c.Processes == 0 || os.Getuid() == 0)
+	}
+	gone := fmt.Sprintf("/proc/%d", os.Getpid())
 	for _, tc := range []struct {
-		name string
-		c    kernel.Confine
-		want string
+		name   string
+		c      kernel.Confine
+		want   string
+		inInit bool // the failure is the init's even under the machine-code one
 	}{
-		{"missing read path", kernel.Confine{Read: slices.Concat(f.read, []string{"/nonexistent/rukh"})}, "/nonexistent/rukh"},
-		{"relative path", kernel.Confine{Read: slices.Concat(f.read, []string{"rel"})}, `"rel"`},
-		{"unknown network", kernel.Confine{Network: "some", Read: f.read}, `"some"`},
-		{"negative limit", kernel.Confine{Read: f.read, Processes: -1}, "processes"},
+		{"missing read path", kernel.Confine{Read: slices.Concat(f.read, []string{"/nonexistent/rukh"})}, "/nonexistent/rukh", false},
+		{"relative path", kernel.Confine{Read: slices.Concat(f.read, []string{"rel"})}, `"rel"`, false},
+		{"unknown network", kernel.Confine{Network: "some", Read: f.read}, `"some"`, false},
+		{"negative limit", kernel.Confine{Read: f.read, Processes: -1}, "processes", false},
+		{"grant beneath the call's /proc", kernel.Confine{Read: slices.Concat(f.read, []string{gone})}, gone, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := start(t, &tc.c, nil, f.probe, "env")
 			if o.code != 126 || !strings.Contains(o.setup, tc.want) || o.stdout != "" {
 				t.Fatalf("want a setup failure naming %s and no program: %+v", tc.want, o)
+			}
+			if want := tc.inInit || !machine(tc.c); o.started != want {
+				t.Errorf("the init started %v, want %v: %+v", o.started, want, o)
 			}
 			if _, ok := o.record(kernel.ReportStatus); ok {
 				t.Errorf("a status was reported: %+v", o.records)
@@ -712,23 +763,122 @@ func TestSetupFailures(t *testing.T) {
 	}
 }
 
+// TestRefusesWhenNotPID1: either init, started with no namespace of its
+// own (as root: nothing else stops its mounts), refuses before any step,
+// and the host's mounts are as they were.
 func TestRefusesWhenNotPID1(t *testing.T) {
 	exe, _ := os.Executable()
-	specR, specW, _ := os.Pipe()
-	reportR, reportW, _ := os.Pipe()
-	devnull, _ := os.Open(os.DevNull)
-	cmd := &exec.Cmd{Path: exe, Args: []string{kernel.InitArgv0, "/bin/true"}, ExtraFiles: []*os.File{devnull, reportW, specR}}
-	if err := cmd.Start(); err != nil {
+	f := newFixture(t)
+	c := kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &st); err != nil {
 		t.Fatal(err)
 	}
-	reportW.Close()
-	specR.Close()
-	specW.Write([]byte(`{"template":"t","confine":{}}`))
-	specW.Close()
-	rep, _ := io.ReadAll(reportR)
-	_ = cmd.Wait()
-	if cmd.ProcessState.ExitCode() != 126 || !bytes.Contains(rep, []byte("not as PID 1")) {
-		t.Fatalf("exit %d, report %q", cmd.ProcessState.ExitCode(), rep)
+	spec := kernel.InitSpec{Template: "t", Confine: c, OwnProc: true, HostMountNS: st.Ino}
+	js, _ := json.Marshal(spec)
+	mi, err := kernel.PrepareMachineInit(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path, argv0 string
+		steps             []byte
+		want              string
+	}{{"go", exe, kernel.InitConfineArgv0, js, "not as PID 1"}}
+	if mi != nil {
+		defer mi.Close()
+		cases = append(cases, struct {
+			name, path, argv0 string
+			steps             []byte
+			want              string
+		}{"machine", mi.Path, kernel.InitMachineArgv0, mi.Steps, "rukh's init is not PID 1 of its own PID namespace, and refuses to touch the host's mounts"})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := mountinfo(t)
+			specR, specW, _ := os.Pipe()
+			reportR, reportW, _ := os.Pipe()
+			devnull, _ := os.Open(os.DevNull)
+			defer devnull.Close()
+			files := []*os.File{devnull, reportW, specR}
+			if tc.name == "machine" {
+				files = append(files, mi.Files()...)
+			}
+			cmd := &exec.Cmd{Path: tc.path, Args: []string{tc.argv0, "/bin/true"}, ExtraFiles: files}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			reportW.Close()
+			specR.Close()
+			specW.Write(tc.steps)
+			specW.Close()
+			rep, _ := io.ReadAll(reportR)
+			_ = cmd.Wait()
+			msg := string(rep)
+			if tc.name == "machine" && len(rep) == 8 && binary.LittleEndian.Uint32(rep) == kernel.ReportStep {
+				msg = mi.Failed(binary.LittleEndian.Uint32(rep[4:]))
+			}
+			if cmd.ProcessState.ExitCode() != 126 || !strings.Contains(msg, tc.want) {
+				t.Fatalf("exit %d, report %q", cmd.ProcessState.ExitCode(), msg)
+			}
+			if after := mountinfo(t); after != before {
+				t.Fatalf("the init changed the test's mounts:\nbefore %s\nafter %s", before, after)
+			}
+		})
+	}
+}
+
+// mountinfo is this process's mounts, with their propagation.
+func mountinfo(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestMountsStayInTheCall: a call with a /proc of its own mounts it in a
+// mount namespace of its own; the caller's mounts are unchanged (the
+// machine-code init makes that namespace itself, whatever it was started
+// with).
+func TestMountsStayInTheCall(t *testing.T) {
+	f := newFixture(t)
+	before := mountinfo(t)
+	o := start(t, &kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}, nil, f.probe, "procs")
+	exitedZero(t, o)
+	if after := mountinfo(t); after != before {
+		t.Fatalf("the call changed the caller's mounts:\nbefore %s\nafter %s", before, after)
+	}
+}
+
+// TestNothingBeyondTheChannel: the program gets its streams and the
+// channel, nothing at a descriptor above: not the init's report, steps,
+// ruleset or network namespace, nor what the init itself inherited.
+func TestNothingBeyondTheChannel(t *testing.T) {
+	f := newFixture(t)
+	leak, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leak.Close()
+	for _, tc := range []struct {
+		name string
+		c    *kernel.Confine
+	}{
+		{"contained", nil},
+		{"confined", &kernel.Confine{Read: f.read}},
+		{"own proc", &kernel.Confine{Read: slices.Concat(f.read, []string{"/proc"})}},
+		{"network none", &kernel.Confine{Network: kernel.NetworkNone, Read: f.read}},
+		{"limits", &kernel.Confine{Read: f.read, MemoryMiB: 512, CPUSeconds: 30, FileMiB: 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := startWith(t, tc.c, nil, 0, []*os.File{leak, leak}, f.probe, "fds")
+			exitedZero(t, o)
+			if strings.TrimSpace(o.stdout) != "none" {
+				t.Fatalf("the program has descriptors beyond the channel:\n%s", o.stdout)
+			}
+		})
 	}
 }
 

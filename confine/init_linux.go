@@ -62,6 +62,8 @@ type plan struct {
 	// cgroup: the processes limit is the pids cgroup's on
 	// kernel.InitCgroupFD, not an rlimit.
 	cgroup bool
+	// confined: set up from a spec (not the init that only contains).
+	confined bool
 }
 
 // specGiven reports whether kernel.InitSpecFD is the spec's pipe. Open
@@ -103,7 +105,7 @@ func setup() (*plan, error) {
 			return nil, err
 		}
 	}
-	p := &plan{spec: c, cgroup: spec.ProcessesCgroup}
+	p := &plan{spec: c, cgroup: spec.ProcessesCgroup, confined: true}
 	if p.cgroup {
 		// The pids cgroup rukh made holds the program; rukh reads its
 		// events after the call.
@@ -287,6 +289,13 @@ func run(argv []string, p *plan) int {
 		if !fdOpen(fd) {
 			files[fd] = ^uintptr(0)
 		}
+	}
+	// Nothing from kernel.InitReportFD on reaches the program: neither
+	// the init's own descriptors nor any rukh inherited without
+	// close-on-exec. Confinement needs Landlock, whose kernels all have
+	// this; an init that only contains goes on without it.
+	if err := unix.CloseRange(kernel.InitReportFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil && p.confined {
+		return setupFailed(fmt.Sprintf("closing the init's descriptors at the program's exec: %v", err))
 	}
 	stopAtExec := len(lims) > 0 || p.cgroup
 	attr := &syscall.ProcAttr{Env: os.Environ(), Files: files, Sys: &syscall.SysProcAttr{Ptrace: stopAtExec}}

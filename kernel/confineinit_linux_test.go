@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,11 +59,11 @@ func TestMachineInitConfinesTheBenchTemplate(t *testing.T) {
 	if err := u.confineSpec(&benchTemplate, "bench", t.TempDir(), t.TempDir(), false); err != nil {
 		t.Fatal(err)
 	}
-	defer u.machine.close()
 	want, _ := confiningInitPath()
 	if u.machine == nil || u.path != want || !bytes.HasPrefix(u.spec, []byte("RKC1")) {
 		t.Fatalf("the bench's template runs under %q (steps %v), not the machine-code init %q", u.path, u.machine != nil, want)
 	}
+	u.machine.close()
 	if ProbeHost().NoSelfInit == "" {
 		t.Fatal("this test binary says it can be rukh's Go init: a confined call proves nothing")
 	}
@@ -114,8 +115,27 @@ func TestMachineInitSteps(t *testing.T) {
 			l.addChild("a step of the program that fails on purpose", syscall.SYS_CLOSE, fd(99))
 		}, nil, "a step of the program that fails on purpose: bad file descriptor"},
 		{"result of a later step", func(l *stepList) { l.add("a step that uses what comes later", syscall.SYS_CLOSE, result(0)) }, nil, "a step that uses what comes later: invalid argument"},
-		{"bad magic", nil, []byte("RKC2\x00\x00\x00\x00"), "rukh's init could not read its steps: invalid argument"},
-		{"truncated", nil, []byte("RKC1\x01\x00\x00\x00"), "rukh's init could not read its steps: invalid argument"},
+		{"init step takes a program step's result", func(l *stepList) {
+			l.addChild("a step of the program", syscall.SYS_GETPID)
+			l.add("a step of the init that uses it", syscall.SYS_CLOSE, result(0))
+		}, nil, "a step of the init that uses it: invalid argument"},
+		{"program step takes an init step's result", func(l *stepList) {
+			d := l.add("a step of the init", syscall.SYS_DUP, fd(0))
+			l.addChild("a step of the program that closes it", syscall.SYS_CLOSE, result(d))
+		}, nil, ""},
+		{"expected result", func(l *stepList) {
+			pid := l.add("getpid", syscall.SYS_GETPID)
+			l.add("not what the step expects", stepExpect, result(pid), result(pid))
+		}, nil, ""},
+		{"unexpected result", func(l *stepList) {
+			pid := l.add("getpid", syscall.SYS_GETPID)
+			l.add("not PID 1", stepExpect, result(pid), imm(1))
+		}, nil, "not PID 1"},
+		{"bad magic", nil, []byte("RKC2\x00\x00\x00\x00"), "rukh's init was given steps in a form it does not read"},
+		{"cut short", nil, []byte("RKC1\x01\x00\x00\x00"), "rukh's init was given its steps cut short"},
+		{"no count", nil, []byte("RKC1"), "rukh's init was given its steps cut short"},
+		{"too many", nil, []byte("RKC1\x01\x01\x00\x00"), "rukh's init was given more than 256 steps"},
+		{"too large", nil, append([]byte("RKC1\x01\x00\x00\x00"), make([]byte, maxStepsBytes)...), "rukh's init was given steps larger than the 65536 bytes it takes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &prepared{}
@@ -183,6 +203,110 @@ func runSteps(t *testing.T, path string, steps []byte) ([][2]uint32, int, string
 		recs = append(recs, [2]uint32{binary.LittleEndian.Uint32(rep), binary.LittleEndian.Uint32(rep[4:])})
 	}
 	return recs, cmd.ProcessState.ExitCode(), out.String()
+}
+
+// TestMachineInitFallsBack: steps the machine-code init cannot be given
+// (here more than it takes) leave the call to rukh's own init where that
+// one confines, and fail it, saying why, where it does not.
+func TestMachineInitFallsBack(t *testing.T) {
+	conf := Confine{Read: []string{PathRelease}}
+	ents, _ := os.ReadDir("/proc/sys/kernel")
+	for _, e := range ents {
+		if !e.IsDir() && len(conf.Read) < 80 {
+			conf.Read = append(conf.Read, "/proc/sys/kernel/"+e.Name())
+		}
+	}
+	if len(conf.Read) < 80 {
+		t.Skip("too few files in /proc/sys/kernel")
+	}
+	defer func(f func(*Confine) bool) { goInitConfines = f }(goInitConfines)
+	for _, goInit := range []bool{true, false} {
+		goInitConfines = func(*Confine) bool { return goInit }
+		u, refuse := initFor(&conf, "many", false)
+		if refuse != "" {
+			t.Skip(refuse)
+		}
+		if !u.machineInit {
+			t.Skip("the machine-code init does not confine here")
+		}
+		u.ownProc = true
+		err := u.confineSpec(&conf, "many", t.TempDir(), "", false)
+		u.closeMachine()
+		switch {
+		case goInit && (err != nil || u.machine != nil || u.path != "/proc/self/exe" || !bytes.HasPrefix(u.spec, []byte("{"))):
+			t.Errorf("with rukh's own init at hand: %v, steps %v, init %q", err, u.machine != nil, u.path)
+		case !goInit && (err == nil || !strings.Contains(err.Error(), "more than rukh's init takes")):
+			t.Errorf("without rukh's own init: %v", err)
+		}
+	}
+}
+
+// TestFailedStartClosesWhatTheInitInherits: a confined call whose start
+// fails before its init runs (here: no descriptor left for the channel)
+// leaves no ruleset (or network namespace) open in rukh.
+func TestFailedStartClosesWhatTheInitInherits(t *testing.T) {
+	inv := confinedFake(t, "text", Confine{Read: []string{PathRelease}})
+	r := fastRunner()
+	openFDs := func() map[int]bool {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		fds := map[int]bool{}
+		for _, e := range ents {
+			fd, _ := strconv.Atoi(e.Name())
+			fds[fd] = true
+		}
+		return fds // and ReadDir's own, closed by now
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := confiningInitPath(); err != nil { // made once, with room
+		t.Skip(err)
+	}
+	openFDs() // the runtime's descriptors for reading a directory
+	before := openFDs()
+	// Room for the ruleset and a rule's path, not for the channel too:
+	// the lowest two free numbers, and none above.
+	tight, free := lim, 0
+	for fd := 0; free < 2; fd++ {
+		if !before[fd] {
+			free++
+			tight.Cur = uint64(fd + 1)
+		}
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &tight); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Invoke(context.Background(), inv)
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	if res.Outcome != ExecutionFailed || !strings.Contains(res.Reason, "too many open files") {
+		t.Skipf("the call did not fail for want of descriptors: %s %s", res.Outcome, res.Reason)
+	}
+	if after := openFDs(); len(after) != len(before) {
+		t.Errorf("%d descriptors open after the failed call (%s), %d before", len(after), res.Reason, len(before))
+	}
+}
+
+// TestStepsCheck: rukh refuses to send a step that takes a result the
+// init cannot have for it, as the init refuses to run one.
+func TestStepsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps func(*stepList)
+		ok    bool
+	}{
+		{"earlier", func(l *stepList) { l.add("a", syscall.SYS_GETPID); l.add("b", syscall.SYS_CLOSE, result(0)) }, true},
+		{"itself", func(l *stepList) { l.add("a", syscall.SYS_CLOSE, result(0)) }, false},
+		{"later", func(l *stepList) { l.add("a", syscall.SYS_CLOSE, result(1)); l.add("b", syscall.SYS_GETPID) }, false},
+		{"program's from the init", func(l *stepList) { l.addChild("a", syscall.SYS_GETPID); l.add("b", syscall.SYS_CLOSE, result(0)) }, false},
+		{"init's from the program", func(l *stepList) { l.add("a", syscall.SYS_GETPID); l.addChild("b", syscall.SYS_CLOSE, result(0)) }, true},
+	} {
+		var l stepList
+		tc.steps(&l)
+		if err := l.check(); (err == nil) != tc.ok {
+			t.Errorf("%s: check says %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
 }
 
 func TestUsageLimit(t *testing.T) {

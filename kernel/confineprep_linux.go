@@ -38,6 +38,8 @@ type prepared struct {
 	// netNS: a network namespace made ahead (netns_linux.go), which the
 	// init enters (InitNetNSFD); nil: it gets a new one at its start.
 	netNS *os.File
+	// ownNS: the init makes the call's mount namespace itself.
+	ownNS bool
 }
 
 // InitNetNSFD is the network namespace the machine-code init enters.
@@ -76,8 +78,18 @@ func bits(n uintptr) stepArg { return imm(uint64(n)) }
 
 // Pseudo-calls of a step, made by the init itself.
 const (
-	stepStore = 0xffff // *arg0 = arg1
-	stepOr    = 0xfffe // *arg0 |= arg1
+	stepStore  = 0xffff // *arg0 = arg1
+	stepOr     = 0xfffe // *arg0 |= arg1
+	stepExpect = 0xfffd // fail (errno 0) unless arg0 == arg1
+)
+
+// The step numbers of a ReportStep for steps the init could not read.
+const (
+	stepsUnread   = 0xffff // reading them failed
+	stepsNotMagic = 0xfffe
+	stepsTooMany  = 0xfffd
+	stepsCutShort = 0xfffc
+	stepsTooLarge = 0xfffb
 )
 
 const (
@@ -121,6 +133,20 @@ func (l *stepList) addChild(words string, nr uintptr, args ...stepArg) {
 	l.child[len(l.child)-1] = true
 }
 
+// check refuses a step that takes a result the init cannot have for it
+// (the init refuses it too: a step of its own runs before any of the
+// program's).
+func (l *stepList) check() error {
+	for i := range l.nr {
+		for _, a := range l.args[i] {
+			if a.mode == 2 && (a.v >= uint64(i) || l.child[a.v] && !l.child[i]) {
+				return fmt.Errorf("step %d (%s) takes the result of step %d, which does not run before it", i, l.words[i], a.v)
+			}
+		}
+	}
+	return nil
+}
+
 func (l *stepList) encode() ([]byte, error) {
 	n := len(l.nr)
 	base := 8 + n*stepSize
@@ -161,21 +187,27 @@ func machineConfines(conf *Confine) bool {
 }
 
 var confining struct {
-	once sync.Once
+	mu   sync.Mutex
+	done bool
 	path string
 	err  error
 }
 
 // confiningInitPath is the path the machine-code confining init is
-// executed from (a sealed memory file, as the containment init's).
+// executed from (a sealed memory file, as the containment init's). A
+// refusal is kept; a want of descriptors or memory is tried again later.
 func confiningInitPath() (string, error) {
-	confining.once.Do(func() {
+	confining.mu.Lock()
+	defer confining.mu.Unlock()
+	if !confining.done {
 		if confiningInit == "" {
 			confining.err = errors.New("no machine-code confining init for this architecture")
-			return
+		} else {
+			confining.path, confining.err = sealedExecutable("rukh-confine", confiningInit)
 		}
-		confining.path, confining.err = sealedExecutable("rukh-confine", confiningInit)
-	})
+		transient := errors.Is(confining.err, syscall.EMFILE) || errors.Is(confining.err, syscall.ENFILE) || errors.Is(confining.err, syscall.ENOMEM)
+		confining.done = !transient
+	}
 	return confining.path, confining.err
 }
 
@@ -224,8 +256,12 @@ func prepare(spec InitSpec) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Getuid() == 0}
+	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc}
 	var l stepList
+	// As the Go init: never as anything but PID 1 of a PID namespace of
+	// its own, where it cannot reach the host's mounts.
+	pid := l.add("getpid", unix.SYS_GETPID)
+	l.add("rukh's init is not PID 1 of its own PID namespace, and refuses to touch the host's mounts", stepExpect, result(pid), imm(1))
 	l.add("fcntl on the report descriptor", unix.SYS_FCNTL, fd(InitReportFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
 	l.add("closing the steps' descriptor", unix.SYS_CLOSE, fd(InitSpecFD))
 	if spec.ProcessesCgroup {
@@ -233,6 +269,9 @@ func prepare(spec InitSpec) (*prepared, error) {
 	}
 	if spec.OwnProc {
 		empty, root, proc, procDir := l.str(""), l.str("/"), l.str("proc"), l.str("/proc")
+		// A mount namespace made here, whatever the start gave: the
+		// mounts never land in the host's (or rukh's).
+		l.add("making the invocation's mount namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWNS))
 		l.add("making / private in the invocation's mount namespace", unix.SYS_MOUNT, at(empty), at(root), at(empty), bits(unix.MS_REC|unix.MS_PRIVATE), at(empty))
 		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
 	}
@@ -258,9 +297,11 @@ func prepare(spec InitSpec) (*prepared, error) {
 		// mapped to themselves, setgroups denied.
 		l.add("creating the call's user namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWUSER))
 		for _, m := range []struct{ file, line string }{
-			{"uid_map", fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid())},
+			// The effective ids: the only ones the kernel lets the
+			// namespace's maker map.
+			{"uid_map", fmt.Sprintf("%d %d 1\n", os.Geteuid(), os.Geteuid())},
 			{"setgroups", "deny"},
-			{"gid_map", fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid())},
+			{"gid_map", fmt.Sprintf("%d %d 1\n", os.Getegid(), os.Getegid())},
 		} {
 			words := "writing the call's user namespace's " + m.file
 			f := l.add(words, unix.SYS_OPENAT, imm(uint64(atFDCWD)), at(l.str("/proc/self/"+m.file)), bits(unix.O_WRONLY|unix.O_CLOEXEC), imm(0))
@@ -317,7 +358,14 @@ func prepare(spec InitSpec) (*prepared, error) {
 		// "0": the writer itself, the program before its exec.
 		l.addChild("putting the program in its pids cgroup", unix.SYS_WRITE, fd(InitCgroupFD), at(l.str("0")), imm(1))
 	}
-	if p.steps, err = l.encode(); err != nil {
+	// Last: nothing from InitReportFD on reaches the program, neither the
+	// init's descriptors nor any rukh inherited without close-on-exec
+	// (the report stays open for an exec failure's record).
+	l.addChild("closing the init's descriptors at the program's exec", unix.SYS_CLOSE_RANGE, fd(InitReportFD), imm(0xffffffff), bits(unix.CLOSE_RANGE_CLOEXEC))
+	if err = l.check(); err == nil {
+		p.steps, err = l.encode()
+	}
+	if err != nil {
 		p.close()
 		return nil, err
 	}
@@ -335,16 +383,31 @@ func (p *prepared) startAttr(a *syscall.SysProcAttr) {
 	if p.netNS != nil {
 		a.Cloneflags &^= syscall.CLONE_NEWNET
 	}
+	if p.ownNS {
+		a.Cloneflags &^= syscall.CLONE_NEWNS
+	}
 }
 
 // failed names the step of a ReportStep value.
 func (p *prepared) failed(v uint32) string {
 	step, errno := int(v>>16), syscall.Errno(v&0xffff)
-	if step == 0xffff {
+	switch step {
+	case stepsUnread:
 		return fmt.Sprintf("rukh's init could not read its steps: %v", errno)
+	case stepsNotMagic:
+		return "rukh's init was given steps in a form it does not read"
+	case stepsTooMany:
+		return fmt.Sprintf("rukh's init was given more than %d steps", maxSteps)
+	case stepsCutShort:
+		return "rukh's init was given its steps cut short"
+	case stepsTooLarge:
+		return fmt.Sprintf("rukh's init was given steps larger than the %d bytes it takes", maxStepsBytes)
 	}
 	if step >= len(p.words) {
 		return fmt.Sprintf("step %d, which rukh did not prepare, failed: %v", step, errno)
+	}
+	if errno == 0 {
+		return p.words[step]
 	}
 	return fmt.Sprintf("%s: %v", p.words[step], errno)
 }

@@ -24,3 +24,5 @@ func (*prepared) failed(uint32) string { return "" }
 func (*prepared) startAttr(*syscall.SysProcAttr) {}
 
 func (*prepared) files(*os.File) []*os.File { return nil }
+
+func (*prepared) close() {}

@@ -29,7 +29,10 @@ type underInit struct {
 	// machine: the steps of the machine-code confining init; nil: rukh's
 	// own (package confine) confines, or none.
 	machine *prepared
-	conf    *Confine // the template's, to name the limit that stopped the program
+	// machineInit: the machine-code init confines this call, unless its
+	// steps cannot be prepared (then rukh's own does, where it can).
+	machineInit bool
+	conf        *Confine // the template's, to name the limit that stopped the program
 }
 
 // initFor chooses the init of an invocation under conf (template tmpl):
@@ -41,7 +44,12 @@ func initFor(conf *Confine, tmpl string, noNamespaces bool) (u underInit, refuse
 	if conf != nil {
 		h := ProbeHost()
 		if machineConfines(conf) {
-			h.NoSelfInit = "" // the machine-code init needs none of rukh
+			// Where its executable cannot be made (memory files refused
+			// exec), rukh's own init confines, if it can.
+			if _, err := confiningInitPath(); err == nil {
+				u.machineInit = true
+				h.NoSelfInit = "" // the machine-code init needs none of rukh
+			}
 		}
 		why := h.Unavailable(conf)
 		if noNamespaces {
@@ -70,20 +78,37 @@ func (u *underInit) confineSpec(conf *Confine, tmpl, release, scratch string, cg
 	if err != nil {
 		return err
 	}
-	if !machineConfines(conf) {
-		u.spec, err = json.Marshal(spec)
-		return err
+	if u.machineInit {
+		path, perr := confiningInitPath()
+		var p *prepared
+		if perr == nil {
+			p, perr = prepare(spec)
+		}
+		if perr == nil {
+			u.path, u.spec, u.machine = path, p.steps, p
+			return nil
+		}
+		// Steps it cannot be given (too many, a grant only the call's own
+		// /proc has): rukh's own init confines, and says why it cannot
+		// when it cannot either.
+		if !goInitConfines(conf) {
+			return fmt.Errorf("cannot confine the program under template %q: %v", tmpl, perr)
+		}
 	}
-	path, err := confiningInitPath()
-	if err != nil {
-		return fmt.Errorf("cannot confine the program under template %q: %v", tmpl, err)
+	u.path = "/proc/self/exe"
+	u.spec, err = json.Marshal(spec)
+	return err
+}
+
+// goInitConfines reports whether rukh's own init can confine under conf.
+var goInitConfines = func(conf *Confine) bool { return ProbeHost().Unavailable(conf) == "" }
+
+// closeMachine closes rukh's copies of what the machine-code init
+// inherits, whether or not it started (closing twice is harmless).
+func (u *underInit) closeMachine() {
+	if u.machine != nil {
+		u.machine.close()
 	}
-	p, err := prepare(spec)
-	if err != nil {
-		return fmt.Errorf("cannot confine the program under template %q: %v", tmpl, err)
-	}
-	u.path, u.spec, u.machine = path, p.steps, p
-	return nil
 }
 
 // initSpec is the InitSpec of an invocation.

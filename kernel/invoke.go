@@ -353,8 +353,9 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 			}
 		}()
 		defer func() {
+			s.init.closeMachine() // a start that failed first leaves them
 			if s.scratch != "" {
-				os.RemoveAll(s.scratch)
+				removeScratch(s.scratch)
 			}
 			if s.cgroup != nil {
 				s.cgroup.remove()
@@ -399,7 +400,7 @@ func (s *session) run(ctx context.Context) (o Outcome, reason string, result []b
 // template grants one, and the spec its init reads.
 func (s *session) confine(conf *Confine) (reason string) {
 	if wantsScratch(conf) {
-		dir, err := makeScratch()
+		dir, err := takeScratch()
 		if err != nil {
 			return fmt.Sprintf("cannot make the scratch directory of template %q: %v", s.lim.Template, err)
 		}

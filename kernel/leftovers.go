@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -27,10 +28,10 @@ func scratchParent() string {
 }
 
 // ownerTag names this rukh process in what it leaves behind.
-func ownerTag() string {
+var ownerTag = sync.OnceValue(func() string {
 	self, _ := Self()
 	return fmt.Sprintf("%d-%d", self.PID, self.Start)
-}
+})
 
 // parseOwnerTag reads the owner of a name "PID-START-rest".
 func parseOwnerTag(name string) (Process, bool) {
@@ -116,6 +117,9 @@ func SweepLeftovers() (removed []string, warnings []string) {
 		if err := os.RemoveAll(dir); err != nil {
 			warnings = append(warnings, fmt.Sprintf("cannot remove the scratch directory %s of a killed rukh: %v", dir, err))
 			continue
+		}
+		if f := strings.SplitN(name, "-", 3); strings.HasPrefix(f[2], spareMark) {
+			continue // made ahead, never a call's: any exit leaves them
 		}
 		removed = append(removed, dir)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,29 +19,36 @@ import (
 // own start would make it) and handed to exactly one call, whose init
 // enters it; rukh keeps no copy, so it ends with the call. The first such
 // call of a process makes its own (a one-shot CLI pays for nothing ahead);
-// from the second on, a spare is made after each take.
+// from the second on, a spare is made after each take. Making one that
+// fails (a want of descriptors or memory) stops the making for a while,
+// longer each time in a row, and calls make their own meanwhile.
 var netPool struct {
 	ready   chan *os.File
 	calls   atomic.Int64
 	filling atomic.Bool
-	off     atomic.Bool // making one failed: calls make their own
+	retryAt atomic.Int64  // unix ns: no making before
+	backoff time.Duration // the filler's: the last pause
 	once    sync.Once
 }
 
-const netSpares = 2
+const (
+	netSpares     = 2
+	netBackoffMin = 100 * time.Millisecond
+	netBackoffMax = 30 * time.Second
+)
+
+// newNetNS makes one spare (a seam for the pool's tests).
+var newNetNS = makeNetNS
 
 // takeNetNS is a ready network namespace with its loopback up, or nil.
 func takeNetNS() *os.File {
 	netPool.once.Do(func() { netPool.ready = make(chan *os.File, netSpares) })
-	if netPool.off.Load() {
-		return nil
-	}
 	var f *os.File
 	select {
 	case f = <-netPool.ready:
 	default:
 	}
-	if netPool.calls.Add(1) > 1 && netPool.filling.CompareAndSwap(false, true) {
+	if netPool.calls.Add(1) > 1 && time.Now().UnixNano() >= netPool.retryAt.Load() && netPool.filling.CompareAndSwap(false, true) {
 		go fillNetNS()
 	}
 	return f
@@ -50,11 +58,13 @@ func takeNetNS() *os.File {
 func fillNetNS() {
 	defer netPool.filling.Store(false)
 	for len(netPool.ready) < netSpares {
-		f, err := makeNetNS()
+		f, err := newNetNS()
 		if err != nil {
-			netPool.off.Store(true)
+			netPool.backoff = min(max(2*netPool.backoff, netBackoffMin), netBackoffMax)
+			netPool.retryAt.Store(time.Now().Add(netPool.backoff).UnixNano())
 			return
 		}
+		netPool.backoff = 0
 		select {
 		case netPool.ready <- f:
 		default:

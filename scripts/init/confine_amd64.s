@@ -5,13 +5,17 @@
 # confinement in its own process; this init only makes the calls, in
 # order, and stops at the first that fails. A step is 64 bytes:
 #   word 0: bits 0-15 the system call (0xffff: store arg1 at the address
-#           arg0; 0xfffe: or arg1 into the word at arg0), bits 32-55 a
-#           4-bit mode per argument (0 as is, 1 an offset into the steps'
-#           buffer, 2 the result of the step it numbers);
+#           arg0; 0xfffe: or arg1 into the word at arg0; 0xfffd: fail,
+#           with errno 0, unless arg0 is arg1), bits 32-55 a 4-bit mode
+#           per argument (0 as is, 1 an offset into the steps' buffer, 2
+#           the result of the earlier step it numbers, which a step of
+#           the init's own cannot take from one of the program's);
 #   words 1-6 the arguments; word 7: bit 0, the step runs in the program's
 #           process, between the fork and the exec.
 # The buffer starts with "RKC1" and the number of steps. A failed step
-# reports its number and errno (record 6); then the init reports the
+# reports its number and errno (record 6; steps that cannot be read,
+# 0xffff a read error, 0xfffe not "RKC1", 0xfffd too many, 0xfffc cut
+# short, 0xfffb larger than the buffer); then the init reports the
 # program's rusage (7: peak resident KiB, twice; 8: CPU milliseconds)
 # before its status (1), as initproto.go says.
 	.set	BUFSZ, 65536
@@ -33,7 +37,7 @@ readspec:
 	lea	(%r15,%rbx), %rsi
 	mov	$BUFSZ, %edx
 	sub	%ebx, %edx
-	jz	badspec			# larger than this init takes
+	jz	toolarge		# larger than this init takes
 	syscall
 	cmp	$-4, %rax
 	je	readspec
@@ -44,16 +48,16 @@ readspec:
 	jmp	readspec
 specread:
 	cmp	$8, %ebx
-	jb	badspec
+	jb	cutshort
 	cmpl	$0x31434b52, (%r15)	# "RKC1"
-	jne	badspec
+	jne	badmagic
 	mov	4(%r15), %ecx		# steps
 	cmp	$MAXSTEPS, %ecx
-	ja	badspec
+	ja	toomany
 	shl	$6, %ecx
 	add	$8, %ecx
 	cmp	%ebx, %ecx
-	ja	badspec
+	ja	cutshort
 	xor	%ebp, %ebp		# the init's steps: those without bit 0
 	call	steps
 	mov	$57, %eax		# fork
@@ -107,11 +111,21 @@ done:
 	syscall
 specfailed:
 	neg	%eax
-	jmp	failnum
+	mov	$0xffff, %ebx		# the steps could not be read
+	jmp	failed
+badmagic:
+	mov	$0xfffe, %ebx
+	jmp	badspec
+toomany:
+	mov	$0xfffd, %ebx
+	jmp	badspec
+cutshort:
+	mov	$0xfffc, %ebx
+	jmp	badspec
+toolarge:
+	mov	$0xfffb, %ebx
 badspec:
 	mov	$22, %eax		# EINVAL
-failnum:
-	mov	$0xffff, %ebx		# the step number of the spec itself
 failed:					# step %ebx failed with errno %eax
 	shl	$16, %ebx
 	or	%eax, %ebx
@@ -184,6 +198,13 @@ notoff:
 	jne	notres
 	cmp	%rbx, %rax		# a result: of an earlier step
 	jae	badstep
+	mov	%rax, %rdx		# of the program's: for the program's only
+	shl	$6, %rdx
+	testb	$1, 8+56(%r15,%rdx)
+	jz	resultok
+	test	%ebp, %ebp
+	jz	badstep
+resultok:
 	lea	results(%rip), %rdx
 	mov	(%rdx,%rax,8), %rax
 	jmp	argdone
@@ -205,9 +226,16 @@ argdone:
 	jmp	result
 notstore:
 	cmp	$0xfffe, %eax
-	jne	sys
+	jne	notor
 	or	%rsi, (%rdi)
 	xor	%eax, %eax
+	jmp	result
+notor:
+	cmp	$0xfffd, %eax
+	jne	sys
+	xor	%eax, %eax
+	cmp	%rsi, %rdi
+	jne	failed			# errno 0: not what the step expects
 	jmp	result
 sys:
 	mov	args+16(%rip), %rdx
