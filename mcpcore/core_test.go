@@ -242,3 +242,107 @@ func TestResponseInPlace(t *testing.T) {
 		}
 	}
 }
+
+// wirePages is a catalogue that also has each page as tools/list writes
+// its tools; last is what it handed out last.
+type wirePages struct {
+	Catalog
+	last []byte
+}
+
+func (w *wirePages) PageWire(i int) ([]byte, error) {
+	var b []byte
+	err := w.Page(i, func(name string, body []byte) error {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = policy.AppendToolWire(b, name, body)
+		return nil
+	})
+	w.last = b
+	return b, err
+}
+
+// TestSplicedListIsTheBuiltList: a list page written in parts from the
+// catalogue's bytes (or joined, where the transport takes no parts) is
+// byte for byte the page built tool by tool, in both eras, on every page
+// (the last one carries the job tools).
+func TestSplicedListIsTheBuiltList(t *testing.T) {
+	b := mcpcoretest.Binding(1, 40, mcpcoretest.Template)
+	cfg := Config{Endpoint: "many", Active: func() (uint64, error) { return 1, nil },
+		Load: mcpcoretest.BindingsFor("many", func(uint64) (*policy.Binding, error) { return b, nil })}
+	wp := &wirePages{}
+	view := viewFromLoad(cfg.Active, &revisionCache{load: cfg.Load})
+	plainPages := false // the catalogue as it is, without wire pages
+	wcfg := cfg
+	wcfg.View = func(n uint64, fn func(uint64, Catalog) error) error {
+		return view(n, func(n uint64, c Catalog) error {
+			if c == nil || plainPages {
+				return fn(n, c)
+			}
+			wp.Catalog = c
+			return fn(n, wp)
+		})
+	}
+	ep := NewEndpoint(wcfg) // one endpoint: its cursors are its own
+	plain := ep.NewSession(context.Background(), SessionConfig{})
+	spliced := ep.NewSession(context.Background(), SessionConfig{Spliced: true})
+	joined := ep.NewSession(context.Background(), SessionConfig{})
+	for _, e := range []era{eraModern, eraLegacy} {
+		var cursor jsontext.Value
+		for pages := 0; ; pages++ {
+			answer := func(s *Session) Message {
+				t.Helper()
+				r, rerr := s.listTools(cursor)
+				if rerr != nil {
+					t.Fatal(rerr.message)
+				}
+				var got Message
+				s.reply(&Request{id: jsontext.Value(`"x7"`), rep: replyFunc(func(m Message) { got = m })}, e, r)
+				return got
+			}
+			plainPages = true
+			want := answer(plain)
+			plainPages = false
+			if len(want.More) != 0 {
+				t.Fatal("a catalogue without wire pages answered in parts")
+			}
+			sm := answer(spliced)
+			if len(sm.More) != 2 || len(wp.last) > 0 && &sm.More[0][0] != &wp.last[0] {
+				t.Errorf("era %d page %d: %d parts, the page's bytes not handed on as they are", e, pages, len(sm.More))
+			}
+			if got := sm.Bytes(); string(got) != string(want.Data) || sm.Len() != len(want.Data) {
+				t.Errorf("era %d page %d: spliced\n%s\nwant\n%s", e, pages, got, want.Data)
+			}
+			var buf bytes.Buffer
+			if sm.WriteTo(&buf); buf.String() != string(want.Data) {
+				t.Errorf("era %d page %d: written\n%s\nwant\n%s", e, pages, buf.Bytes(), want.Data)
+			}
+			if jm := answer(joined); len(jm.More) != 0 || string(jm.Data) != string(want.Data) {
+				t.Errorf("era %d page %d: joined\n%s\nwant\n%s", e, pages, jm.Data, want.Data)
+			}
+			var page struct {
+				Result struct {
+					NextCursor *string `json:"nextCursor"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal(want.Data, &page); err != nil {
+				t.Fatal(err)
+			}
+			if page.Result.NextCursor == nil {
+				if pages == 0 {
+					t.Fatal("one page only: the test needs more")
+				}
+				break
+			}
+			cursor = jsontext.Value(`"` + *page.Result.NextCursor + `"`)
+		}
+	}
+}
+
+type replyFunc func(Message)
+
+func (f replyFunc) Respond(m Message)        { f(m) }
+func (f replyFunc) Send(m Message)           { f(m) }
+func (f replyFunc) Hint(Message) bool        { return false }
+func (f replyFunc) Context() context.Context { return nil }

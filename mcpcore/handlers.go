@@ -34,6 +34,10 @@ type result struct {
 	// and response writes its head into the room instead of copying body.
 	buf  []byte
 	room int
+	// wire, when set, follows body and after follows it: a list page's
+	// tools as the catalogue holds them, written without a copy where the
+	// transport takes a message in parts.
+	wire, after []byte
 }
 
 // appendResult appends r's members with what its era adds.
@@ -122,6 +126,31 @@ func (s *Session) listTools(cursor jsontext.Value) (result, *rpcError) {
 				return rpcFailure{newError(codeInvalidParams, "invalid cursor"+listAgain)}
 			}
 			pos = p
+		}
+		if pw, ok := c.(PageWirer); ok {
+			var wire []byte
+			if pos < pages {
+				var err error
+				if wire, err = pw.PageWire(pos); err != nil {
+					return err
+				}
+			}
+			var after []byte
+			if pos+1 >= pages {
+				empty := len(wire) == 0
+				if progressive(c) {
+					after = s.appendDiscoveryTools(after, empty)
+				}
+				after = s.appendJobTools(after, empty && len(after) == 0)
+			}
+			after = append(after, ']')
+			if pos+1 < pages {
+				after = append(after, `,"nextCursor":"`...)
+				after = append(after, s.cursors.encode(n, pos+1)...)
+				after = append(after, '"')
+			}
+			res = result{body: []byte(`"tools":[`), cacheable: true, wire: wire, after: after}
+			return nil
 		}
 		body := make([]byte, listRoom, int64(listRoom+len(s.info)+160)+min(max(4096, s.pageSize.Load()+512), maxPageHint))
 		body = append(body, `"tools":[`...)

@@ -2,6 +2,7 @@ package mcpcore
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"sync/atomic"
 
@@ -11,6 +12,11 @@ import (
 // Message is one framed outgoing JSON-RPC message (ending in a newline).
 type Message struct {
 	Data []byte
+	// More, when set, follows Data on the wire: the message is Data and
+	// then each of More in order. Only a session whose transport asked for
+	// it (SessionConfig.Spliced) gets a message in parts; the parts may be
+	// shared with other messages and are never written to.
+	More [][]byte
 	// Code is the JSON-RPC error code of an error response, 0 otherwise;
 	// a transport may map it to its own status.
 	Code int
@@ -22,6 +28,43 @@ type Message struct {
 	Drop *atomic.Bool
 	// Done, when set, runs once the message is written, dropped or refused.
 	Done func()
+}
+
+// Len is the message's length on the wire.
+func (m *Message) Len() int {
+	n := len(m.Data)
+	for _, p := range m.More {
+		n += len(p)
+	}
+	return n
+}
+
+// Bytes is the whole message in one slice: Data itself unless it comes in
+// parts.
+func (m *Message) Bytes() []byte {
+	if len(m.More) == 0 {
+		return m.Data
+	}
+	b := make([]byte, 0, m.Len())
+	b = append(b, m.Data...)
+	for _, p := range m.More {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// WriteTo writes the message, part by part.
+func (m *Message) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(m.Data)
+	total := int64(n)
+	for _, p := range m.More {
+		if err != nil {
+			break
+		}
+		n, err = w.Write(p)
+		total += int64(n)
+	}
+	return total, err
 }
 
 // Finish runs Done once.

@@ -51,6 +51,16 @@ type Catalog interface {
 	Discovery() *policy.Discovery
 }
 
+// PageWirer is a Catalog that also has each page as tools/list writes its
+// tools: a list page is then written from those bytes, with no page built
+// for the request.
+type PageWirer interface {
+	// PageWire is page i's tool objects as tools/list shows them (each
+	// policy.AppendToolWire of a tool), comma-separated. The bytes may be
+	// shared: the caller never writes to them.
+	PageWire(i int) ([]byte, error)
+}
+
 // SearchHit is one ranked tool of a search, as the search tool shows it:
 // its name and its summary (policy.ToolSummary).
 type SearchHit struct {

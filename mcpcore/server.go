@@ -172,6 +172,10 @@ type SessionConfig struct {
 	// transport's authenticated agent); nil leaves it as the launch
 	// binding has it.
 	Caller func(req *Request, c kernel.Caller) kernel.Caller
+	// Spliced marks a transport that writes a Message in parts (More): a
+	// list page then goes out from the catalogue's own bytes, not from a
+	// response built for each request.
+	Spliced bool
 }
 
 // Session is one client's view of an endpoint: its calls, its listen
@@ -214,12 +218,37 @@ func (ep *Endpoint) NewSession(owner context.Context, scfg SessionConfig) *Sessi
 // reply answers req with a result body, or with an error when the encoded
 // response would be over the response limit.
 func (s *Session) reply(req *Request, e era, r result) {
-	msg := s.response(req.id, e, r)
-	if len(msg) > maxResponseBytes {
+	m := Message{}
+	if r.after != nil {
+		m = s.splicedResponse(req.id, e, r)
+	} else {
+		m.Data = s.response(req.id, e, r)
+	}
+	if m.Len() > maxResponseBytes {
 		s.replyError(req, newError(codeInternalError, "response too large"))
 		return
 	}
-	req.rep.Respond(Message{Data: msg})
+	req.rep.Respond(m)
+}
+
+// splicedResponse frames a result whose members end in r.wire and
+// r.after: in parts around r.wire (not copied) where the transport writes
+// parts, else in one buffer.
+func (s *Session) splicedResponse(id jsontext.Value, e era, r result) Message {
+	headLen := len(responseHead) + len(id) + len(resultOpen) + len(r.body)
+	size := headLen + len(r.after) + len(s.info) + 160
+	if !s.scfg.Spliced {
+		size += len(r.wire)
+	}
+	b := make([]byte, 0, size)
+	b = append(append(append(append(b, responseHead...), id...), resultOpen...), r.body...)
+	if !s.scfg.Spliced {
+		b = append(b, r.wire...)
+		b = append(s.appendResultTail(append(b, r.after...), e, r), "}}\n"...)
+		return Message{Data: b}
+	}
+	tail := append(s.appendResultTail(append(b, r.after...), e, r), "}}\n"...)[headLen:]
+	return Message{Data: b[:headLen:headLen], More: [][]byte{r.wire, tail}}
 }
 
 func (s *Session) replyError(req *Request, e *rpcError) {

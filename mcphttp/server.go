@@ -663,7 +663,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 		if m.Drop != nil && m.Drop.Load() {
 			return true
 		}
-		if err := st.event(m.Data); err != nil {
+		if err := st.event(m.Bytes()); err != nil {
 			rep.cancel()
 			return false
 		}
@@ -706,7 +706,7 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 		return
 	}
 	if st.started {
-		st.event(m.Data)
+		st.event(m.Bytes())
 		return
 	}
 	if m.Refused != nil {
@@ -734,8 +734,8 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 		}
 		return
 	}
-	if len(m.Data) > mcpcore.MaxResponseBytes {
-		h.cfg.Logf("mcp: dropping a %d-byte message over the response limit", len(m.Data))
+	if m.Len() > mcpcore.MaxResponseBytes {
+		h.cfg.Logf("mcp: dropping a %d-byte message over the response limit", m.Len())
 		writeJSON(w, http.StatusInternalServerError, nil)
 		return
 	}
@@ -751,7 +751,12 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 			status = http.StatusBadRequest
 		}
 	}
-	writeJSON(w, status, m.Data)
+	// In parts as the core framed it: a list page is written from the
+	// catalogue's bytes.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(m.Len()))
+	w.WriteHeader(status)
+	m.WriteTo(w)
 }
 
 func writeJSON(w http.ResponseWriter, status int, data []byte) {
@@ -787,6 +792,7 @@ func (ep *endpoint) session(h *Handler, agent string) *agentSession {
 	}
 	as.s = ep.core.NewSession(h.ctx, mcpcore.SessionConfig{
 		PerRequest: true,
+		Spliced:    true,
 		Caller: func(req *mcpcore.Request, c kernel.Caller) kernel.Caller {
 			if a, ok := req.Auth.(*admission); ok && a.cred != nil {
 				return a.cred.Caller(kernel.TransportHTTP, c.Subject)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"sync"
@@ -50,7 +51,7 @@ type cachedRev struct {
 	launch     *policy.Launch
 
 	mu        sync.Mutex
-	pages     map[int][]cachedTool
+	pages     map[int]*cachedPage
 	loading   map[int]*pageLoad // pages asked for and not read yet
 	queue     []*pageLoad       // of those, the ones no read has taken
 	reading   bool              // a pageReader runs
@@ -59,16 +60,29 @@ type cachedRev struct {
 
 	// ahead holds the pages read ahead that pages had no room for, each
 	// until a request takes it or a newer one needs its room.
-	ahead      map[int][]cachedTool
+	ahead      map[int]*cachedPage
 	aheadBytes int
 	tools      map[string]*mcpcore.Resolved
 	digest     *[32]byte
 }
 
-type cachedTool struct {
-	name string
-	body []byte
+// cachedPage is one list page as tools/list writes its tools: each
+// tool's object (policy.AppendToolWire), comma-separated, so a response
+// is written from these bytes. Never changed once read: responses being
+// written share it.
+type cachedPage struct {
+	wire  []byte
+	tools []pageTool
 }
+
+// pageTool is where one tool of a page's wire ends, and its name's length
+// (the name comes right after the object's opening).
+type pageTool struct {
+	end, nameLen int32
+}
+
+// size is what the page holds.
+func (p *cachedPage) size() int { return len(p.wire) + 8*len(p.tools) }
 
 // pageLoad is one page that concurrent requests for it wait for.
 type pageLoad struct {
@@ -76,7 +90,7 @@ type pageLoad struct {
 	ahead   bool // asked for by no request yet: read ahead of a walk
 	claimed bool // a request waits for it after all (under rev.mu)
 	done    chan struct{}
-	page    []cachedTool
+	page    *cachedPage
 	err     error
 }
 
@@ -108,7 +122,7 @@ func (r storeReads) bounded(read func() error) error {
 
 func newCachedRev(ix *store.Index, endpoint string) *cachedRev {
 	r := &cachedRev{endpoint: endpoint, n: ix.Number(), revision: ix.Revision(), profile: ix.Profile(),
-		pages: map[int][]cachedTool{}, tools: map[string]*mcpcore.Resolved{}}
+		pages: map[int]*cachedPage{}, tools: map[string]*mcpcore.Resolved{}}
 	r.ep, r.has = ix.Endpoint(endpoint)
 	for _, e := range ix.Endpoints() {
 		r.endpoints = append(r.endpoints, e.Name)
@@ -290,17 +304,51 @@ func (c *cachedCatalog) Template() policy.Template {
 }
 
 func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) error {
+	page, err := c.page(i)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	start := 0
+	for _, t := range page.tools {
+		obj := page.wire[start:t.end]
+		name := obj[len(wirePrefix) : len(wirePrefix)+int(t.nameLen)]
+		body = append(append(body[:0], '{'), obj[len(wirePrefix)+int(t.nameLen)+2:]...)
+		if err := fn(string(name), body); err != nil {
+			return err
+		}
+		start = int(t.end) + 1
+	}
+	return nil
+}
+
+// wirePrefix is how policy.AppendToolWire starts a tool's object, before
+// its name.
+const wirePrefix = `{"name":"`
+
+// PageWire is mcpcore.PageWirer: page i's tools as tools/list writes
+// them, the bytes the cache holds.
+func (c *cachedCatalog) PageWire(i int) ([]byte, error) {
+	page, err := c.page(i)
+	if err != nil {
+		return nil, err
+	}
+	return page.wire, nil
+}
+
+// page finds page i: kept, read ahead, being read, or read now.
+func (c *cachedCatalog) page(i int) (*cachedPage, error) {
 	r := c.rev
 	r.mu.Lock()
 	page, ok := r.pages[i]
 	if p, ahead := r.ahead[i]; !ok && ahead {
 		page, ok = p, true
 		delete(r.ahead, i)
-		r.aheadBytes -= pageSize(p)
+		r.aheadBytes -= p.size()
 	}
 	if !ok && c.peek {
 		r.mu.Unlock()
-		return mcpcore.ErrNotCached
+		return nil, mcpcore.ErrNotCached
 	}
 	var load *pageLoad
 	if c.ix == nil {
@@ -326,24 +374,13 @@ func (c *cachedCatalog) Page(i int, fn func(name string, body []byte) error) err
 	r.mu.Unlock()
 	switch {
 	case ok:
+		return page, nil
 	case load != nil:
 		<-load.done
-		if load.err != nil {
-			return load.err
-		}
-		page = load.page
+		return load.page, load.err
 	default: // during the read that made the catalogue
-		var err error
-		if page, err = c.readPage(i); err != nil {
-			return err
-		}
+		return c.readPage(i)
 	}
-	for _, t := range page {
-		if err := fn(t.name, t.body); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // queueLocked queues page i for the reader, starting one if none runs.
@@ -379,8 +416,8 @@ func (c *cachedCatalog) readAheadLocked(i int) {
 // keepAheadLocked keeps page i, read ahead, within cacheAheadBytes: pages
 // read ahead earlier for walks that stopped make room, so a page read
 // ahead is never read only to be dropped. r.mu is held.
-func (r *cachedRev) keepAheadLocked(i int, page []cachedTool) {
-	size := pageSize(page)
+func (r *cachedRev) keepAheadLocked(i int, page *cachedPage) {
+	size := page.size()
 	if size > cacheAheadBytes {
 		return
 	}
@@ -389,10 +426,10 @@ func (r *cachedRev) keepAheadLocked(i int, page []cachedTool) {
 			break
 		}
 		delete(r.ahead, j)
-		r.aheadBytes -= pageSize(p)
+		r.aheadBytes -= p.size()
 	}
 	if r.ahead == nil {
-		r.ahead = map[int][]cachedTool{}
+		r.ahead = map[int]*cachedPage{}
 	}
 	r.ahead[i] = page
 	r.aheadBytes += size
@@ -426,7 +463,7 @@ func (c *cachedCatalog) readPages() {
 			return
 		}
 		r.mu.Unlock()
-		pages := make([][]cachedTool, len(batch))
+		pages := make([]*cachedPage, len(batch))
 		errs := make([]error, len(batch))
 		err := c.read(func(ix *store.Index) error {
 			for j, load := range batch {
@@ -452,8 +489,8 @@ func (c *cachedCatalog) readPages() {
 }
 
 // readPage reads page i and keeps it within the bounds.
-func (c *cachedCatalog) readPage(i int) ([]cachedTool, error) {
-	var page []cachedTool
+func (c *cachedCatalog) readPage(i int) (*cachedPage, error) {
+	var page *cachedPage
 	err := c.read(func(ix *store.Index) error {
 		var err error
 		page, err = c.pageOf(ix, i)
@@ -466,27 +503,38 @@ func (c *cachedCatalog) readPage(i int) ([]cachedTool, error) {
 	return page, nil
 }
 
-// pageOf reads page i from ix.
-func (c *cachedCatalog) pageOf(ix *store.Index, i int) ([]cachedTool, error) {
-	page := make([]cachedTool, 0, store.PageTools)
-	var buf []byte // the page's bodies, one allocation as it fills
+// pageOf reads page i from ix, in the form tools/list writes. It is
+// built in a scratch buffer and kept in one allocation of its size: a
+// page is held whole while it is kept or written.
+func (c *cachedCatalog) pageOf(ix *store.Index, i int) (*cachedPage, error) {
+	scratch, _ := pageScratch.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	defer pageScratch.Put(scratch)
+	wire := (*scratch)[:0]
+	tools := make([]pageTool, 0, store.PageTools)
 	err := ix.Page(c.rev.ep.Name, i, func(name string, body []byte) error {
-		if cap(buf)-len(buf) < len(body) {
-			buf = make([]byte, 0, max(len(body)*store.PageTools, 2*cap(buf)))
+		if len(wire) > 0 {
+			wire = append(wire, ',')
 		}
-		buf = append(buf, body...)
-		page = append(page, cachedTool{name: name, body: buf[len(buf)-len(body) : len(buf) : len(buf)]})
+		wire = policy.AppendToolWire(wire, name, body)
+		tools = append(tools, pageTool{end: int32(len(wire)), nameLen: int32(len(name))})
 		return nil
 	})
+	*scratch = wire
 	if err != nil {
 		return nil, err
 	}
-	return page, nil
+	return &cachedPage{wire: bytes.Clone(wire), tools: tools}, nil
 }
 
+// pageScratch holds the buffers pages are built in.
+var pageScratch sync.Pool
+
 // keepPage keeps page i when the bounds allow, and says whether it is kept.
-func (c *cachedCatalog) keepPage(i int, page []cachedTool) bool {
-	size := pageSize(page)
+func (c *cachedCatalog) keepPage(i int, page *cachedPage) bool {
+	size := page.size()
 	r := c.rev
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -506,14 +554,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func pageSize(page []cachedTool) int {
-	size := 0
-	for _, t := range page {
-		size += len(t.name) + len(t.body)
-	}
-	return size
 }
 
 func (c *cachedCatalog) Resolve(name string) (*mcpcore.Resolved, error) {

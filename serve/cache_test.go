@@ -10,6 +10,7 @@ import (
 
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/mcpcore"
+	"github.com/rukh-dev/rukh/policy"
 	"github.com/rukh-dev/rukh/serve/servetest"
 	"github.com/rukh-dev/rukh/store"
 )
@@ -363,5 +364,59 @@ func TestServePeekReadsNothing(t *testing.T) {
 	servetest.PublishCatalog(t, h.Store, 41, 10)
 	if ok, _ := cache.peek(resolve); ok {
 		t.Fatal("peek after a publish served what was kept before it")
+	}
+}
+
+// TestCachedPageIsTheStoredPage: a page kept in the form tools/list writes
+// gives back, through Page and PageWire, exactly what the store holds:
+// every name and body, in order, and their tool objects joined.
+func TestCachedPageIsTheStoredPage(t *testing.T) {
+	h, reads := newTestHome(t), newStoreReads()
+	servetest.PublishCatalog(t, h.Store, 5, 10) // two pages, the last short
+	cache := primedCache(h, reads, "local")
+	_, err := h.ViewActive(func(ix *store.Index) error {
+		ep, _ := ix.Endpoint("local")
+		if ep.Pages < 2 {
+			t.Fatalf("%d pages, want at least 2", ep.Pages)
+		}
+		for i := range ep.Pages {
+			var names, bodies []string
+			var wire []byte
+			if err := ix.Page("local", i, func(name string, body []byte) error {
+				names, bodies = append(names, name), append(bodies, string(body))
+				if len(wire) > 0 {
+					wire = append(wire, ',')
+				}
+				wire = policy.AppendToolWire(wire, name, body)
+				return nil
+			}); err != nil {
+				return err
+			}
+			var gotNames, gotBodies []string
+			var gotWire []byte
+			if err := cache.view(0, func(_ uint64, cat mcpcore.Catalog) error {
+				if err := cat.Page(i, func(name string, body []byte) error {
+					gotNames, gotBodies = append(gotNames, name), append(gotBodies, string(body))
+					return nil
+				}); err != nil {
+					return err
+				}
+				var err error
+				gotWire, err = cat.(mcpcore.PageWirer).PageWire(i)
+				return err
+			}); err != nil {
+				return err
+			}
+			if !slices.Equal(gotNames, names) || !slices.Equal(gotBodies, bodies) {
+				t.Errorf("page %d: cached %q / %q, stored %q / %q", i, gotNames, gotBodies, names, bodies)
+			}
+			if string(gotWire) != string(wire) {
+				t.Errorf("page %d: wire\n%s\nwant\n%s", i, gotWire, wire)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -326,7 +326,7 @@ func (h *home) startHTTP() (*httpServer, error) {
 		return nil, err
 	}
 	s := &httpServer{cmd: cmd, token: key.Token, stderr: &lockedBuffer{},
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpClients * 2}}}
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * memoryClients[len(memoryClients)-1]}}}
 	if err := s.waitListening(pr, "/mcp/v1/bench/local", "serve-http"); err != nil {
 		return nil, err
 	}
@@ -460,22 +460,18 @@ func (s *httpServer) close() {
 	}
 }
 
+// memoryClients are the agents at once of the serve-http memory rows.
+var memoryClients = []int{16, 64}
+
 // benchHTTPMemory: the target "serve-http peak RSS ≤ 20 MiB at 100,000 tools,
-// flat in tool count": 16 agents' connections each walk every page of the
-// large home, then the server's VmHWM is read.
+// flat in tool count": k agents' connections each walk every page of the
+// large home, then the server's VmHWM is read; a fresh server for each k.
 func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {
-	hs, err := h.startHTTP()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer hs.close()
+	var rows []row
+	var notes []string
 	want := c.packages * c.commands
-	errs := make(chan error, httpClients)
-	var wg sync.WaitGroup
-	for range httpClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for _, k := range memoryClients {
+		hwm, err := httpPeak(h.home, k, func(hs *httpServer) error {
 			tools, cursor, id := 0, "", 0
 			for {
 				id++
@@ -487,13 +483,11 @@ func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {
 				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s%s}}`, id, modernMeta, params)
 				body, _, err := hs.post("tools/list", "", line)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				r, err := decode(body)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				tools += len(r.Result.Tools)
 				if cursor = r.Result.NextCursor; cursor == "" {
@@ -501,23 +495,93 @@ func benchHTTPMemory(c config, h *largeHome) ([]row, []string, error) {
 				}
 			}
 			if tools != want {
-				errs <- fmt.Errorf("a full listing over HTTP has %d tools, want %d", tools, want)
+				return fmt.Errorf("a full listing over HTTP has %d tools, want %d", tools, want)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, peakRow(fmt.Sprintf("serve-http peak RSS (VmHWM), %d tools, %d clients", want, k), hwm))
+		notes = append(notes, fmt.Sprintf("serve-http after %d full listings at once over HTTP: VmHWM %d kB", k, hwm))
+	}
+	return rows, notes, nil
+}
+
+// benchHTTPSmallMemory: the same target on the 1-tool home, with k agents
+// at once each listing, then calling the trivial tool 20 times.
+func benchHTTPSmallMemory(h *smallHome) ([]row, error) {
+	var rows []row
+	for _, k := range memoryClients {
+		hwm, err := httpPeak(h.home, k, func(hs *httpServer) error {
+			body, _, err := hs.post("tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
+			if err != nil {
+				return err
+			}
+			r, err := decode(body)
+			if err != nil {
+				return err
+			}
+			name := ""
+			for _, t := range r.Result.Tools {
+				if strings.HasPrefix(t.Name, "trivial_ping__") {
+					name = t.Name
+				}
+			}
+			if name == "" {
+				return fmt.Errorf("tools/list over HTTP has no trivial_ping tool")
+			}
+			n, _ := json.Marshal(name)
+			line := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + modernMeta + `,"name":` + string(n) + `,"arguments":{}}}`
+			for range 20 {
+				body, _, err := hs.post("tools/call", name, line)
+				if err == nil {
+					err = checkCall(body)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, peakRow(fmt.Sprintf("serve-http peak RSS (VmHWM), 1-tool home, %d clients (list + 20 calls each)", k), hwm))
+	}
+	return rows, nil
+}
+
+// httpPeak starts serve-http on h, runs agent k times at once, and returns
+// the server's VmHWM in kB.
+func httpPeak(h *home, k int, agent func(*httpServer) error) (int64, error) {
+	hs, err := h.startHTTP()
+	if err != nil {
+		return 0, err
+	}
+	defer hs.close()
+	errs := make(chan error, k)
+	var wg sync.WaitGroup
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := agent(hs); err != nil {
+				errs <- err
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return nil, nil, err
+		return 0, err
 	}
-	hwm, err := procStatus(hs.cmd.Process.Pid, "VmHWM")
-	if err != nil {
-		return nil, nil, err
-	}
+	return procStatus(hs.cmd.Process.Pid, "VmHWM")
+}
+
+func peakRow(name string, hwmKB int64) row {
 	const limit = 20 << 20
-	peak := int64(hwm) << 10
-	r := row{name: fmt.Sprintf("serve-http peak RSS (VmHWM), %d tools, %d clients", want, httpClients), n: 1,
-		median: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)), target: "≤ 20 MiB",
+	peak := hwmKB << 10
+	return row{name: name, n: 1, median: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)), target: "≤ 20 MiB",
 		ratio: fmt.Sprintf("%.2f×", float64(peak)/limit), verdict: verdict(peak <= limit)}
-	return []row{r}, []string{fmt.Sprintf("serve-http after %d full listings at once over HTTP: VmHWM %d kB", httpClients, hwm)}, nil
 }

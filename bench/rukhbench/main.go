@@ -146,6 +146,12 @@ func run(c config, out io.Writer) error {
 			}
 			httpRate = rate
 			rows, notes = append(rows, stamp(r, l)...), append(notes, n...)
+			l = loadNow()
+			mr, err := benchHTTPSmallMemory(small)
+			if err != nil {
+				return fmt.Errorf("serve-http memory: %w", err)
+			}
+			rows = append(rows, stamp(mr, l)...)
 		}
 		if want["inflight"] {
 			logf("calls in flight over stdio")
