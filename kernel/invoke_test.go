@@ -302,7 +302,9 @@ func TestInvokeStopTimeline(t *testing.T) {
 	inv := fakeInvocation(t, "record-stop", textDecl)
 	log := filepath.Join(t.TempDir(), "log")
 	inv.Request.Input["title"] = log
-	inv.Limits.Timeout = 200 * time.Millisecond
+	// A deadline the program outlives to be stopped, but long enough for a
+	// busy host to start it and install its handler before SIGTERM comes.
+	inv.Limits.Timeout = 2 * time.Second
 	r := fastRunner() // 150 ms to SIGTERM, then 250 ms to SIGKILL
 	start := time.Now()
 	res := r.Invoke(context.Background(), inv)
