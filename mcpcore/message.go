@@ -129,8 +129,14 @@ type walker struct {
 
 var walkers = sync.Pool{New: func() any { return new(walker) }}
 
-func getWalker() *walker  { return walkers.Get().(*walker) }
-func putWalker(w *walker) { w.in = bytes.Buffer{}; walkers.Put(w) }
+func getWalker() *walker { return walkers.Get().(*walker) }
+func putWalker(w *walker) {
+	// Let go of the last request's text (arguments and all) before the
+	// walker waits in the pool.
+	w.in = bytes.Buffer{}
+	w.dec.Reset(&w.in)
+	walkers.Put(w)
+}
 
 // members calls fn with each member of obj, a JSON object: its name
 // unquoted and its value as a slice of obj, which the caller may keep.

@@ -177,6 +177,13 @@ func (s *server) send(msg []byte) {
 }
 
 func (s *server) sendMsg(m mcpcore.Message) {
+	if len(m.More) > 0 {
+		// A message in parts is for transports that asked for them; this
+		// one did not, and would write only the first.
+		s.logf("mcp: dropping a message in parts, which stdio never asks for")
+		m.Finish()
+		return
+	}
 	if len(m.Data) > maxResponseBytes {
 		s.logf("mcp: dropping a %d-byte message over the response limit", len(m.Data))
 		m.Finish()

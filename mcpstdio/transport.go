@@ -171,7 +171,11 @@ func (q *outQueue) push(m outMsg, droppable bool, wait time.Duration) error {
 			return nil
 		}
 		space := q.space
-		q.waited = !droppable
+		if !droppable {
+			// Only ever set here: a dropped hint must not take back the
+			// wake-up a waiting response needs.
+			q.waited = true
+		}
 		q.mu.Unlock()
 		if droppable {
 			m.Finish()

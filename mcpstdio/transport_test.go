@@ -187,3 +187,37 @@ func TestWriteTimeoutCoversTheWholeMessage(t *testing.T) {
 		<-q.done
 	})
 }
+
+// gatedWriter blocks every Write until its gate is closed: a client that
+// reads nothing for a while.
+type gatedWriter struct{ gate chan struct{} }
+
+func (g *gatedWriter) Write(p []byte) (int, error) { <-g.gate; return len(p), nil }
+
+// A notification refused from a full queue must not take back the wake-up
+// of a response already waiting for room: once the client reads again,
+// the response goes out instead of timing out and failing the session.
+func TestDroppedHintKeepsAWaitingResponsesWakeUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedWriter{gate: make(chan struct{})}
+		q := newOutQueue(g, time.Hour, func(error) {})
+		defer q.close()
+		// The writer takes one message and blocks in Write; the rest fill
+		// the queue.
+		for i := range maxQueueMessages + 1 {
+			if err := q.push(outMsg{Data: []byte("x")}, false, time.Second); err != nil {
+				t.Fatalf("filling message %d: %v", i, err)
+			}
+		}
+		res := make(chan error, 1)
+		go func() { res <- q.push(outMsg{Data: []byte("response")}, false, time.Minute) }()
+		synctest.Wait() // the response waits for room
+		if err := q.push(outMsg{Data: []byte("hint")}, true, 0); err != errQueueFull {
+			t.Fatalf("a hint pushed onto a full queue: %v, want errQueueFull", err)
+		}
+		close(g.gate) // the client reads again
+		if err := <-res; err != nil {
+			t.Fatalf("the waiting response was refused although the queue drained: %v", err)
+		}
+	})
+}

@@ -77,8 +77,21 @@ const wireNamePrefix = `{"name":"`
 func AppendToolWire(dst []byte, name string, body []byte) []byte {
 	dst = append(dst, wireNamePrefix...)
 	dst = append(dst, name...)
+	if len(body) <= 2 {
+		// {} (or damage CheckToolBody reports): the name alone.
+		return append(dst, `"}`...)
+	}
 	dst = append(dst, `",`...)
 	return append(dst, body[1:]...)
+}
+
+// CheckToolBody refuses a stored tool body that is not an object, which
+// only a damaged store holds.
+func CheckToolBody(name string, body []byte) error {
+	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+		return kernel.Errorf(kernel.CodeInternal, "the stored object of tool %q is damaged: it is not a JSON object", name)
+	}
+	return nil
 }
 
 // toolBodyOf is the inverse of AppendToolWire.

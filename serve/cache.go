@@ -515,6 +515,9 @@ func (c *cachedCatalog) pageOf(ix *store.Index, i int) (*cachedPage, error) {
 	wire := (*scratch)[:0]
 	tools := make([]pageTool, 0, store.PageTools)
 	err := ix.Page(c.rev.ep.Name, i, func(name string, body []byte) error {
+		if err := policy.CheckToolBody(name, body); err != nil {
+			return err
+		}
 		if len(wire) > 0 {
 			wire = append(wire, ',')
 		}

@@ -165,6 +165,9 @@ func (c *storeCatalog) Tool(name string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	body, err := c.ix.Body(t.Body)
+	if err == nil {
+		err = policy.CheckToolBody(name, body)
+	}
 	if err != nil {
 		return nil, false, err
 	}

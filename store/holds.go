@@ -120,6 +120,17 @@ func (h *heldFiles) keepIdle(path string, f *os.File) {
 	h.idle[path] = f
 }
 
+// closeIdle closes the unlocked files kept for later holds (the store is
+// closing; locked ones belong to calls still running).
+func (h *heldFiles) closeIdle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p, f := range h.idle {
+		f.Close()
+		delete(h.idle, p)
+	}
+}
+
 type heldFile struct {
 	f     *os.File
 	holds int

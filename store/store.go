@@ -122,6 +122,7 @@ func (s *Store) Shared() bool {
 // open between calls but the descriptor its stamps read. Holds this process took on etcd end with it.
 func (s *Store) Close() error {
 	s.stamps.close()
+	s.held.closeIdle()
 	if e, ok := s.be.(sharedBackend); ok {
 		return e.close()
 	}
