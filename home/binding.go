@@ -120,11 +120,20 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{},
 			Unavailable: m.Unavailable, Withheld: m.Withheld}
 		err = ix.Tools(ep.Name, func(t store.Tool) error {
+			tool := policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security}
+			if d != wholeBinding {
+				// The sum is the body's ref: a summary reads no bodies, so
+				// it does not map them.
+				if sum, ok := ix.BodySum(t.Body); ok {
+					tool.Sum = sum
+					p.Tools = append(p.Tools, tool)
+					return nil
+				}
+			}
 			body, err := ix.Body(t.Body)
 			if err != nil {
 				return err
 			}
-			tool := policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security}
 			if d == wholeBinding {
 				tool.Wire = policy.AppendToolWire(nil, t.Name, body)
 			} else {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -108,6 +109,13 @@ func TestIndexedRevision(t *testing.T) {
 		tl, ok, err := ix.Tool("local", "c00007__r1")
 		if err != nil || !ok || tl.Command != "c00007" || tl.Release != "p@1.0.0" {
 			t.Errorf("tool = %+v, %v, %v", tl, ok, err)
+		}
+		body, err := ix.Body(tl.Body)
+		if sum, ok := ix.BodySum(tl.Body); err != nil || !ok || sum != sha256.Sum256(body) {
+			t.Errorf("body sum of %s = %x, %v; want the SHA-256 of its body (%v)", tl.Name, sum, ok, err)
+		}
+		if _, ok := ix.BodySum("short"); ok {
+			t.Error("BodySum took a ref that is no hash")
 		}
 		var names []string
 		if err := ix.Page("local", 7, func(name string, body []byte) error {

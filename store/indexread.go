@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -282,6 +283,18 @@ func (ix *Index) Body(ref string) ([]byte, error) {
 		return nil, ix.broken("a tool body")
 	}
 	return clone(v), nil
+}
+
+// BodySum is the SHA-256 of the tool body that ref names, known without
+// reading the body: bodies are stored under the hash of their content,
+// which the store's check verifies. False: ref is not such a hash.
+func (ix *Index) BodySum(ref string) ([sha256.Size]byte, bool) {
+	var sum [sha256.Size]byte
+	if len(ref) != refLen {
+		return sum, false
+	}
+	copy(sum[:], ref)
+	return sum, true
 }
 
 // Tool finds one tool of an endpoint by its exact name.
