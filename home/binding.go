@@ -51,7 +51,18 @@ type depth int
 const (
 	wholeBinding depth = iota // every record: what policy.WriteIndex wrote
 	summaryOnly               // no declarations, tool sums for tool objects
+	headOnly                  // profile, releases and endpoints, without routes or tools
 )
+
+// revisionHead reads what decides whether a candidate binds the same as
+// rev (its profile, releases and endpoints) without its routes and tools,
+// which only the report of a change needs.
+func (h *Home) revisionHead(rev store.Revision) (*policy.Binding, error) {
+	if !rev.Indexed {
+		return h.RevisionSummary(rev)
+	}
+	return h.readRevision(rev, headOnly)
+}
 
 // readRevision reads rev to depth d. It is the one place release
 // directories are resolved under this home, so a copied or moved home
@@ -89,6 +100,17 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	}
 	if b.Releases, err = policy.DecodeReleases(raw); err != nil {
 		return nil, unreadable(err)
+	}
+	if d == headOnly {
+		for _, ep := range ix.Endpoints() {
+			m, err := policy.DecodeEndpointMeta(ep.Meta)
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			b.Endpoints = append(b.Endpoints, policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject,
+				Template: m.Template, Tools: []policy.Tool{}, Unavailable: m.Unavailable, Withheld: m.Withheld})
+		}
+		return b, nil
 	}
 	err = ix.Routes(func(r store.Route) error {
 		b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
