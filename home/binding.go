@@ -3,6 +3,7 @@ package home
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sort"
@@ -42,8 +43,55 @@ func (h *Home) RevisionBinding(rev store.Revision) (*policy.Binding, error) {
 // their bodies instead of their objects and no declarations, so reading
 // it does not grow with the size of the declarations.
 func (h *Home) RevisionSummary(rev store.Revision) (*policy.Binding, error) {
-	return h.readRevision(rev, summaryOnly)
+	if !rev.Indexed {
+		return h.readRevision(rev, summaryOnly)
+	}
+	b, err := h.readRevision(rev, headOnly)
+	if err != nil {
+		return nil, err
+	}
+	unreadable := func(err error) error {
+		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", rev.ID).Wrap(err)
+	}
+	// Routes and tools in pieces, each in its own read: one read of them
+	// all would keep most of the revision's records mapped at once.
+	var c store.Cursor
+	for !c.Done() {
+		if err := h.Store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+			c, err = ix.RoutesFrom(c, summaryPiece, func(r store.Route) error {
+				b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
+				return nil
+			})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(b.Routes, func(x, y policy.Route) int { return slices.Compare(x.Words, y.Words) })
+	for i := range b.Endpoints {
+		p := &b.Endpoints[i]
+		for c = (store.Cursor{}); !c.Done(); {
+			if err := h.Store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+				c, err = ix.ToolsFrom(p.Endpoint, c, summaryPiece, func(t store.Tool) error {
+					sum, ok := ix.BodySum(t.Body)
+					if !ok {
+						return unreadable(fmt.Errorf("tool %s names body %q, which is no hash", t.Name, t.Body))
+					}
+					p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Sum: sum})
+					return nil
+				})
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
 }
+
+// summaryPiece is how many routes, or tools, RevisionSummary reads in one
+// read of the store.
+const summaryPiece = 8192
 
 // depth is how much of a revision walkIndex reads.
 type depth int
