@@ -1,7 +1,6 @@
 package home
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
@@ -44,7 +43,7 @@ func (h *Home) RevisionBinding(rev store.Revision) (*policy.Binding, error) {
 // it does not grow with the size of the declarations.
 func (h *Home) RevisionSummary(rev store.Revision) (*policy.Binding, error) {
 	if !rev.Indexed {
-		return h.readRevision(rev, summaryOnly)
+		return h.readRevision(rev, wholeBinding) // one blob: read whole either way
 	}
 	b, err := h.readRevision(rev, headOnly)
 	if err != nil {
@@ -98,7 +97,6 @@ type depth int
 
 const (
 	wholeBinding depth = iota // every record: what policy.WriteIndex wrote
-	summaryOnly               // no declarations, tool sums for tool objects
 	headOnly                  // profile, releases and endpoints, without routes or tools
 )
 
@@ -136,7 +134,8 @@ func (h *Home) readRevision(rev store.Revision, d depth) (*policy.Binding, error
 }
 
 // walkIndex reads the records of an indexed revision back into a Binding,
-// to depth d. Release directories are left as stored.
+// whole or its head (RevisionSummary reads the rest of a summary in
+// pieces). Release directories are left as stored.
 func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	unreadable := func(err error) error {
 		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
@@ -162,7 +161,7 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	}
 	err = ix.Routes(func(r store.Route) error {
 		b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
-		if d != wholeBinding || r.Kind != store.RouteCommand {
+		if r.Kind != store.RouteCommand {
 			return nil
 		}
 		raw, err := ix.Decl(r.Decl)
@@ -190,26 +189,12 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{},
 			Unavailable: m.Unavailable, Withheld: m.Withheld}
 		err = ix.Tools(ep.Name, func(t store.Tool) error {
-			tool := policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security}
-			if d != wholeBinding {
-				// The sum is the body's ref: a summary reads no bodies, so
-				// it does not map them.
-				if sum, ok := ix.BodySum(t.Body); ok {
-					tool.Sum = sum
-					p.Tools = append(p.Tools, tool)
-					return nil
-				}
-			}
 			body, err := ix.Body(t.Body)
 			if err != nil {
 				return err
 			}
-			if d == wholeBinding {
-				tool.Wire = policy.AppendToolWire(nil, t.Name, body)
-			} else {
-				tool.Sum = sha256.Sum256(body)
-			}
-			p.Tools = append(p.Tools, tool)
+			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security,
+				Wire: policy.AppendToolWire(nil, t.Name, body)})
 			return nil
 		})
 		if err != nil {
