@@ -1,8 +1,8 @@
 package home
 
 import (
-	"crypto/sha256"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sort"
@@ -42,16 +42,73 @@ func (h *Home) RevisionBinding(rev store.Revision) (*policy.Binding, error) {
 // their bodies instead of their objects and no declarations, so reading
 // it does not grow with the size of the declarations.
 func (h *Home) RevisionSummary(rev store.Revision) (*policy.Binding, error) {
-	return h.readRevision(rev, summaryOnly)
+	if !rev.Indexed {
+		return h.readRevision(rev, wholeBinding) // one blob: read whole either way
+	}
+	b, err := h.readRevision(rev, headOnly)
+	if err != nil {
+		return nil, err
+	}
+	unreadable := func(err error) error {
+		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", rev.ID).Wrap(err)
+	}
+	// Routes and tools in pieces, each in its own read: one read of them
+	// all would keep most of the revision's records mapped at once.
+	var c store.Cursor
+	for !c.Done() {
+		if err := h.Store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+			c, err = ix.RoutesFrom(c, summaryPiece, func(r store.Route) error {
+				b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
+				return nil
+			})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(b.Routes, func(x, y policy.Route) int { return slices.Compare(x.Words, y.Words) })
+	for i := range b.Endpoints {
+		p := &b.Endpoints[i]
+		for c = (store.Cursor{}); !c.Done(); {
+			if err := h.Store.ViewRevision(rev.Number, func(ix *store.Index) (err error) {
+				c, err = ix.ToolsFrom(p.Endpoint, c, summaryPiece, func(t store.Tool) error {
+					sum, ok := ix.BodySum(t.Body)
+					if !ok {
+						return unreadable(fmt.Errorf("tool %s names body %q, which is no hash", t.Name, t.Body))
+					}
+					p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security, Sum: sum})
+					return nil
+				})
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
 }
+
+// summaryPiece is how many routes, or tools, RevisionSummary reads in one
+// read of the store.
+const summaryPiece = 8192
 
 // depth is how much of a revision walkIndex reads.
 type depth int
 
 const (
 	wholeBinding depth = iota // every record: what policy.WriteIndex wrote
-	summaryOnly               // no declarations, tool sums for tool objects
+	headOnly                  // profile, releases and endpoints, without routes or tools
 )
+
+// revisionHead reads what decides whether a candidate binds the same as
+// rev (its profile, releases and endpoints) without its routes and tools,
+// which only the report of a change needs.
+func (h *Home) revisionHead(rev store.Revision) (*policy.Binding, error) {
+	if !rev.Indexed {
+		return h.RevisionSummary(rev)
+	}
+	return h.readRevision(rev, headOnly)
+}
 
 // readRevision reads rev to depth d. It is the one place release
 // directories are resolved under this home, so a copied or moved home
@@ -77,7 +134,8 @@ func (h *Home) readRevision(rev store.Revision, d depth) (*policy.Binding, error
 }
 
 // walkIndex reads the records of an indexed revision back into a Binding,
-// to depth d. Release directories are left as stored.
+// whole or its head (RevisionSummary reads the rest of a summary in
+// pieces). Release directories are left as stored.
 func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	unreadable := func(err error) error {
 		return kernel.Errorf(kernel.CodeInternal, "revision %s is unreadable", ix.Revision()).Wrap(err)
@@ -90,9 +148,20 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 	if b.Releases, err = policy.DecodeReleases(raw); err != nil {
 		return nil, unreadable(err)
 	}
+	if d == headOnly {
+		for _, ep := range ix.Endpoints() {
+			m, err := policy.DecodeEndpointMeta(ep.Meta)
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			b.Endpoints = append(b.Endpoints, policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject,
+				Template: m.Template, Tools: []policy.Tool{}, Unavailable: m.Unavailable, Withheld: m.Withheld})
+		}
+		return b, nil
+	}
 	err = ix.Routes(func(r store.Route) error {
 		b.Routes = append(b.Routes, policy.Route{Words: r.Words, Kind: r.Kind, Command: r.Command})
-		if d != wholeBinding || r.Kind != store.RouteCommand {
+		if r.Kind != store.RouteCommand {
 			return nil
 		}
 		raw, err := ix.Decl(r.Decl)
@@ -124,13 +193,8 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 			if err != nil {
 				return err
 			}
-			tool := policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security}
-			if d == wholeBinding {
-				tool.Wire = policy.AppendToolWire(nil, t.Name, body)
-			} else {
-				tool.Sum = sha256.Sum256(body)
-			}
-			p.Tools = append(p.Tools, tool)
+			p.Tools = append(p.Tools, policy.Tool{Name: t.Name, Command: t.Command, Release: t.Release, Security: t.Security,
+				Wire: policy.AppendToolWire(nil, t.Name, body)})
 			return nil
 		})
 		if err != nil {

@@ -63,12 +63,14 @@ func (h *Home) BatchGC() {
 // ErrUnchanged when there was nothing to do.
 func (h *Home) Publish(o PublishOptions) (*PublishReport, store.Revision, error) {
 	// Summaries, not whole bindings: a publish holds the names, paths and
-	// tool sums of both revisions, never every declaration.
-	old, oldRev, err := h.activeSummary()
+	// tool sums of both revisions, never every declaration. The active
+	// revision's routes and tools are read once the candidate is built:
+	// held through the build, they would only make the collector work.
+	old, oldRev, err := h.activeHead()
 	if err != nil {
 		return nil, oldRev, err
 	}
-	c := &candidate{h: h, o: o, old: old}
+	c := &candidate{h: h, o: o, old: old, oldRev: oldRev}
 	if old != nil {
 		if c.oldUnsearched, err = h.unsearched(oldRev); err != nil {
 			return nil, oldRev, err
@@ -104,9 +106,9 @@ func (h *Home) Publish(o PublishOptions) (*PublishReport, store.Revision, error)
 	return rep, oldRev, nil
 }
 
-// activeSummary is the active revision and its summary; both are zero
-// when nothing is published yet.
-func (h *Home) activeSummary() (*policy.Binding, store.Revision, error) {
+// activeHead is the active revision and its head (revisionHead); both are
+// zero when nothing is published yet.
+func (h *Home) activeHead() (*policy.Binding, store.Revision, error) {
 	rev, err := h.Store.ActiveRevision()
 	if err != nil {
 		if kernel.ErrorCode(err) == kernel.CodeNotFound {
@@ -114,7 +116,7 @@ func (h *Home) activeSummary() (*policy.Binding, store.Revision, error) {
 		}
 		return nil, store.Revision{}, err
 	}
-	old, err := h.RevisionSummary(rev)
+	old, err := h.revisionHead(rev)
 	return old, rev, err
 }
 
@@ -153,9 +155,10 @@ func (h *Home) writeRevision(oldRev store.Revision, c *candidate) (string, error
 
 // candidate is one publish's candidate as it is built.
 type candidate struct {
-	h   *Home
-	o   PublishOptions
-	old *policy.Binding // the active revision's summary, nil when none
+	h      *Home
+	o      PublishOptions
+	old    *policy.Binding // the active revision's head, then (once built) its summary; nil when none
+	oldRev store.Revision
 
 	// oldUnsearched: the active revision has an endpoint without search
 	// records (published before them), so binding the same is a change.
@@ -191,7 +194,7 @@ func (c *candidate) unchanged(built *policy.Binding) bool {
 // name@version, by name.
 func (c *candidate) input(id string) (policy.Input, []string, error) {
 	if c.o.From != nil {
-		fb, err := c.h.RevisionSummary(*c.o.From)
+		fb, err := c.h.revisionHead(*c.o.From) // its profile and releases
 		if err != nil {
 			return policy.Input{}, nil, err
 		}
@@ -225,6 +228,11 @@ func (c *candidate) build(id string, w policy.IndexSink) error {
 	c.built, c.warns, err = policy.Stream(in, w)
 	if err == nil && c.unchanged(c.built) {
 		return ErrUnchanged
+	}
+	if err == nil && c.old != nil {
+		// Still the active revision while a publish builds (it commits only
+		// if so), so its routes and tools are there to be read.
+		c.old, err = c.h.RevisionSummary(c.oldRev)
 	}
 	return err
 }

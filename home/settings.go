@@ -584,7 +584,7 @@ func (h *Home) MissingSettings(rels []policy.BoundRelease, endpoints []string) (
 // MissingActiveSettings is MissingSettings of the active revision: its
 // releases and its profile's endpoints; none before the first publish.
 func (h *Home) MissingActiveSettings() ([]MissingSetting, error) {
-	b, _, err := h.activeSummary()
+	b, _, err := h.activeHead() // its releases and profile are enough
 	if err != nil || b == nil {
 		return nil, err
 	}

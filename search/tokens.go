@@ -62,6 +62,74 @@ func isWordRune(r rune) bool {
 
 // word emits the terms of one word.
 func word(w string, emit func(string)) {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			wordRunes(w, emit)
+			return
+		}
+	}
+	wordASCII(w, emit)
+}
+
+// wordASCII is wordRunes for a word of ASCII bytes, cut into substrings of
+// it instead of copies: most words of tool objects are ASCII.
+func wordASCII(w string, emit func(string)) {
+	isUpper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	isLower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
+	var room [8]string
+	parts := room[:0]
+	start := -1
+	var prev byte
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		if c == '_' || c == '-' {
+			if start >= 0 {
+				parts = append(parts, w[start:k])
+				start = -1
+			}
+			prev = c
+			continue
+		}
+		if start >= 0 && isUpper(c) {
+			next := byte(0)
+			if k+1 < len(w) {
+				next = w[k+1]
+			}
+			if isLower(prev) || isDigit(prev) || (isUpper(prev) && isLower(next)) {
+				parts = append(parts, w[start:k])
+				start = k
+			}
+		}
+		if start < 0 {
+			start = k
+		}
+		prev = c
+	}
+	if start >= 0 {
+		parts = append(parts, w[start:])
+	}
+	if len(parts) == 1 {
+		if t := term(normalize(parts[0])); t != "" {
+			emit(t)
+		}
+		return
+	}
+	var joined strings.Builder
+	for _, p := range parts {
+		t := normalize(p)
+		joined.WriteString(t)
+		if t = term(t); t != "" {
+			emit(t)
+		}
+	}
+	if t := term(joined.String()); t != "" {
+		emit(t)
+	}
+}
+
+// wordRunes emits the terms of one word of any script.
+func wordRunes(w string, emit func(string)) {
 	var parts []string
 	start := -1
 	var prev rune

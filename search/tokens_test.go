@@ -103,3 +103,27 @@ func TestTokensMeet(t *testing.T) {
 		}
 	}
 }
+
+// The ASCII path cuts words as the path for any script does.
+func TestWordASCIIAsRunes(t *testing.T) {
+	const alphabet = "aZ9_-bYx0eSsIiNgEDT"
+	words := []string{"getHTTPStatus", "addTag", "to_address", "ABC", "a", "_", "--x--", "Zoe", "v2Beta", "HTTP2Server", "the", "entries", "named_ID", "x-Y_z"}
+	seed := uint32(1)
+	for range 2000 {
+		n := 1 + int(seed%12)
+		b := make([]byte, n)
+		for i := range b {
+			seed = seed*1664525 + 1013904223
+			b[i] = alphabet[seed>>16%uint32(len(alphabet))]
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		var got, want []string
+		wordASCII(w, func(s string) { got = append(got, s) })
+		wordRunes(w, func(s string) { want = append(want, s) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: ASCII path %q, any script %q", w, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -108,6 +109,13 @@ func TestIndexedRevision(t *testing.T) {
 		tl, ok, err := ix.Tool("local", "c00007__r1")
 		if err != nil || !ok || tl.Command != "c00007" || tl.Release != "p@1.0.0" {
 			t.Errorf("tool = %+v, %v, %v", tl, ok, err)
+		}
+		body, err := ix.Body(tl.Body)
+		if sum, ok := ix.BodySum(tl.Body); err != nil || !ok || sum != sha256.Sum256(body) {
+			t.Errorf("body sum of %s = %x, %v; want the SHA-256 of its body (%v)", tl.Name, sum, ok, err)
+		}
+		if _, ok := ix.BodySum("short"); ok {
+			t.Error("BodySum took a ref that is no hash")
 		}
 		var names []string
 		if err := ix.Page("local", 7, func(name string, body []byte) error {
@@ -249,5 +257,42 @@ func TestSchema1RevisionIsNotIndexed(t *testing.T) {
 	}
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A walk in pieces, each in its own read, gives what one walk gives.
+func TestIndexWalksInPieces(t *testing.T) {
+	s := mustStore(t)
+	r := publishIndexed(t, s, 250, 100)
+	var routes, tools, pieceRoutes, pieceTools []string
+	if err := s.ViewRevision(r.Number, func(ix *store.Index) error {
+		ix.Routes(func(r store.Route) error { routes = append(routes, strings.Join(r.Words, " ")); return nil })
+		return ix.Tools("local", func(t store.Tool) error { tools = append(tools, t.Name+" "+t.Body); return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 7, 250, 1000} {
+		pieceRoutes, pieceTools = nil, nil
+		reads := 0
+		for rc, tc := (store.Cursor{}), (store.Cursor{}); !rc.Done() || !tc.Done(); reads++ {
+			if err := s.ViewRevision(r.Number, func(ix *store.Index) (err error) {
+				if rc, err = ix.RoutesFrom(rc, n, func(r store.Route) error { pieceRoutes = append(pieceRoutes, strings.Join(r.Words, " ")); return nil }); err != nil {
+					return err
+				}
+				tc, err = ix.ToolsFrom("local", tc, n, func(t store.Tool) error { pieceTools = append(pieceTools, t.Name+" "+t.Body); return nil })
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if reads > 1000 {
+				t.Fatal("the walk does not end")
+			}
+		}
+		if !slices.Equal(pieceRoutes, routes) || !slices.Equal(pieceTools, tools) {
+			t.Errorf("pieces of %d: %d routes, %d tools; one walk: %d, %d", n, len(pieceRoutes), len(pieceTools), len(routes), len(tools))
+		}
+		if want := (len(routes)+n-1)/n + 1; n < 250 && reads > want {
+			t.Errorf("pieces of %d: %d reads, want at most %d", n, reads, want)
+		}
 	}
 }

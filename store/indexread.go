@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -255,6 +256,67 @@ func (ix *Index) Routes(fn func(Route) error) error {
 	})
 }
 
+// Cursor is where a bounded walk (RoutesFrom, ToolsFrom) stopped, for a
+// later one, in another read of the same revision, to go on from; the
+// zero Cursor is the start, and Done reports the end.
+type Cursor struct {
+	key  []byte
+	done bool
+}
+
+// Done reports whether the walk has nothing left.
+func (c Cursor) Done() bool { return c.done }
+
+// RoutesFrom is Routes from c on, at most n of them: it returns where the
+// next call goes on. A long walk in several reads keeps little of the
+// store file mapped at once.
+func (ix *Index) RoutesFrom(c Cursor, n int, fn func(Route) error) (Cursor, error) {
+	return ix.walkFrom(genKey(ix.gen, tagRoute), c, n, func(key, v []byte) error {
+		r, ok := decodeRoute(routeWords(key, len(ix.gen)), v)
+		if !ok {
+			return ix.broken("route")
+		}
+		return fn(r)
+	})
+}
+
+// ToolsFrom is Tools from c on, at most n of them (RoutesFrom).
+func (ix *Index) ToolsFrom(endpoint string, c Cursor, n int, fn func(Tool) error) (Cursor, error) {
+	p := endpointPrefix(ix.gen, tagTool, endpoint)
+	return ix.walkFrom(p, c, n, func(k, v []byte) error {
+		name := string(k[len(p):])
+		t, ok := decodeTool(name, v)
+		if !ok {
+			return ix.broken("tool " + name)
+		}
+		return fn(t)
+	})
+}
+
+// walkFrom is walk from c on (a key under prefix), at most n records.
+func (ix *Index) walkFrom(prefix []byte, c Cursor, n int, fn func(k, v []byte) error) (Cursor, error) {
+	if c.done {
+		return c, nil
+	}
+	start := prefix
+	if c.key != nil {
+		start = c.key
+	}
+	cur := ix.gens.Cursor()
+	k, v := cur.Seek(start)
+	for i := 0; k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		if i == n {
+			return Cursor{key: clone(k)}, nil
+		}
+		i++
+		ix.s.reads.n.Add(1)
+		if err := fn(k, v); err != nil {
+			return c, err
+		}
+	}
+	return Cursor{done: true}, nil
+}
+
 func (ix *Index) walk(prefix []byte, fn func(k, v []byte) error) error {
 	c := ix.gens.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -282,6 +344,18 @@ func (ix *Index) Body(ref string) ([]byte, error) {
 		return nil, ix.broken("a tool body")
 	}
 	return clone(v), nil
+}
+
+// BodySum is the SHA-256 of the tool body that ref names, known without
+// reading the body: bodies are stored under the hash of their content,
+// which the store's check verifies. False: ref is not such a hash.
+func (ix *Index) BodySum(ref string) ([sha256.Size]byte, bool) {
+	var sum [sha256.Size]byte
+	if len(ref) != refLen {
+		return sum, false
+	}
+	copy(sum[:], ref)
+	return sum, true
 }
 
 // Tool finds one tool of an endpoint by its exact name.
