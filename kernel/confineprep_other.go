@@ -9,8 +9,7 @@ import (
 
 // prepared is empty where there is no machine-code confining init.
 type prepared struct {
-	steps   []byte
-	ruleset *os.File
+	steps []byte
 }
 
 func machineConfines(*Confine) bool { return false }
