@@ -364,19 +364,8 @@ func (p *plan) rlimits() ([]rlimit, error) {
 		v := uint64(c.Processes)
 		ls = append(ls, rlimit{unix.RLIMIT_NPROC, unix.Rlimit{Cur: v, Max: v}})
 	}
-	if c.MemoryMiB > 0 {
-		// Data, not address space: runtimes reserve large regions they
-		// never touch, which RLIMIT_AS would count.
-		v := uint64(c.MemoryMiB) << 20
-		ls = append(ls, rlimit{unix.RLIMIT_DATA, unix.Rlimit{Cur: v, Max: v}})
-	}
-	if c.CPUSeconds > 0 {
-		// SIGXCPU at the limit, SIGKILL a second later.
-		ls = append(ls, rlimit{unix.RLIMIT_CPU, unix.Rlimit{Cur: uint64(c.CPUSeconds), Max: uint64(c.CPUSeconds) + 1}})
-	}
-	if c.FileMiB > 0 {
-		v := uint64(c.FileMiB) << 20
-		ls = append(ls, rlimit{unix.RLIMIT_FSIZE, unix.Rlimit{Cur: v, Max: v}})
+	for _, l := range kernel.ProgramLimits(c) {
+		ls = append(ls, rlimit{l.Resource, l.Rlimit})
 	}
 	return ls, nil
 }

@@ -350,9 +350,9 @@ func prepare(spec InitSpec) (*prepared, error) {
 	// Not dumpable: the program, in the init's Landlock domain and with no
 	// capabilities, could otherwise trace the init or write its memory.
 	l.add("prctl PR_SET_DUMPABLE", unix.SYS_PRCTL, bits(unix.PR_SET_DUMPABLE), imm(0), imm(0), imm(0), imm(0))
-	for _, r := range programLimits(c) {
+	for _, r := range ProgramLimits(c) {
 		lim := l.put(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, r.Cur), r.Max))
-		l.addChild("setting the program's limits", unix.SYS_PRLIMIT64, imm(0), bits(uintptr(r.resource)), at(lim), imm(0))
+		l.addChild("setting the program's limits", unix.SYS_PRLIMIT64, imm(0), bits(uintptr(r.Resource)), at(lim), imm(0))
 	}
 	if spec.ProcessesCgroup {
 		// "0": the writer itself, the program before its exec.
@@ -412,28 +412,29 @@ func (p *prepared) failed(v uint32) string {
 	return fmt.Sprintf("%s: %v", p.words[step], errno)
 }
 
-type programLimit struct {
-	resource int
+// ProgramLimit is one rlimit a confined program runs under.
+type ProgramLimit struct {
+	Resource int
 	unix.Rlimit
 }
 
-// programLimits are the rlimits of c but the processes limit, which is
-// the pids cgroup's or the Go init's (package confine sets the same).
-func programLimits(c Confine) []programLimit {
-	var ls []programLimit
+// ProgramLimits are the rlimits of c but the processes limit, which is
+// the pids cgroup's or rukh's own init's: both inits set these.
+func ProgramLimits(c Confine) []ProgramLimit {
+	var ls []ProgramLimit
 	if c.MemoryMiB > 0 {
 		// Data, not address space: runtimes reserve large regions they
 		// never touch, which RLIMIT_AS would count.
 		v := uint64(c.MemoryMiB) << 20
-		ls = append(ls, programLimit{unix.RLIMIT_DATA, unix.Rlimit{Cur: v, Max: v}})
+		ls = append(ls, ProgramLimit{unix.RLIMIT_DATA, unix.Rlimit{Cur: v, Max: v}})
 	}
 	if c.CPUSeconds > 0 {
 		// SIGXCPU at the limit, SIGKILL a second later.
-		ls = append(ls, programLimit{unix.RLIMIT_CPU, unix.Rlimit{Cur: uint64(c.CPUSeconds), Max: uint64(c.CPUSeconds) + 1}})
+		ls = append(ls, ProgramLimit{unix.RLIMIT_CPU, unix.Rlimit{Cur: uint64(c.CPUSeconds), Max: uint64(c.CPUSeconds) + 1}})
 	}
 	if c.FileMiB > 0 {
 		v := uint64(c.FileMiB) << 20
-		ls = append(ls, programLimit{unix.RLIMIT_FSIZE, unix.Rlimit{Cur: v, Max: v}})
+		ls = append(ls, ProgramLimit{unix.RLIMIT_FSIZE, unix.Rlimit{Cur: v, Max: v}})
 	}
 	return ls
 }
