@@ -37,7 +37,11 @@ type prepared struct {
 	userNS bool
 	// netNS: a network namespace made ahead (netns_linux.go), which the
 	// init enters (InitNetNSFD); nil: it gets a new one at its start.
+	// rukh's copy stays open until the call ends (close).
 	netNS *os.File
+	// pooled: the call asked the pool of namespaces for netNS, and hands
+	// it back as it ends.
+	pooled bool
 	// ownNS: the init makes the call's mount namespace itself.
 	ownNS bool
 }
@@ -55,11 +59,18 @@ func (p *prepared) files(cgroup *os.File) []*os.File {
 	return fs
 }
 
-// close closes rukh's copies of what the init inherits.
+// startedEnds are rukh's copies of what the init inherits that close once
+// it started: the ruleset. The network namespace's stays open until the
+// call ends (close), so that its teardown comes after the call.
+func (p *prepared) startedEnds() []*os.File { return []*os.File{p.ruleset} }
+
+// close closes rukh's copies of what the init inherits (closing twice is
+// harmless): the call has ended, or its init started.
 func (p *prepared) close() {
 	p.ruleset.Close()
-	if p.netNS != nil {
-		p.netNS.Close()
+	if p.pooled {
+		doneNetNS(p.netNS)
+		p.netNS, p.pooled = nil, false
 	}
 }
 
@@ -276,7 +287,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
 	}
 	if p.userNS && c.Network == NetworkNone {
-		p.netNS = takeNetNS()
+		p.netNS, p.pooled = takeNetNS(), true
 	}
 	if p.netNS != nil {
 		l.add("entering the call's network namespace", unix.SYS_SETNS, fd(InitNetNSFD), bits(unix.CLONE_NEWNET))
