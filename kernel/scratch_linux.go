@@ -5,7 +5,6 @@ package kernel
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,7 @@ import (
 // name (never over another's), so each serves exactly one call, and the
 // call removes it as it ends. The first such call of a process makes its
 // own (a one-shot CLI makes nothing ahead); from the second on, a spare
-// is made as each call ends, when making it does not compete with the
+// is made as each call ends, so that making it does not compete with the
 // call it serves. Spares a process leaves at its exit are
 // removed by the next sweep, which does not count them as what a killed
 // rukh left.
@@ -55,18 +54,11 @@ func takeScratch() (string, error) {
 	}
 }
 
-// fillScratch makes spares until there are scratchSpares, at spareNice.
+// fillScratch makes spares until there are scratchSpares. It runs at the
+// calls' priority: a mkdir holds the parent directory, which the calls'
+// renames and rmdirs need, and at a lower one it could hold it long.
 func fillScratch() {
-	runtime.LockOSThread()
-	restore := lowerSparePriority()
-	defer func() {
-		ok := restore()
-		scratchPool.filling.Store(false)
-		if !ok {
-			select {} // stays at the lower priority, parked, and never ends
-		}
-		runtime.UnlockOSThread()
-	}()
+	defer scratchPool.filling.Store(false)
 	for len(scratchPool.ready) < scratchSpares {
 		parent, err := privateParent()
 		if err != nil {

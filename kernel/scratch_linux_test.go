@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestScratchMadeAhead: every call's scratch directory is new, private
@@ -76,33 +73,5 @@ func TestScratchMadeAhead(t *testing.T) {
 	}
 	if strings.Join(removed, " ") != used || len(warnings) != 0 {
 		t.Errorf("the sweep reports %v (%v), want only %s", removed, warnings, used)
-	}
-}
-
-// TestSparePriority: a thread making spares runs below the calls, and gets
-// its own priority back after.
-func TestSparePriority(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	nice := func() int {
-		raw, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 20 - raw
-	}
-	before := nice()
-	if before >= spareNice {
-		t.Skipf("this thread already runs at nice %d", before)
-	}
-	restore := lowerSparePriority()
-	if got := nice(); got != spareNice {
-		t.Errorf("making spares at nice %d, want %d", got, spareNice)
-	}
-	if !restore() {
-		t.Skip("this process cannot raise a thread's priority back")
-	}
-	if got := nice(); got != before {
-		t.Errorf("nice %d after making spares, want %d back", got, before)
 	}
 }
