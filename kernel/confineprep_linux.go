@@ -37,7 +37,11 @@ type prepared struct {
 	userNS bool
 	// netNS: a network namespace made ahead (netns_linux.go), which the
 	// init enters (InitNetNSFD); nil: it gets a new one at its start.
+	// rukh's copy stays open until the call ends (close).
 	netNS *os.File
+	// pooled: the call asked the pool of namespaces for netNS, and hands
+	// it back as it ends.
+	pooled bool
 	// ownNS: the init makes the call's mount namespace itself.
 	ownNS bool
 }
@@ -55,11 +59,18 @@ func (p *prepared) files(cgroup *os.File) []*os.File {
 	return fs
 }
 
-// close closes rukh's copies of what the init inherits.
+// startedEnds are rukh's copies of what the init inherits that close once
+// it started: the ruleset. The network namespace's stays open until the
+// call ends (close), so that its teardown comes after the call.
+func (p *prepared) startedEnds() []*os.File { return []*os.File{p.ruleset} }
+
+// close closes rukh's copies of what the init inherits (closing twice is
+// harmless): the call has ended, or its init started.
 func (p *prepared) close() {
 	p.ruleset.Close()
-	if p.netNS != nil {
-		p.netNS.Close()
+	if p.pooled {
+		doneNetNS(p.netNS)
+		p.netNS, p.pooled = nil, false
 	}
 }
 
@@ -153,7 +164,7 @@ func (l *stepList) encode() ([]byte, error) {
 	if n > maxSteps || base+len(l.data) > maxStepsBytes-8 {
 		return nil, fmt.Errorf("the confinement needs %d steps and %d bytes, more than rukh's init takes", n, base+len(l.data))
 	}
-	b := binary.LittleEndian.AppendUint32(nil, stepsMagic)
+	b := binary.LittleEndian.AppendUint32(make([]byte, 0, base+len(l.data)), stepsMagic)
 	b = binary.LittleEndian.AppendUint32(b, uint32(n))
 	for i := range n {
 		w0 := uint64(l.nr[i])
@@ -223,6 +234,16 @@ var capBounding = sync.OnceValue(func() int {
 	return n
 })
 
+// capDropWords say what dropping each capability from the bounding set
+// does, made once.
+var capDropWords = sync.OnceValue(func() []string {
+	ws := make([]string, capBounding())
+	for cap := range ws {
+		ws[cap] = fmt.Sprintf("dropping capability %d from the bounding set", cap)
+	}
+	return ws
+})
+
 // Securebits that keep uid 0 from meaning capabilities, locked.
 const securebits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
 	1<<2 | 1<<3 | // SECBIT_NO_SETUID_FIXUP, _LOCKED
@@ -257,7 +278,9 @@ func prepare(spec InitSpec) (*prepared, error) {
 		return nil, err
 	}
 	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc}
-	var l stepList
+	// Room for a typical template's steps, grown only for a larger one.
+	const stepsRoom, dataRoom = 96, 4096
+	l := stepList{nr: make([]uint16, 0, stepsRoom), args: make([][6]stepArg, 0, stepsRoom), child: make([]bool, 0, stepsRoom), words: make([]string, 0, stepsRoom), data: make([]byte, 0, dataRoom)}
 	// As the Go init: never as anything but PID 1 of a PID namespace of
 	// its own, where it cannot reach the host's mounts.
 	pid := l.add("getpid", unix.SYS_GETPID)
@@ -276,7 +299,7 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
 	}
 	if p.userNS && c.Network == NetworkNone {
-		p.netNS = takeNetNS()
+		p.netNS, p.pooled = takeNetNS(), true
 	}
 	if p.netNS != nil {
 		l.add("entering the call's network namespace", unix.SYS_SETNS, fd(InitNetNSFD), bits(unix.CLONE_NEWNET))
@@ -339,8 +362,8 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add(words, unix.SYS_PRCTL, bits(unix.PR_SET_SECCOMP), bits(unix.SECCOMP_MODE_FILTER), at(fprog))
 	}
 	l.add("clearing the ambient capabilities", unix.SYS_PRCTL, bits(unix.PR_CAP_AMBIENT), bits(unix.PR_CAP_AMBIENT_CLEAR_ALL), imm(0), imm(0), imm(0))
-	for cap := range capBounding() {
-		l.add(fmt.Sprintf("dropping capability %d from the bounding set", cap), unix.SYS_PRCTL, bits(unix.PR_CAPBSET_DROP), imm(uint64(cap)), imm(0), imm(0), imm(0))
+	for cap, words := range capDropWords() {
+		l.add(words, unix.SYS_PRCTL, bits(unix.PR_CAPBSET_DROP), imm(uint64(cap)), imm(0), imm(0), imm(0))
 	}
 	l.add("setting the securebits", unix.SYS_PRCTL, bits(unix.PR_SET_SECUREBITS), imm(securebits), imm(0), imm(0), imm(0))
 	hdr := l.put(binary.LittleEndian.AppendUint32(make([]byte, 0, 8), unix.LINUX_CAPABILITY_VERSION_3))

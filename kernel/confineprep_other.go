@@ -24,4 +24,6 @@ func (*prepared) startAttr(*syscall.SysProcAttr) {}
 
 func (*prepared) files(*os.File) []*os.File { return nil }
 
+func (*prepared) startedEnds() []*os.File { return nil }
+
 func (*prepared) close() {}

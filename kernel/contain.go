@@ -194,10 +194,10 @@ func (u *underInit) wrap(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 		files = append(files, specR)
 		if u.machine != nil {
 			// The init enters the ruleset (and the network namespace) and
-			// closes them; rukh's copies close once it started.
-			mf := u.machine.files(u.cgroup)
-			childEnds = append(childEnds, mf[1:]...)
-			files = append(files, mf...)
+			// closes them; rukh's copies close once it started, or as the
+			// call ends (closeMachine).
+			childEnds = append(childEnds, u.machine.startedEnds()...)
+			files = append(files, u.machine.files(u.cgroup)...)
 		} else if u.cgroup != nil {
 			files = append(files, u.cgroup)
 		}

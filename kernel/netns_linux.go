@@ -17,11 +17,19 @@ import (
 // making one and bringing its loopback up costs more than the rest of a
 // confined call's start. Each is fresh, made by rukh (root, as the call's
 // own start would make it) and handed to exactly one call, whose init
-// enters it; rukh keeps no copy, so it ends with the call. The first such
-// call of a process makes its own (a one-shot CLI pays for nothing ahead);
-// from the second on, a spare is made after each take. Making one that
-// fails (a want of descriptors or memory) stops the making for a while,
-// longer each time in a row, and calls make their own meanwhile.
+// enters it. The first such call of a process makes its own (a one-shot
+// CLI pays for nothing ahead); from the second on, a spare is made as each
+// call ends, at a lower priority than the calls, so that making it does
+// not compete with the call it serves. Making one that fails (a want of
+// descriptors or memory) stops the making for a while, longer each time
+// in a row, and calls make their own meanwhile.
+//
+// rukh keeps its copy of a call's namespace until the call has ended and
+// closes the copies of several calls at once: a namespace's teardown is the
+// kernel's work after its last reference goes, and the kernel tears down
+// the namespaces released together in one pass, whose cost is partly per
+// pass. Nothing can enter or reach a kept one: its processes are gone with
+// the call's PID namespace, and no call is ever handed it again.
 var netPool struct {
 	ready   chan *os.File
 	calls   atomic.Int64
@@ -35,23 +43,75 @@ const (
 	netSpares     = 2
 	netBackoffMin = 100 * time.Millisecond
 	netBackoffMax = 30 * time.Second
+	// The namespaces of ended calls closed at once, and the longest one
+	// is kept.
+	netRetireBatch = 8
+	netRetireAfter = 50 * time.Millisecond
 )
 
 // newNetNS makes one spare (a seam for the pool's tests).
 var newNetNS = makeNetNS
 
 // takeNetNS is a ready network namespace with its loopback up, or nil.
+// The call hands it back to doneNetNS as it ends.
 func takeNetNS() *os.File {
 	netPool.once.Do(func() { netPool.ready = make(chan *os.File, netSpares) })
-	var f *os.File
+	netPool.calls.Add(1)
 	select {
-	case f = <-netPool.ready:
+	case f := <-netPool.ready:
+		return f
 	default:
+		return nil
 	}
-	if netPool.calls.Add(1) > 1 && time.Now().UnixNano() >= netPool.retryAt.Load() && netPool.filling.CompareAndSwap(false, true) {
+}
+
+// doneNetNS ends a call under "network none" that took f from takeNetNS
+// (f nil: it took none): it retires f and makes the spares of the next
+// calls.
+func doneNetNS(f *os.File) {
+	if f != nil {
+		retireNetNS(f)
+	}
+	if netPool.calls.Load() > 1 && time.Now().UnixNano() >= netPool.retryAt.Load() && netPool.filling.CompareAndSwap(false, true) {
 		go fillNetNS()
 	}
-	return f
+}
+
+var netRetired struct {
+	mu    sync.Mutex
+	files []*os.File
+	timer *time.Timer
+}
+
+// retireNetNS closes f with the other retired namespaces: at once when
+// there are netRetireBatch of them, else netRetireAfter after the first.
+func retireNetNS(f *os.File) {
+	netRetired.mu.Lock()
+	netRetired.files = append(netRetired.files, f)
+	if len(netRetired.files) < netRetireBatch {
+		if netRetired.timer == nil {
+			netRetired.timer = time.AfterFunc(netRetireAfter, flushNetNS)
+		}
+		netRetired.mu.Unlock()
+		return
+	}
+	netRetired.mu.Unlock()
+	flushNetNS()
+}
+
+// flushNetNS closes every retired namespace.
+func flushNetNS() {
+	netRetired.mu.Lock()
+	fs := netRetired.files
+	netRetired.files = nil
+	if netRetired.timer != nil {
+		netRetired.timer.Stop()
+		netRetired.timer = nil
+	}
+	netRetired.mu.Unlock()
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // fillNetNS makes spares until there are netSpares.
@@ -76,9 +136,9 @@ func fillNetNS() {
 
 // makeNetNS makes a network namespace on a thread of its own and brings
 // its loopback up as the Go init does, then puts the thread back in rukh's
-// namespace. The thread must not end: a child's parent-death signal
-// comes when the thread that started it ends, and this thread may have
-// started one.
+// namespace and priority (it makes it at spareNice). The thread must not end: a child's parent-death
+// signal comes when the thread that started it ends, and this thread may
+// have started one; one that cannot be put back as it was is parked.
 func makeNetNS() (*os.File, error) {
 	own, err := rukhNetNS()
 	if err != nil {
@@ -91,29 +151,33 @@ func makeNetNS() (*os.File, error) {
 	c := make(chan made, 1)
 	go func() {
 		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			c <- made{err: err}
-			return
-		}
+		restore := lowerSparePriority()
 		var m made
-		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			m.f = os.NewFile(uintptr(fd), "rukh-netns")
-			err = loopbackUp()
-		}
-		if err != nil {
-			if m.f != nil {
-				m.f.Close()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			m.err = err
+		} else {
+			fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err == nil {
+				m.f = os.NewFile(uintptr(fd), "rukh-netns")
+				err = loopbackUp()
 			}
-			m = made{err: err}
-		}
-		if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
-			if m.f != nil {
-				m.f.Close()
+			if err != nil {
+				if m.f != nil {
+					m.f.Close()
+				}
+				m = made{err: err}
 			}
-			c <- made{err: err}
-			select {} // stays in the namespace it made, parked, and never ends
+			if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+				if m.f != nil {
+					m.f.Close()
+				}
+				c <- made{err: err}
+				select {} // stays in the namespace it made, parked, and never ends
+			}
+		}
+		if !restore() {
+			c <- m
+			select {} // stays at the lower priority, parked, and never ends
 		}
 		runtime.UnlockOSThread()
 		c <- m
@@ -141,4 +205,35 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// spareNice is the nice value of a thread while it makes a spare network
+// namespace: below the calls, which the spares serve and must not compete
+// with.
+const spareNice = 10
+
+// spareNiceBroken: a thread's priority could not be put back once (rukh
+// without the capability to raise it), so threads make spares at their
+// own priority from then on.
+var spareNiceBroken atomic.Bool
+
+// lowerSparePriority lowers the priority of this thread, which the caller
+// has locked, to spareNice. restore puts it back and reports whether it
+// did: a thread it could not put back must stay locked and never run
+// anything else (its caller parks it).
+func lowerSparePriority() (restore func() bool) {
+	tid := unix.Gettid()
+	// The raw call says 20 minus the nice value.
+	raw, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	nice := 20 - raw
+	if err != nil || nice >= spareNice || spareNiceBroken.Load() || unix.Setpriority(unix.PRIO_PROCESS, tid, spareNice) != nil {
+		return func() bool { return true }
+	}
+	return func() bool {
+		if unix.Setpriority(unix.PRIO_PROCESS, tid, nice) != nil {
+			spareNiceBroken.Store(true)
+			return false
+		}
+		return true
+	}
 }

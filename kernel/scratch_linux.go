@@ -19,7 +19,8 @@ import (
 // name (never over another's), so each serves exactly one call, and the
 // call removes it as it ends. The first such call of a process makes its
 // own (a one-shot CLI makes nothing ahead); from the second on, a spare
-// is made after each take. Spares a process leaves at its exit are
+// is made as each call ends, so that making it does not compete with the
+// call it serves. Spares a process leaves at its exit are
 // removed by the next sweep, which does not count them as what a killed
 // rukh left.
 var scratchPool struct {
@@ -37,9 +38,7 @@ const (
 // takeScratch is a new scratch directory for one call.
 func takeScratch() (string, error) {
 	scratchPool.once.Do(func() { scratchPool.ready = make(chan string, scratchSpares) })
-	if scratchPool.calls.Add(1) > 1 && scratchPool.filling.CompareAndSwap(false, true) {
-		go fillScratch()
-	}
+	scratchPool.calls.Add(1)
 	for {
 		var spare string
 		select {
@@ -55,7 +54,9 @@ func takeScratch() (string, error) {
 	}
 }
 
-// fillScratch makes spares until there are scratchSpares.
+// fillScratch makes spares until there are scratchSpares. It runs at the
+// calls' priority: a mkdir holds the parent directory, which the calls'
+// renames and rmdirs need, and at a lower one it could hold it long.
 func fillScratch() {
 	defer scratchPool.filling.Store(false)
 	for len(scratchPool.ready) < scratchSpares {
@@ -76,10 +77,14 @@ func fillScratch() {
 	}
 }
 
-// removeScratch removes a call's scratch directory: most are left empty,
-// and one rmdir removes those.
+// removeScratch removes a call's scratch directory as the call ends:
+// most are left empty, and one rmdir removes those. From a process's
+// second call on, it makes the spares of the next calls.
 func removeScratch(dir string) {
 	if unix.Rmdir(dir) != nil {
 		os.RemoveAll(dir)
+	}
+	if scratchPool.calls.Load() > 1 && scratchPool.filling.CompareAndSwap(false, true) {
+		go fillScratch()
 	}
 }
