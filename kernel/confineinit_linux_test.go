@@ -332,3 +332,28 @@ func TestUsageLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedStartHandsBackTheNetNS: a confined call whose init cannot
+// start hands its network namespace back to be closed; its end finds
+// nothing left to do it with.
+func TestFailedStartHandsBackTheNetNS(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rs, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &prepared{ruleset: rs, netNS: r, pooled: true, steps: []byte("x")}
+	u := underInit{path: "/nonexistent/init", spec: p.steps, machine: p}
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if _, _, err := startContained(&u, cmd, "inv_x", nil, nil); err == nil {
+		t.Fatal("an init that does not exist started")
+	}
+	if p.pooled || p.netNS != nil {
+		t.Error("a failed start kept the call's network namespace: nothing closes it")
+	}
+}

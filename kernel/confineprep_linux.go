@@ -477,7 +477,8 @@ func (m *MachineInit) Files() []*os.File { return m.p.files(nil) }
 // StartAttr changes the namespaces of a confined start (a) to the init's.
 func (m *MachineInit) StartAttr(a *syscall.SysProcAttr) { m.p.startAttr(a) }
 
-// Close closes the descriptors in Files once the init started.
+// Close closes the descriptors in Files once the call has ended (a network
+// namespace among them is handed back to be closed with others).
 func (m *MachineInit) Close() { m.p.close() }
 
 // PrepareMachineInit prepares the machine-code init for spec; nil (and no

@@ -262,6 +262,7 @@ func startContained(u *underInit, cmd *exec.Cmd, id string, files []*os.File, re
 		return t, cmd, nil
 	}
 	u.report.Close()
+	u.closeMachine() // the call's end finds nothing left to close
 	confined := u.spec != nil
 	*u = underInit{}
 	if confined || !namespaceRefused(err) {

@@ -19,8 +19,8 @@ import (
 // own start would make it) and handed to exactly one call, whose init
 // enters it. The first such call of a process makes its own (a one-shot
 // CLI pays for nothing ahead); from the second on, a spare is made as each
-// call ends, at a lower priority than the calls, so that making it does
-// not compete with the call it serves. Making one that fails (a want of
+// call ends, so that making it does not compete with the call it serves
+// (the third call is the first to enter one made ahead). Making one that fails (a want of
 // descriptors or memory) stops the making for a while, longer each time
 // in a row, and calls make their own meanwhile.
 //
@@ -136,9 +136,9 @@ func fillNetNS() {
 
 // makeNetNS makes a network namespace on a thread of its own and brings
 // its loopback up as the Go init does, then puts the thread back in rukh's
-// namespace and priority (it makes it at spareNice). The thread must not end: a child's parent-death
-// signal comes when the thread that started it ends, and this thread may
-// have started one; one that cannot be put back as it was is parked.
+// namespace. The thread must not end: a child's parent-death signal comes
+// when the thread that started it ends, and this thread may have started
+// one; one that cannot be put back as it was is parked.
 func makeNetNS() (*os.File, error) {
 	own, err := rukhNetNS()
 	if err != nil {
@@ -151,7 +151,6 @@ func makeNetNS() (*os.File, error) {
 	c := make(chan made, 1)
 	go func() {
 		runtime.LockOSThread()
-		restore := lowerSparePriority()
 		var m made
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			m.err = err
@@ -174,10 +173,6 @@ func makeNetNS() (*os.File, error) {
 				c <- made{err: err}
 				select {} // stays in the namespace it made, parked, and never ends
 			}
-		}
-		if !restore() {
-			c <- m
-			select {} // stays at the lower priority, parked, and never ends
 		}
 		runtime.UnlockOSThread()
 		c <- m
@@ -205,35 +200,4 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
-}
-
-// spareNice is the nice value of a thread while it makes a spare network
-// namespace: below the calls, which the spares serve and must not compete
-// with.
-const spareNice = 10
-
-// spareNiceBroken: a thread's priority could not be put back once (rukh
-// without the capability to raise it), so threads make spares at their
-// own priority from then on.
-var spareNiceBroken atomic.Bool
-
-// lowerSparePriority lowers the priority of this thread, which the caller
-// has locked, to spareNice. restore puts it back and reports whether it
-// did: a thread it could not put back must stay locked and never run
-// anything else (its caller parks it).
-func lowerSparePriority() (restore func() bool) {
-	tid := unix.Gettid()
-	// The raw call says 20 minus the nice value.
-	raw, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
-	nice := 20 - raw
-	if err != nil || nice >= spareNice || spareNiceBroken.Load() || unix.Setpriority(unix.PRIO_PROCESS, tid, spareNice) != nil {
-		return func() bool { return true }
-	}
-	return func() bool {
-		if unix.Setpriority(unix.PRIO_PROCESS, tid, nice) != nil {
-			spareNiceBroken.Store(true)
-			return false
-		}
-		return true
-	}
 }

@@ -4,12 +4,9 @@ package kernel
 
 import (
 	"os"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestNetPoolBacksOff: a spare that cannot be made pauses the making
@@ -104,32 +101,4 @@ func TestNetNSRetired(t *testing.T) {
 	}
 	waitClosed(few, netRetireAfter+5*time.Second)
 	waitClosed(retire(netRetireBatch), 0)
-}
-
-// TestSparePriority: a thread making a spare network namespace runs below the calls, and gets
-// its own priority back after.
-func TestSparePriority(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	nice := func() int {
-		raw, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 20 - raw
-	}
-	before := nice()
-	if before >= spareNice {
-		t.Skipf("this thread already runs at nice %d", before)
-	}
-	restore := lowerSparePriority()
-	if got := nice(); got != spareNice {
-		t.Errorf("making spares at nice %d, want %d", got, spareNice)
-	}
-	if !restore() {
-		t.Skip("this process cannot raise a thread's priority back")
-	}
-	if got := nice(); got != before {
-		t.Errorf("nice %d after making spares, want %d back", got, before)
-	}
 }
