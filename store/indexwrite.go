@@ -537,11 +537,9 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		if err != nil {
 			return err
 		}
-		bag, err := search.DecodeBag(enc)
-		if err != nil {
+		if err := w.searchIx.AddEncoded(enc, search.CommandBag(command)); err != nil {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q", name).Wrap(err))
 		}
-		w.searchIx.AddBag(search.Merge(bag, search.CommandBag(command)))
 		if err := w.put(bucketGens, genKey(w.gen, tagName, []byte(w.ep.Name), []byte{0}, docKey(doc)), []byte(name), false); err != nil {
 			return err
 		}
