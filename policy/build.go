@@ -729,7 +729,8 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 		}
 	}
 	groups := map[string]routeSide{}
-	routes := make([]Route, 0, len(order)*2)
+	var groupWords [][]string // each group's words, a prefix of a terminal's
+	words := 0
 	for _, t := range order {
 		for n := 1; n < len(t.words); n++ {
 			key := strings.Join(t.words[:n], " ")
@@ -738,11 +739,30 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 			}
 			if _, ok := groups[key]; !ok {
 				groups[key] = routeSide{RouteGroup, t.side.command, t.side.release}
-				routes = append(routes, Route{Words: slices.Clone(t.words[:n]), Kind: RouteGroup})
+				groupWords = append(groupWords, t.words[:n])
+				words += n
 			}
 		}
-		routes = append(routes, Route{Words: slices.Clone(t.words), Kind: t.side.kind, Command: t.side.command})
+		words += len(t.words)
 	}
+	// Every route's words are copied into one array, and the routes are
+	// counted before they are made: one allocation each instead of one per
+	// route, and none left unused, for the routes a publish holds to the end.
+	arena := make([]string, 0, words)
+	clone := func(ws []string) []string {
+		start := len(arena)
+		arena = append(arena, ws...)
+		return arena[start:len(arena):len(arena)]
+	}
+	routes := make([]Route, 0, len(order)+len(groupWords))
+	for _, ws := range groupWords {
+		routes = append(routes, Route{Words: clone(ws), Kind: RouteGroup})
+	}
+	for _, t := range order {
+		routes = append(routes, Route{Words: clone(t.words), Kind: t.side.kind, Command: t.side.command})
+	}
+	// Each route's words are its own (terminals and groups are told apart
+	// above), so the order is the same however the sort goes.
 	slices.SortFunc(routes, func(a, b Route) int { return slices.Compare(a.Words, b.Words) })
 	return routes, nil
 }
