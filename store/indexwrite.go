@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/search"
@@ -48,6 +51,7 @@ type IndexWriter struct {
 	spillBuf  *bufio.Writer
 	spillSize int64
 	objs      []spilledObject
+	refs      []byte // the block the next refs handed out are cut from
 
 	batch      []kv
 	batchBytes int
@@ -91,11 +95,12 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 }
 
 // spilledObject is an object in the scratch file: its key, where its
-// content starts and how long it is.
+// content starts and how long it is. A publish holds one per object until
+// its end, so it is kept small.
 type spilledObject struct {
 	key [1 + refLen]byte
+	n   uint32
 	off int64
-	n   int
 }
 
 // spillRange is where some bytes lie in the scratch file.
@@ -182,22 +187,45 @@ func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) err
 	return w.err
 }
 
+// object spills content as an object of kind and returns its ref.
 func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
-	k := objectKey(kind, content)
-	return w.objectAt(k, content)
+	var k [1 + refLen]byte
+	k[0] = kind
+	sum := sha256.Sum256(content)
+	copy(k[1:], sum[:])
+	err := w.objectAt(k[:], content)
+	return w.ref(k[1:]), err
 }
 
+// ref is sum as a ref. Refs are cut from shared blocks that are never
+// written again: a publish holds one per declaration and body until its
+// end, and one allocation per ref made that many more objects for the
+// collector to mark.
+func (w *IndexWriter) ref(sum []byte) string {
+	if cap(w.refs)-len(w.refs) < len(sum) {
+		w.refs = make([]byte, 0, max(refBlock, len(sum)))
+	}
+	start := len(w.refs)
+	w.refs = append(w.refs, sum...)
+	return unsafe.String(&w.refs[start], len(sum))
+}
+
+// refBlock is how many bytes of refs are allocated at once.
+const refBlock = 64 << 10
+
 // objectAt spills content as the object of key k.
-func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
-	ref := string(k[1:])
+func (w *IndexWriter) objectAt(k, content []byte) error {
+	if uint64(len(content)) > math.MaxUint32 {
+		return w.fail(kernel.Errorf(kernel.CodeInvalid, "index: an object of %d bytes is too large to store", len(content)))
+	}
 	off, err := w.spillBytes(content)
 	if err != nil {
-		return ref, err
+		return err
 	}
-	o := spilledObject{off: off, n: len(content)}
+	o := spilledObject{off: off, n: uint32(len(content))}
 	copy(o.key[:], k)
 	w.objs = append(w.objs, o)
-	return ref, nil
+	return nil
 }
 
 // spillBytes appends content to the scratch file and returns where it
@@ -277,13 +305,13 @@ func (w *IndexWriter) putObjects() error {
 		if len(w.batch) == 0 {
 			arena = arena[:0]
 		}
-		start := len(arena)
-		if cap(arena)-start < len(o.key)+o.n {
+		start, n := len(arena), int(o.n)
+		if cap(arena)-start < len(o.key)+n {
 			// A new buffer: the batch still uses the old one.
-			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+o.n)), 0
+			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+n)), 0
 		}
 		arena = append(arena, o.key[:]...)
-		arena = arena[:start+len(o.key)+o.n]
+		arena = arena[:start+len(o.key)+n]
 		k, v := arena[start:start+len(o.key):start+len(o.key)], arena[start+len(o.key):len(arena):len(arena)]
 		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
 			return w.fail(w.s.internal("cannot read a scratch file", err))
@@ -414,11 +442,11 @@ func (w *IndexWriter) resolveBags() error {
 		// Spilled as each window is done: all of them at once are tens of
 		// MiB at the point of a publish that holds the most.
 		for _, i := range todo[:k] {
-			if _, err := w.objectAt(keys[i], encs[i]); err != nil {
+			if err := w.objectAt(keys[i], encs[i]); err != nil {
 				return err
 			}
 			o := w.objs[len(w.objs)-1]
-			w.bags[w.unresolved[i].ref] = spillRange{o.off, o.n}
+			w.bags[w.unresolved[i].ref] = spillRange{o.off, int(o.n)}
 			encs[i] = nil
 		}
 		todo = todo[k:]
