@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -120,6 +122,9 @@ type builder struct {
 	owner    map[string]int   // command id → index into b.Commands
 	byPkg    map[string][]int // package → indexes into b.Commands
 	refs     []string         // declaration ref per command (with a sink)
+
+	blockMu sync.Mutex
+	blocks  [][]byte // arena blocks given back, for reuse
 }
 
 // epBuild is one endpoint's projection as it is built.
@@ -236,7 +241,11 @@ func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) err
 			return nil
 		}
 		<-p.done
-		return bd.release(p)
+		if err := bd.release(p); err != nil {
+			return err
+		}
+		bd.giveBack(p)
+		return nil
 	}
 	if err := source(func(r ReleaseInput) error {
 		r, cerr := checkRelease(r)
@@ -314,10 +323,72 @@ func (bd *builder) finish() (*Binding, []string, error) {
 // closed when cmds is complete. A failure is kept where it happened and
 // reported by release in the order it always was.
 type prepared struct {
-	r    ReleaseInput
-	cmds []preparedCmd
-	done chan struct{}
+	r     ReleaseInput
+	cmds  []preparedCmd
+	done  chan struct{}
+	arena arena // where its records and bodies lie
 }
+
+// arena holds a prepared release's records and bodies in blocks that go
+// back to the builder once the release is built, for a later release: a
+// publish encodes every declaration and tool body once, and an allocation
+// for each was a large part of what its collector had to keep up with.
+type arena struct {
+	blocks [][]byte // each from offset 0, as taken
+	cur    []byte   // the last block, as filled so far
+}
+
+// arenaBlock is the size of an arena's blocks; larger records get a block
+// of their own.
+const arenaBlock = 256 << 10
+
+// keptBlocks bounds the blocks a builder keeps for reuse: about two
+// releases' worth, the most that are prepared at once.
+const keptBlocks = 64
+
+// add copies b into the arena and returns the copy, which stays as it is
+// until the arena is given back.
+func (a *arena) add(bd *builder, b []byte) []byte {
+	if cap(a.cur)-len(a.cur) < len(b) {
+		a.cur = bd.takeBlock(len(b))
+		a.blocks = append(a.blocks, a.cur)
+	}
+	start := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[start:len(a.cur):len(a.cur)]
+}
+
+// takeBlock is an empty block of at least n bytes: a kept one if it fits.
+func (bd *builder) takeBlock(n int) []byte {
+	bd.blockMu.Lock()
+	defer bd.blockMu.Unlock()
+	if k := len(bd.blocks); k > 0 && cap(bd.blocks[k-1]) >= n {
+		b := bd.blocks[k-1]
+		bd.blocks = bd.blocks[:k-1]
+		return b[:0]
+	}
+	return make([]byte, 0, max(arenaBlock, n))
+}
+
+// giveBack keeps p's blocks for later releases: p is built, and nothing
+// its records and bodies were given to kept them (a sink copies them).
+func (bd *builder) giveBack(p *prepared) {
+	bd.blockMu.Lock()
+	defer bd.blockMu.Unlock()
+	for _, b := range p.arena.blocks {
+		if len(bd.blocks) < keptBlocks && cap(b) == arenaBlock {
+			bd.blocks = append(bd.blocks, b[:0])
+		}
+	}
+	p.arena = arena{}
+	for i := range p.cmds {
+		p.cmds[i] = preparedCmd{}
+	}
+}
+
+// scratch buffers encode one record or body at a time before it is copied
+// into an arena.
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 type preparedCmd struct {
 	eligible bool
@@ -342,6 +413,8 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 	p := &prepared{r: r, cmds: make([]preparedCmd, len(r.Manifest.Commands)), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		buf := scratch.Get().(*bytes.Buffer)
+		defer scratch.Put(buf)
 		rel := r.Name + "@" + r.Version
 		for i := range r.Manifest.Commands {
 			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
@@ -350,7 +423,10 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 			if bd.sink != nil {
 				rec := bc
 				rec.Development = r.Development
-				pc.rec, pc.recErr = json.Marshal(&rec, json.Deterministic(true))
+				buf.Reset()
+				if pc.recErr = json.MarshalWrite(buf, &rec, json.Deterministic(true)); pc.recErr == nil {
+					pc.rec = p.arena.add(bd, buf.Bytes())
+				}
 			}
 			if ok, _ := bc.Publishable(); !ok {
 				continue
@@ -365,17 +441,20 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 					continue
 				}
 				pb.have = true
-				if pb.body, pb.err = toolBody(&bc, kind); pb.err != nil {
+				buf.Reset()
+				if pb.err = toolBody(&bc, kind, buf); pb.err != nil {
 					continue
 				}
-				pb.rawLen = len(pb.body)
+				body := buf.Bytes()
+				pb.rawLen = len(body)
 				if !bd.full {
-					if err := compactLine(&pb.body); err != nil {
+					if err := compactLine(&body); err != nil {
 						pb.badErr = err
 						continue
 					}
-					pb.sum = sha256.Sum256(pb.body)
+					pb.sum = sha256.Sum256(body)
 				}
+				pb.body = p.arena.add(bd, body)
 			}
 		}
 	}()
@@ -816,11 +895,11 @@ const (
 // started answer in its output schema; a task-only one declares
 // execution.taskSupport "required", the tool member MCP defines for a tool
 // that cannot be called but as a task.
-func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
+func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer) error {
 	c := &bc.Declaration
 	in, err := kernel.InputSchema(c)
 	if err != nil {
-		return nil, wrapCommand(err, bc, "input schema")
+		return wrapCommand(err, bc, "input schema")
 	}
 	outputSchema := kernel.OutputSchema
 	if kind == toolStarted {
@@ -828,7 +907,7 @@ func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 	}
 	out, err := outputSchema(c)
 	if err != nil {
-		return nil, wrapCommand(err, bc, "output schema")
+		return wrapCommand(err, bc, "output schema")
 	}
 	w := wireBody{Title: c.Summary, InputSchema: in, OutputSchema: out}
 	if kind == toolTaskOnly {
@@ -849,11 +928,10 @@ func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 	default:
 		w.Description = c.Summary + c.Description
 	}
-	body, err := json.Marshal(w, json.Deterministic(true))
-	if err != nil {
-		return nil, wrapCommand(err, bc, "encode tool")
+	if err := json.MarshalWrite(dst, w, json.Deterministic(true)); err != nil {
+		return wrapCommand(err, bc, "encode tool")
 	}
-	return body, nil
+	return nil
 }
 
 func wrapCommand(err error, bc *BoundCommand, what string) error {
