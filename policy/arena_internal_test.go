@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -49,5 +50,38 @@ func TestArena(t *testing.T) {
 	}
 	if !reused {
 		t.Error("a block given back was not reused")
+	}
+}
+
+// grow ends near the size releases of the same size need, and never far
+// over what releases of other sizes need.
+func TestGrow(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sizes  []int // commands per release
+		hinted bool  // the count is known
+		maxCap int   // the most the final capacity may be
+	}{
+		{"same sizes", slices.Repeat([]int{100}, 1000), true, 102_000}, // rounded up to an allocation size
+		{"same sizes, no count", slices.Repeat([]int{100}, 1000), false, 2 * 100_000},
+		{"a large first", append([]int{10_000}, slices.Repeat([]int{1}, 999)...), true, 2 * 10_999},
+		{"a large last", append(slices.Repeat([]int{1}, 999), 10_000), true, 2 * 10_999},
+		{"empty releases", slices.Repeat([]int{0}, 10), true, 0},
+	} {
+		var s []int
+		count := 0
+		if c.hinted {
+			count = len(c.sizes)
+		}
+		for i, n := range c.sizes {
+			s = grow(s, n, i+1, count)
+			if cap(s)-len(s) < n {
+				t.Fatalf("%s: no room for %d more at %d/%d", c.name, n, len(s), cap(s))
+			}
+			s = s[:len(s)+n]
+		}
+		if cap(s) > c.maxCap {
+			t.Errorf("%s: capacity %d for %d, want at most %d", c.name, cap(s), len(s), c.maxCap)
+		}
 	}
 }

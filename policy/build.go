@@ -38,6 +38,9 @@ type Input struct {
 	// yield once per release, in package name order, and returns the first
 	// error yield returns. Stream then holds one release at a time.
 	Source func(yield func(ReleaseInput) error) error
+	// Count is how many releases Source yields, when that is known: a
+	// hint the build sizes what it holds by, never a check.
+	Count int
 	// Host is what this host can enforce (nil: kernel.ProbeHost()): an
 	// endpoint whose template it cannot enforce publishes nothing.
 	Host *kernel.Host
@@ -125,6 +128,8 @@ type builder struct {
 
 	blockMu sync.Mutex
 	blocks  [][]byte // arena blocks given back, for reuse
+
+	count, built int // releases expected (Input.Count, 0: unknown) and built so far
 }
 
 // epBuild is one endpoint's projection as it is built.
@@ -165,8 +170,10 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	if err := bd.start(in); err != nil {
 		return nil, nil, err
 	}
+	bd.count = in.Count
 	source := in.Source
 	if source == nil {
+		bd.count = len(in.Releases)
 		rels, err := boundReleases(in.Releases)
 		if err != nil {
 			return nil, nil, err
@@ -483,6 +490,8 @@ func (e *epBuild) toolKind(id string) int {
 func (bd *builder) release(p *prepared) error {
 	r := p.r
 	b := bd.b
+	bd.built++
+	bd.reserve(len(r.Manifest.Commands))
 	b.Releases = append(b.Releases, r.BoundRelease)
 	bd.active[r.Name] = true
 	rel := r.Name + "@" + r.Version
@@ -522,6 +531,32 @@ func (bd *builder) release(p *prepared) error {
 		bd.refs = append(bd.refs, ref)
 	}
 	return nil
+}
+
+// reserve makes room for n more commands (grow: the same for the tools as
+// they come). Grown by append
+// alone, the commands and tools a publish holds to its end were allocated
+// about five times over on the way; grown to what the releases built so far
+// say all of them will need (at most twice what is needed now, should the
+// releases differ), about twice, and they end near their size.
+func (bd *builder) reserve(n int) {
+	b := bd.b
+	b.Commands = grow(b.Commands, n, bd.built, bd.count)
+	bd.refs = grow(bd.refs, n, bd.built, bd.count)
+}
+
+// grow makes room for n more in s, once built of count parts are in it (0
+// count: unknown).
+func grow[T any](s []T, n, built, count int) []T {
+	need := len(s) + n
+	if cap(s) >= need {
+		return s
+	}
+	want := need
+	if count > built && built > 0 {
+		want = min(need*count/built, 2*need)
+	}
+	return slices.Grow(s, want-len(s))
 }
 
 // summaryOf is what Stream keeps of a declaration: what routes, reports
@@ -605,9 +640,9 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 				}
 			}
 			t.bodyRef, t.declRef = v.ref, declRef
-			e.sizes = append(e.sizes, len(wireNamePrefix)+len(name)+2+len(v.body)-1)
+			e.sizes = append(grow(e.sizes, 1, bd.built, bd.count), len(wireNamePrefix)+len(name)+2+len(v.body)-1)
 		}
-		e.proj.Tools = append(e.proj.Tools, t)
+		e.proj.Tools = append(grow(e.proj.Tools, 1, bd.built, bd.count), t)
 	}
 	return nil
 }
