@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Ranking parameters (docs/discovery.md, How ranking works).
@@ -85,11 +86,13 @@ func Analyze(d Doc) Bag {
 	// Occurrences sorted by term, stably so each term's weights are summed
 	// in the order they came: a map and its sorted keys cost a publish
 	// more in allocations than the rest of the analysis.
-	type occurrence struct {
-		term   string
-		weight float64
-	}
-	var occ []occurrence
+	occp := occurrences.Get().(*[]occurrence)
+	occ := (*occp)[:0]
+	defer func() {
+		clear(occ) // the terms are the text's: keep none of it
+		*occp = occ[:0]
+		occurrences.Put(occp)
+	}()
 	for _, f := range d.Fields {
 		if f.Weight <= 0 {
 			continue
@@ -113,6 +116,17 @@ func Analyze(d Doc) Bag {
 	}
 	return bag
 }
+
+// occurrence is one term of a text as Analyze finds it, with its field's
+// weight.
+type occurrence struct {
+	term   string
+	weight float64
+}
+
+// occurrences are the slices Analyze sorts a text's terms in, kept for the
+// next text: a publish analyses every tool body it has not seen.
+var occurrences = sync.Pool{New: func() any { return new([]occurrence) }}
 
 // Encode is the bag's stored form: count, then per term its length, bytes
 // and weight (float32 bits).
