@@ -285,6 +285,10 @@ func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
 }
 
 // putObjects writes the spilled objects in key order, each once.
+//
+// The objects of each transaction are read from the scratch file on
+// another goroutine while the transaction before them commits: a publish
+// ends with this, and read and written in turn it left a CPU idle.
 func (w *IndexWriter) putObjects() error {
 	if w.spill == nil || w.err != nil {
 		return w.err
@@ -292,36 +296,98 @@ func (w *IndexWriter) putObjects() error {
 	if err := w.spillBuf.Flush(); err != nil {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
+	ready, free := make(chan objectChunk, 1), make(chan []byte, 2)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		w.readObjects(ready, free, stop)
+	}()
+	defer func() { close(stop); <-done }()
+	for c := range ready {
+		if c.err != nil {
+			return w.fail(w.s.internal("cannot read a scratch file", c.err))
+		}
+		for _, e := range c.objs {
+			k, v := c.arena[e.at:e.at+1+refLen:e.at+1+refLen], c.arena[e.at+1+refLen:e.at+1+refLen+e.n:e.at+1+refLen+e.n]
+			if err := w.put(bucketObjects, k, v, true); err != nil {
+				return err
+			}
+		}
+		// Written before the buffer is read into again: a transaction holds
+		// what it puts until it commits.
+		if err := w.flush(); err != nil {
+			return err
+		}
+		select {
+		case free <- c.arena:
+		default:
+		}
+	}
+	w.objs = nil
+	return w.err
+}
+
+// objectChunk is one transaction's objects, read from the scratch file:
+// each key and content lie in arena, the key at at and the content after it.
+type objectChunk struct {
+	arena []byte
+	objs  []struct{ at, n int }
+	err   error
+}
+
+// readObjects sorts the spilled objects by key and sends them, each once,
+// in chunks that fit one transaction, reusing the buffers that come back
+// on free, until they are all sent or stop is closed.
+func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, stop <-chan struct{}) {
 	slices.SortFunc(w.objs, func(a, b spilledObject) int { return bytes.Compare(a.key[:], b.key[:]) })
-	// Keys and values are read into one buffer that each chunk's
-	// transaction uses and the next one reuses: a transaction holds what
-	// it puts only until it commits.
-	var arena []byte
+	ops, limit := w.s.be.batch()
+	limit = min(chunkBytes, limit)
+	var c objectChunk
+	size := 0
+	send := func() bool {
+		select {
+		case ready <- c:
+		case <-stop:
+			return false
+		}
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		c, size = objectChunk{arena: buf[:0]}, 0
+		return true
+	}
 	for i := range w.objs {
 		o := &w.objs[i]
 		if i > 0 && o.key == w.objs[i-1].key {
 			continue
 		}
-		if len(w.batch) == 0 {
-			arena = arena[:0]
+		n := int(o.n)
+		// As put counts a record: the batch ends within this chunk.
+		if len(c.objs) > 0 && (size+len(o.key)+n+32 >= limit || len(c.objs)+1 >= ops) {
+			if !send() {
+				return
+			}
 		}
-		start, n := len(arena), int(o.n)
-		if cap(arena)-start < len(o.key)+n {
-			// A new buffer: the batch still uses the old one.
-			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+n)), 0
+		if c.arena == nil {
+			c.arena = make([]byte, 0, max(limit+64<<10, len(o.key)+n))
 		}
-		arena = append(arena, o.key[:]...)
-		arena = arena[:start+len(o.key)+n]
-		k, v := arena[start:start+len(o.key):start+len(o.key)], arena[start+len(o.key):len(arena):len(arena)]
-		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
-			return w.fail(w.s.internal("cannot read a scratch file", err))
+		at := len(c.arena)
+		c.arena = append(c.arena, o.key[:]...)
+		c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
+		if _, err := w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err != nil && !(err == io.EOF && n == 0) {
+			c.err = err
+			send()
+			return
 		}
-		if err := w.put(bucketObjects, k, v, true); err != nil {
-			return err
-		}
+		c.objs = append(c.objs, struct{ at, n int }{at, n})
+		size += len(o.key) + n + 32
 	}
-	w.objs = nil
-	return nil
+	if len(c.objs) > 0 {
+		send()
+	}
 }
 
 // closeSpill drops the scratch file.
