@@ -19,5 +19,5 @@ func main() {
 		os.Exit(confine.Main())
 	}
 	kernel.SelfInit()
-	os.Exit(commands.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(profiled(func() int { return commands.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr) }))
 }

@@ -274,7 +274,7 @@ func (h *Home) DraftSource(revID string) (policy.Input, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	in := policy.Input{Revision: revID, Profile: prof}
+	in := policy.Input{Revision: revID, Profile: prof, Count: len(names)}
 	trusted, err := h.TrustedKeys()
 	if err != nil {
 		return policy.Input{}, err
@@ -439,6 +439,7 @@ func (h *Home) BindingSource(b *policy.Binding, revID string) (policy.Input, err
 	}
 	bound := slices.Clone(b.Releases)
 	slices.SortFunc(bound, func(x, y policy.BoundRelease) int { return strings.Compare(x.Name, y.Name) })
+	in.Count = len(bound)
 	in.Source = func(yield func(policy.ReleaseInput) error) error {
 		return h.readAhead(len(bound), func(lo, hi int) ([]store.Release, error) {
 			var rels []store.Release

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -36,6 +38,9 @@ type Input struct {
 	// yield once per release, in package name order, and returns the first
 	// error yield returns. Stream then holds one release at a time.
 	Source func(yield func(ReleaseInput) error) error
+	// Count is how many releases Source yields, when that is known: a
+	// hint the build sizes what it holds by, never a check.
+	Count int
 	// Host is what this host can enforce (nil: kernel.ProbeHost()): an
 	// endpoint whose template it cannot enforce publishes nothing.
 	Host *kernel.Host
@@ -120,6 +125,11 @@ type builder struct {
 	owner    map[string]int   // command id → index into b.Commands
 	byPkg    map[string][]int // package → indexes into b.Commands
 	refs     []string         // declaration ref per command (with a sink)
+
+	blockMu sync.Mutex
+	blocks  [][]byte // arena blocks given back, for reuse
+
+	count, built int // releases expected (Input.Count, 0: unknown) and built so far
 }
 
 // epBuild is one endpoint's projection as it is built.
@@ -160,8 +170,10 @@ func (bd *builder) run(in Input) (*Binding, []string, error) {
 	if err := bd.start(in); err != nil {
 		return nil, nil, err
 	}
+	bd.count = in.Count
 	source := in.Source
 	if source == nil {
+		bd.count = len(in.Releases)
 		rels, err := boundReleases(in.Releases)
 		if err != nil {
 			return nil, nil, err
@@ -236,7 +248,11 @@ func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) err
 			return nil
 		}
 		<-p.done
-		return bd.release(p)
+		if err := bd.release(p); err != nil {
+			return err
+		}
+		bd.giveBack(p)
+		return nil
 	}
 	if err := source(func(r ReleaseInput) error {
 		r, cerr := checkRelease(r)
@@ -314,10 +330,72 @@ func (bd *builder) finish() (*Binding, []string, error) {
 // closed when cmds is complete. A failure is kept where it happened and
 // reported by release in the order it always was.
 type prepared struct {
-	r    ReleaseInput
-	cmds []preparedCmd
-	done chan struct{}
+	r     ReleaseInput
+	cmds  []preparedCmd
+	done  chan struct{}
+	arena arena // where its records and bodies lie
 }
+
+// arena holds a prepared release's records and bodies in blocks that go
+// back to the builder once the release is built, for a later release: a
+// publish encodes every declaration and tool body once, and an allocation
+// for each was a large part of what its collector had to keep up with.
+type arena struct {
+	blocks [][]byte // each from offset 0, as taken
+	cur    []byte   // the last block, as filled so far
+}
+
+// arenaBlock is the size of an arena's blocks; larger records get a block
+// of their own.
+const arenaBlock = 256 << 10
+
+// keptBlocks bounds the blocks a builder keeps for reuse: about two
+// releases' worth, the most that are prepared at once.
+const keptBlocks = 64
+
+// add copies b into the arena and returns the copy, which stays as it is
+// until the arena is given back.
+func (a *arena) add(bd *builder, b []byte) []byte {
+	if cap(a.cur)-len(a.cur) < len(b) {
+		a.cur = bd.takeBlock(len(b))
+		a.blocks = append(a.blocks, a.cur)
+	}
+	start := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[start:len(a.cur):len(a.cur)]
+}
+
+// takeBlock is an empty block of at least n bytes: a kept one if it fits.
+func (bd *builder) takeBlock(n int) []byte {
+	bd.blockMu.Lock()
+	defer bd.blockMu.Unlock()
+	if k := len(bd.blocks); k > 0 && cap(bd.blocks[k-1]) >= n {
+		b := bd.blocks[k-1]
+		bd.blocks = bd.blocks[:k-1]
+		return b[:0]
+	}
+	return make([]byte, 0, max(arenaBlock, n))
+}
+
+// giveBack keeps p's blocks for later releases: p is built, and nothing
+// its records and bodies were given to kept them (a sink copies them).
+func (bd *builder) giveBack(p *prepared) {
+	bd.blockMu.Lock()
+	defer bd.blockMu.Unlock()
+	for _, b := range p.arena.blocks {
+		if len(bd.blocks) < keptBlocks && cap(b) == arenaBlock {
+			bd.blocks = append(bd.blocks, b[:0])
+		}
+	}
+	p.arena = arena{}
+	for i := range p.cmds {
+		p.cmds[i] = preparedCmd{}
+	}
+}
+
+// scratch buffers encode one record or body at a time before it is copied
+// into an arena.
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 type preparedCmd struct {
 	eligible bool
@@ -342,6 +420,8 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 	p := &prepared{r: r, cmds: make([]preparedCmd, len(r.Manifest.Commands)), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		buf := scratch.Get().(*bytes.Buffer)
+		defer scratch.Put(buf)
 		rel := r.Name + "@" + r.Version
 		for i := range r.Manifest.Commands {
 			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
@@ -350,7 +430,10 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 			if bd.sink != nil {
 				rec := bc
 				rec.Development = r.Development
-				pc.rec, pc.recErr = json.Marshal(&rec, json.Deterministic(true))
+				buf.Reset()
+				if pc.recErr = json.MarshalWrite(buf, &rec, json.Deterministic(true)); pc.recErr == nil {
+					pc.rec = p.arena.add(bd, buf.Bytes())
+				}
 			}
 			if ok, _ := bc.Publishable(); !ok {
 				continue
@@ -365,17 +448,20 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 					continue
 				}
 				pb.have = true
-				if pb.body, pb.err = toolBody(&bc, kind); pb.err != nil {
+				buf.Reset()
+				if pb.err = toolBody(&bc, kind, buf); pb.err != nil {
 					continue
 				}
-				pb.rawLen = len(pb.body)
+				body := buf.Bytes()
+				pb.rawLen = len(body)
 				if !bd.full {
-					if err := compactLine(&pb.body); err != nil {
+					if err := compactLine(&body); err != nil {
 						pb.badErr = err
 						continue
 					}
-					pb.sum = sha256.Sum256(pb.body)
+					pb.sum = sha256.Sum256(body)
 				}
+				pb.body = p.arena.add(bd, body)
 			}
 		}
 	}()
@@ -404,6 +490,8 @@ func (e *epBuild) toolKind(id string) int {
 func (bd *builder) release(p *prepared) error {
 	r := p.r
 	b := bd.b
+	bd.built++
+	bd.reserve(len(r.Manifest.Commands))
 	b.Releases = append(b.Releases, r.BoundRelease)
 	bd.active[r.Name] = true
 	rel := r.Name + "@" + r.Version
@@ -443,6 +531,32 @@ func (bd *builder) release(p *prepared) error {
 		bd.refs = append(bd.refs, ref)
 	}
 	return nil
+}
+
+// reserve makes room for n more commands (grow: the same for the tools as
+// they come). Grown by append
+// alone, the commands and tools a publish holds to its end were allocated
+// about five times over on the way; grown to what the releases built so far
+// say all of them will need (at most twice what is needed now, should the
+// releases differ), about twice, and they end near their size.
+func (bd *builder) reserve(n int) {
+	b := bd.b
+	b.Commands = grow(b.Commands, n, bd.built, bd.count)
+	bd.refs = grow(bd.refs, n, bd.built, bd.count)
+}
+
+// grow makes room for n more in s, once built of count parts are in it (0
+// count: unknown).
+func grow[T any](s []T, n, built, count int) []T {
+	need := len(s) + n
+	if cap(s) >= need {
+		return s
+	}
+	want := need
+	if count > built && built > 0 {
+		want = min(need*count/built, 2*need)
+	}
+	return slices.Grow(s, want-len(s))
 }
 
 // summaryOf is what Stream keeps of a declaration: what routes, reports
@@ -526,9 +640,9 @@ func (bd *builder) tools(bc *BoundCommand, pkg, declRef string, pre *[3]prepared
 				}
 			}
 			t.bodyRef, t.declRef = v.ref, declRef
-			e.sizes = append(e.sizes, len(wireNamePrefix)+len(name)+2+len(v.body)-1)
+			e.sizes = append(grow(e.sizes, 1, bd.built, bd.count), len(wireNamePrefix)+len(name)+2+len(v.body)-1)
 		}
-		e.proj.Tools = append(e.proj.Tools, t)
+		e.proj.Tools = append(grow(e.proj.Tools, 1, bd.built, bd.count), t)
 	}
 	return nil
 }
@@ -729,7 +843,8 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 		}
 	}
 	groups := map[string]routeSide{}
-	routes := make([]Route, 0, len(order)*2)
+	var groupWords [][]string // each group's words, a prefix of a terminal's
+	words := 0
 	for _, t := range order {
 		for n := 1; n < len(t.words); n++ {
 			key := strings.Join(t.words[:n], " ")
@@ -738,11 +853,30 @@ func buildRoutes(cmds []BoundCommand) ([]Route, error) {
 			}
 			if _, ok := groups[key]; !ok {
 				groups[key] = routeSide{RouteGroup, t.side.command, t.side.release}
-				routes = append(routes, Route{Words: slices.Clone(t.words[:n]), Kind: RouteGroup})
+				groupWords = append(groupWords, t.words[:n])
+				words += n
 			}
 		}
-		routes = append(routes, Route{Words: slices.Clone(t.words), Kind: t.side.kind, Command: t.side.command})
+		words += len(t.words)
 	}
+	// Every route's words are copied into one array, and the routes are
+	// counted before they are made: one allocation each instead of one per
+	// route, and none left unused, for the routes a publish holds to the end.
+	arena := make([]string, 0, words)
+	clone := func(ws []string) []string {
+		start := len(arena)
+		arena = append(arena, ws...)
+		return arena[start:len(arena):len(arena)]
+	}
+	routes := make([]Route, 0, len(order)+len(groupWords))
+	for _, ws := range groupWords {
+		routes = append(routes, Route{Words: clone(ws), Kind: RouteGroup})
+	}
+	for _, t := range order {
+		routes = append(routes, Route{Words: clone(t.words), Kind: t.side.kind, Command: t.side.command})
+	}
+	// Each route's words are its own (terminals and groups are told apart
+	// above), so the order is the same however the sort goes.
 	slices.SortFunc(routes, func(a, b Route) int { return slices.Compare(a.Words, b.Words) })
 	return routes, nil
 }
@@ -796,11 +930,11 @@ const (
 // started answer in its output schema; a task-only one declares
 // execution.taskSupport "required", the tool member MCP defines for a tool
 // that cannot be called but as a task.
-func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
+func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer) error {
 	c := &bc.Declaration
 	in, err := kernel.InputSchema(c)
 	if err != nil {
-		return nil, wrapCommand(err, bc, "input schema")
+		return wrapCommand(err, bc, "input schema")
 	}
 	outputSchema := kernel.OutputSchema
 	if kind == toolStarted {
@@ -808,7 +942,7 @@ func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 	}
 	out, err := outputSchema(c)
 	if err != nil {
-		return nil, wrapCommand(err, bc, "output schema")
+		return wrapCommand(err, bc, "output schema")
 	}
 	w := wireBody{Title: c.Summary, InputSchema: in, OutputSchema: out}
 	if kind == toolTaskOnly {
@@ -829,11 +963,10 @@ func toolBody(bc *BoundCommand, kind int) ([]byte, error) {
 	default:
 		w.Description = c.Summary + c.Description
 	}
-	body, err := json.Marshal(w, json.Deterministic(true))
-	if err != nil {
-		return nil, wrapCommand(err, bc, "encode tool")
+	if err := json.MarshalWrite(dst, w, json.Deterministic(true)); err != nil {
+		return wrapCommand(err, bc, "encode tool")
 	}
-	return body, nil
+	return nil
 }
 
 func wrapCommand(err error, bc *BoundCommand, what string) error {

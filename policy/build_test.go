@@ -267,6 +267,13 @@ func TestBuildGolden(t *testing.T) {
 	}) {
 		t.Errorf("routes = %+v", b.Routes)
 	}
+	// The routes' words share one array, but none is another's or a
+	// declaration's: growing or changing one changes nothing else.
+	_ = append(b.Routes[0].Words, "grown")
+	b.Commands[0].Declaration.Path[0] = "changed"
+	if !slices.Equal(b.Routes[1].Words, []string{"note", "add"}) || !slices.Equal(b.Routes[3].Words, []string{"notes", "add"}) {
+		t.Errorf("routes changed with another's words or a declaration's path: %+v", b.Routes)
+	}
 }
 
 func TestBuildAnnotationsOnlySetHints(t *testing.T) {

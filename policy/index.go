@@ -13,7 +13,8 @@ import (
 // IndexSink receives a revision as records: the store's index writer is
 // one. Only policy decides what goes into a declaration, a tool body, an
 // endpoint's meta and the line --help shows for a route; the store decides
-// how they are kept.
+// how they are kept. The bytes a sink is given are its only during the
+// call: a sink that keeps them keeps a copy.
 type IndexSink interface {
 	PutRevision(revision string, profile, releases []byte) error
 	PutCommand(decl []byte) (ref string, err error)

@@ -1,13 +1,14 @@
 package search
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Ranking parameters (docs/discovery.md, How ranking works).
@@ -82,19 +83,50 @@ type Bag []TermWeight
 
 // Analyze tokenises d's fields into its bag.
 func Analyze(d Doc) Bag {
-	w := map[string]float64{}
+	// Occurrences sorted by term, stably so each term's weights are summed
+	// in the order they came: a map and its sorted keys cost a publish
+	// more in allocations than the rest of the analysis.
+	occp := occurrences.Get().(*[]occurrence)
+	occ := (*occp)[:0]
+	defer func() {
+		clear(occ) // the terms are the text's: keep none of it
+		*occp = occ[:0]
+		occurrences.Put(occp)
+	}()
 	for _, f := range d.Fields {
 		if f.Weight <= 0 {
 			continue
 		}
-		appendTokens(f.Text, func(t string) { w[t] += f.Weight })
+		appendTokens(f.Text, func(t string) { occ = append(occ, occurrence{t, f.Weight}) })
 	}
-	bag := make(Bag, 0, len(w))
-	for _, t := range slices.Sorted(maps.Keys(w)) {
-		bag = append(bag, TermWeight{t, float32(w[t])})
+	slices.SortStableFunc(occ, func(a, b occurrence) int { return cmp.Compare(a.term, b.term) })
+	n := 0
+	for i := range occ {
+		if i == 0 || occ[i].term != occ[i-1].term {
+			n++
+		}
+	}
+	bag := make(Bag, 0, n)
+	for i := 0; i < len(occ); {
+		t, w := occ[i].term, 0.0
+		for ; i < len(occ) && occ[i].term == t; i++ {
+			w += occ[i].weight
+		}
+		bag = append(bag, TermWeight{t, float32(w)})
 	}
 	return bag
 }
+
+// occurrence is one term of a text as Analyze finds it, with its field's
+// weight.
+type occurrence struct {
+	term   string
+	weight float64
+}
+
+// occurrences are the slices Analyze sorts a text's terms in, kept for the
+// next text: a publish analyses every tool body it has not seen.
+var occurrences = sync.Pool{New: func() any { return new([]occurrence) }}
 
 // Encode is the bag's stored form: count, then per term its length, bytes
 // and weight (float32 bits).
@@ -116,26 +148,44 @@ func DecodeBag(data []byte) (Bag, error) {
 	if k <= 0 || n > uint64(len(data)) {
 		return nil, fmt.Errorf("%w: bag count", errCorrupt)
 	}
-	data = data[k:]
 	bag := make(Bag, 0, n)
-	for range n {
+	err := encodedTerms(data, func(t []byte, w float32) { bag = append(bag, TermWeight{string(t), w}) })
+	if err != nil {
+		return nil, err
+	}
+	return bag, nil
+}
+
+// encodedTerms checks a bag Encode wrote and calls yield with each of its
+// terms in order (nil yield: only checks). t is valid only during yield.
+func encodedTerms(data []byte, yield func(t []byte, w float32)) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)) {
+		return fmt.Errorf("%w: bag count", errCorrupt)
+	}
+	data = data[k:]
+	var last []byte
+	for i := range n {
 		l, k := binary.Uvarint(data)
 		if k <= 0 || l > uint64(len(data)-k) || uint64(len(data)-k)-l < 4 {
-			return nil, fmt.Errorf("%w: bag term", errCorrupt)
+			return fmt.Errorf("%w: bag term", errCorrupt)
 		}
 		data = data[k:]
-		t := string(data[:l])
+		t := data[:l]
 		w := math.Float32frombits(binary.LittleEndian.Uint32(data[l:]))
-		if !(w > 0) || math.IsInf(float64(w), 0) || len(bag) > 0 && bag[len(bag)-1].Term >= t {
-			return nil, fmt.Errorf("%w: bag weight or order", errCorrupt)
+		if !(w > 0) || math.IsInf(float64(w), 0) || i > 0 && bytes.Compare(last, t) >= 0 {
+			return fmt.Errorf("%w: bag weight or order", errCorrupt)
 		}
-		bag = append(bag, TermWeight{t, w})
+		if yield != nil {
+			yield(t, w)
+		}
+		last = t
 		data = data[l+4:]
 	}
 	if len(data) != 0 {
-		return nil, fmt.Errorf("%w: bag trailing bytes", errCorrupt)
+		return fmt.Errorf("%w: bag trailing bytes", errCorrupt)
 	}
-	return bag, nil
+	return nil
 }
 
 // Builder collects an endpoint's tools, numbered in the order added, and
@@ -178,6 +228,54 @@ func (b *Builder) AddBag(bag Bag) {
 	}
 	b.lens = append(b.lens, n)
 	b.total += n
+}
+
+// AddEncoded adds as the next tool the bag enc encodes (Encode) merged
+// with extra (Merge): what AddBag(Merge(DecodeBag(enc), extra)) adds,
+// without making either bag. A damaged enc adds nothing.
+func (b *Builder) AddEncoded(enc []byte, extra Bag) error {
+	if err := encodedTerms(enc, nil); err != nil {
+		return err
+	}
+	doc := uint32(len(b.lens))
+	var n float64
+	add := func(t []byte, s string, w float32) {
+		var id uint32
+		var ok bool
+		if t != nil {
+			id, ok = b.ids[string(t)]
+		} else {
+			id, ok = b.ids[s]
+		}
+		if !ok {
+			if t != nil {
+				s = string(t)
+			}
+			id = uint32(len(b.terms))
+			b.ids[s] = id
+			b.terms = append(b.terms, s)
+			b.inv = append(b.inv, nil)
+		}
+		b.inv[id] = append(b.inv[id], entry{doc, w})
+		n += float64(w)
+	}
+	j := 0
+	_ = encodedTerms(enc, func(t []byte, w float32) {
+		for ; j < len(extra) && extra[j].Term < string(t); j++ {
+			add(nil, extra[j].Term, extra[j].Weight)
+		}
+		if j < len(extra) && extra[j].Term == string(t) {
+			w += extra[j].Weight
+			j++
+		}
+		add(t, "", w)
+	})
+	for ; j < len(extra); j++ {
+		add(nil, extra[j].Term, extra[j].Weight)
+	}
+	b.lens = append(b.lens, n)
+	b.total += n
+	return nil
 }
 
 // Len is the number of tools added.

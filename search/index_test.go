@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -263,5 +264,82 @@ func BenchmarkSearch(b *testing.B) {
 		if hits := ix.Search("command 3 of 6 in p9", 10); len(hits) != 10 {
 			b.Fatal(hits)
 		}
+	}
+}
+
+// Analyze gives each term once, in order, with the sum of its weights, as
+// a map of running sums does (in the same order): bags are stored by content, so a bag must
+// not change with how it is computed.
+func TestAnalyzeSumsInOrder(t *testing.T) {
+	for _, d := range []Doc{
+		{},
+		doc("x", "", 2.0, "ignored words", 0.0, "ignored too", -1.0),
+		doc("x", "send an email to Zoë", 2.0, "notes.add-tag", 3.0),
+		doc("x", "a b a c b a", 0.1, "c a b", 0.7, "b b b", 0.3, "a", 1e-9),
+		doc("x", "Résumé résumé RESUME naïve-café 東京 東京", 0.1, "résumé 東京", 0.2),
+	} {
+		want := map[string]float64{}
+		for _, f := range d.Fields {
+			if f.Weight > 0 {
+				appendTokens(f.Text, func(t string) { want[t] += f.Weight })
+			}
+		}
+		got := Analyze(d)
+		if len(got) != len(want) {
+			t.Errorf("%v: %d terms, want %d", d.Fields, len(got), len(want))
+		}
+		for i, tw := range got {
+			if i > 0 && got[i-1].Term >= tw.Term {
+				t.Errorf("%v: terms out of order: %q then %q", d.Fields, got[i-1].Term, tw.Term)
+			}
+			if w, ok := want[tw.Term]; !ok || tw.Weight != float32(w) {
+				t.Errorf("%v: %q weighs %v, want %v", d.Fields, tw.Term, tw.Weight, float32(w))
+			}
+		}
+	}
+}
+
+// AddEncoded adds what AddBag adds of the decoded and merged bags, term
+// for term and weight for weight, and nothing of a damaged bag.
+func TestAddEncoded(t *testing.T) {
+	tools := []struct {
+		text, command string
+	}{
+		{"send an email to Zoë", "mail.send"},
+		{"mail merge of mail", "mail.merge"},
+		{"", "notes.add-tag"},
+		{"zebra zoo", "a.b"},
+		{"tag notes quickly", "notes.tag"},
+	}
+	byBag, byEnc := NewBuilder(), NewBuilder()
+	for _, tool := range tools {
+		enc := Analyze(doc("x", tool.text, 2.0)).Encode()
+		bag, err := DecodeBag(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byBag.AddBag(Merge(bag, CommandBag(tool.command)))
+		if err := byEnc.AddEncoded(enc, CommandBag(tool.command)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := byEnc.AddEncoded([]byte{2, 1, 'a'}, CommandBag("damaged.bag")); err == nil {
+		t.Error("a damaged bag was added")
+	}
+	postings := func(b *Builder) map[string]string {
+		out := map[string]string{}
+		if err := b.Postings(func(term string, block []byte) error {
+			out[term] = string(block)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if byEnc.Len() != byBag.Len() {
+		t.Errorf("%d tools, want %d", byEnc.Len(), byBag.Len())
+	}
+	if got, want := postings(byEnc), postings(byBag); !maps.Equal(got, want) {
+		t.Errorf("postings %q, want %q", got, want)
 	}
 }

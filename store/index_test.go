@@ -296,3 +296,26 @@ func TestIndexWalksInPieces(t *testing.T) {
 		}
 	}
 }
+
+// Objects written in many small transactions, read from the scratch file
+// while the one before commits, are each whole and under their key, and a
+// second publish of the same objects writes none of them again.
+func TestIndexedRevisionInSmallChunks(t *testing.T) {
+	store.SetChunkBytesForTest(8 << 10)
+	t.Cleanup(func() { store.SetChunkBytesForTest(4 << 20) })
+	s := mustStore(t)
+	for range 2 {
+		r := publishIndexed(t, s, 600, 700)
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ViewRevision(r.Number, func(ix *store.Index) error {
+			if ep, ok := ix.Endpoint("local"); !ok || ep.Tools != 600 {
+				t.Errorf("endpoint local = %+v, %v (want 600 tools)", ep, ok)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/search"
@@ -48,6 +51,7 @@ type IndexWriter struct {
 	spillBuf  *bufio.Writer
 	spillSize int64
 	objs      []spilledObject
+	refs      []byte // the block the next refs handed out are cut from
 
 	batch      []kv
 	batchBytes int
@@ -91,11 +95,12 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 }
 
 // spilledObject is an object in the scratch file: its key, where its
-// content starts and how long it is.
+// content starts and how long it is. A publish holds one per object until
+// its end, so it is kept small.
 type spilledObject struct {
 	key [1 + refLen]byte
+	n   uint32
 	off int64
-	n   int
 }
 
 // spillRange is where some bytes lie in the scratch file.
@@ -182,22 +187,45 @@ func (w *IndexWriter) PutRevision(revision string, profile, releases []byte) err
 	return w.err
 }
 
+// object spills content as an object of kind and returns its ref.
 func (w *IndexWriter) object(kind byte, content []byte) (string, error) {
-	k := objectKey(kind, content)
-	return w.objectAt(k, content)
+	var k [1 + refLen]byte
+	k[0] = kind
+	sum := sha256.Sum256(content)
+	copy(k[1:], sum[:])
+	err := w.objectAt(k[:], content)
+	return w.ref(k[1:]), err
 }
 
+// ref is sum as a ref. Refs are cut from shared blocks that are never
+// written again: a publish holds one per declaration and body until its
+// end, and one allocation per ref made that many more objects for the
+// collector to mark.
+func (w *IndexWriter) ref(sum []byte) string {
+	if cap(w.refs)-len(w.refs) < len(sum) {
+		w.refs = make([]byte, 0, max(refBlock, len(sum)))
+	}
+	start := len(w.refs)
+	w.refs = append(w.refs, sum...)
+	return unsafe.String(&w.refs[start], len(sum))
+}
+
+// refBlock is how many bytes of refs are allocated at once.
+const refBlock = 64 << 10
+
 // objectAt spills content as the object of key k.
-func (w *IndexWriter) objectAt(k, content []byte) (string, error) {
-	ref := string(k[1:])
+func (w *IndexWriter) objectAt(k, content []byte) error {
+	if uint64(len(content)) > math.MaxUint32 {
+		return w.fail(kernel.Errorf(kernel.CodeInvalid, "index: an object of %d bytes is too large to store", len(content)))
+	}
 	off, err := w.spillBytes(content)
 	if err != nil {
-		return ref, err
+		return err
 	}
-	o := spilledObject{off: off, n: len(content)}
+	o := spilledObject{off: off, n: uint32(len(content))}
 	copy(o.key[:], k)
 	w.objs = append(w.objs, o)
-	return ref, nil
+	return nil
 }
 
 // spillBytes appends content to the scratch file and returns where it
@@ -257,6 +285,10 @@ func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
 }
 
 // putObjects writes the spilled objects in key order, each once.
+//
+// The objects of each transaction are read from the scratch file on
+// another goroutine while the transaction before them commits: a publish
+// ends with this, and read and written in turn it left a CPU idle.
 func (w *IndexWriter) putObjects() error {
 	if w.spill == nil || w.err != nil {
 		return w.err
@@ -264,36 +296,98 @@ func (w *IndexWriter) putObjects() error {
 	if err := w.spillBuf.Flush(); err != nil {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
+	ready, free := make(chan objectChunk, 1), make(chan []byte, 2)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		w.readObjects(ready, free, stop)
+	}()
+	defer func() { close(stop); <-done }()
+	for c := range ready {
+		if c.err != nil {
+			return w.fail(w.s.internal("cannot read a scratch file", c.err))
+		}
+		for _, e := range c.objs {
+			k, v := c.arena[e.at:e.at+1+refLen:e.at+1+refLen], c.arena[e.at+1+refLen:e.at+1+refLen+e.n:e.at+1+refLen+e.n]
+			if err := w.put(bucketObjects, k, v, true); err != nil {
+				return err
+			}
+		}
+		// Written before the buffer is read into again: a transaction holds
+		// what it puts until it commits.
+		if err := w.flush(); err != nil {
+			return err
+		}
+		select {
+		case free <- c.arena:
+		default:
+		}
+	}
+	w.objs = nil
+	return w.err
+}
+
+// objectChunk is one transaction's objects, read from the scratch file:
+// each key and content lie in arena, the key at at and the content after it.
+type objectChunk struct {
+	arena []byte
+	objs  []struct{ at, n int }
+	err   error
+}
+
+// readObjects sorts the spilled objects by key and sends them, each once,
+// in chunks that fit one transaction, reusing the buffers that come back
+// on free, until they are all sent or stop is closed.
+func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, stop <-chan struct{}) {
 	slices.SortFunc(w.objs, func(a, b spilledObject) int { return bytes.Compare(a.key[:], b.key[:]) })
-	// Keys and values are read into one buffer that each chunk's
-	// transaction uses and the next one reuses: a transaction holds what
-	// it puts only until it commits.
-	var arena []byte
+	ops, limit := w.s.be.batch()
+	limit = min(chunkBytes, limit)
+	var c objectChunk
+	size := 0
+	send := func() bool {
+		select {
+		case ready <- c:
+		case <-stop:
+			return false
+		}
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		c, size = objectChunk{arena: buf[:0]}, 0
+		return true
+	}
 	for i := range w.objs {
 		o := &w.objs[i]
 		if i > 0 && o.key == w.objs[i-1].key {
 			continue
 		}
-		if len(w.batch) == 0 {
-			arena = arena[:0]
+		n := int(o.n)
+		// As put counts a record: the batch ends within this chunk.
+		if len(c.objs) > 0 && (size+len(o.key)+n+32 >= limit || len(c.objs)+1 >= ops) {
+			if !send() {
+				return
+			}
 		}
-		start := len(arena)
-		if cap(arena)-start < len(o.key)+o.n {
-			// A new buffer: the batch still uses the old one.
-			arena, start = make([]byte, 0, max(chunkBytes+64<<10, len(o.key)+o.n)), 0
+		if c.arena == nil {
+			c.arena = make([]byte, 0, max(limit+64<<10, len(o.key)+n))
 		}
-		arena = append(arena, o.key[:]...)
-		arena = arena[:start+len(o.key)+o.n]
-		k, v := arena[start:start+len(o.key):start+len(o.key)], arena[start+len(o.key):len(arena):len(arena)]
-		if _, err := w.spill.ReadAt(v, o.off); err != nil && !(err == io.EOF && o.n == 0) {
-			return w.fail(w.s.internal("cannot read a scratch file", err))
+		at := len(c.arena)
+		c.arena = append(c.arena, o.key[:]...)
+		c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
+		if _, err := w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err != nil && !(err == io.EOF && n == 0) {
+			c.err = err
+			send()
+			return
 		}
-		if err := w.put(bucketObjects, k, v, true); err != nil {
-			return err
-		}
+		c.objs = append(c.objs, struct{ at, n int }{at, n})
+		size += len(o.key) + n + 32
 	}
-	w.objs = nil
-	return nil
+	if len(c.objs) > 0 {
+		send()
+	}
 }
 
 // closeSpill drops the scratch file.
@@ -414,11 +508,11 @@ func (w *IndexWriter) resolveBags() error {
 		// Spilled as each window is done: all of them at once are tens of
 		// MiB at the point of a publish that holds the most.
 		for _, i := range todo[:k] {
-			if _, err := w.objectAt(keys[i], encs[i]); err != nil {
+			if err := w.objectAt(keys[i], encs[i]); err != nil {
 				return err
 			}
 			o := w.objs[len(w.objs)-1]
-			w.bags[w.unresolved[i].ref] = spillRange{o.off, o.n}
+			w.bags[w.unresolved[i].ref] = spillRange{o.off, int(o.n)}
 			encs[i] = nil
 		}
 		todo = todo[k:]
@@ -537,11 +631,9 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		if err != nil {
 			return err
 		}
-		bag, err := search.DecodeBag(enc)
-		if err != nil {
+		if err := w.searchIx.AddEncoded(enc, search.CommandBag(command)); err != nil {
 			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q", name).Wrap(err))
 		}
-		w.searchIx.AddBag(search.Merge(bag, search.CommandBag(command)))
 		if err := w.put(bucketGens, genKey(w.gen, tagName, []byte(w.ep.Name), []byte{0}, docKey(doc)), []byte(name), false); err != nil {
 			return err
 		}
