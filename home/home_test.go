@@ -282,3 +282,51 @@ func TestPublishUnsearchedIsChanged(t *testing.T) {
 		}
 	}
 }
+
+// UntrustedReleasesAt answers as of the stamp it is given: the set kept at
+// that stamp without a read, and a set read under a stamp the store moved
+// on from is read again by a caller that looks now.
+func TestUntrustedReleasesAt(t *testing.T) {
+	h := newHome(t)
+	if _, err := h.Store.Secret(); err != nil { // creates the store file
+		t.Fatal(err)
+	}
+	reads := 0
+	defer func(f func(*store.Store) (map[string]bool, error)) { readUntrusted = f }(readUntrusted)
+	readUntrusted = func(s *store.Store) (map[string]bool, error) { reads++; return s.UntrustedReleases() }
+	stamp := func() *store.Stamp {
+		st, ok := h.Store.Stamp()
+		if !ok {
+			t.Fatal("no stamp")
+		}
+		return &st
+	}
+	// Another handle's write changes the stamp, as a trust change would.
+	write := func() {
+		if err := store.New(h.Store.Home()).AppendAudit(store.AuditRecord{Tool: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := stamp()
+	write()
+	steps := []struct {
+		name  string
+		at    *store.Stamp
+		reads int
+	}{
+		{"the lookup's stamp, nothing kept: read", old, 1},
+		{"the same stamp again: kept", old, 1},
+		{"now: the store moved on from that stamp, read", nil, 2},
+		{"now again: kept", nil, 2},
+		{"a stamp taken now: kept", stamp(), 2},
+		{"the old stamp: older than what is kept, read", old, 3},
+	}
+	for _, s := range steps {
+		if _, err := h.UntrustedReleasesAt(s.at); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if reads != s.reads {
+			t.Fatalf("%s: %d reads of the store, want %d", s.name, reads, s.reads)
+		}
+	}
+}

@@ -19,7 +19,8 @@ import (
 // taken at install (so a copy changed since then never runs). A release
 // whose signing key is no longer trusted never runs either. Cost per
 // call: one lookup in the set of untrusted releases (read with the route
-// on the CLI, kept by store stamp in servers), two hold files (open, flock,
+// on the CLI; kept by store stamp in servers, as of the stamp the call's
+// lookup took, so a served call looks at the store once), two hold files (open, flock,
 // two stats each; in a server, a flock and an fstat on the file its last
 // call kept open) and one fingerprint check (one small read, an lstat per
 // entry of the copy).
@@ -102,8 +103,21 @@ func RepairHint(dev bool) string {
 // only when the store changed since the last read: a server's calls pay a
 // stamp read, not a store open.
 func (h *Home) UntrustedReleases() (map[string]bool, error) {
+	return h.UntrustedReleasesAt(nil)
+}
+
+// UntrustedReleasesAt is UntrustedReleases as of stamp at, one the caller
+// took of h.Store for the same request (a served call's lookup): the
+// request then looks at the store once. Nil takes a stamp now.
+func (h *Home) UntrustedReleasesAt(at *store.Stamp) (map[string]bool, error) {
 	c := &h.untrusted
-	st, stamped := h.Store.Stamp()
+	var st store.Stamp
+	stamped := at != nil
+	if stamped {
+		st = *at
+	} else {
+		st, stamped = h.Store.Stamp()
+	}
 	c.mu.Lock()
 	if c.ok && stamped && h.Store.Unchanged(c.stamp, st) {
 		set := c.set
@@ -111,7 +125,7 @@ func (h *Home) UntrustedReleases() (map[string]bool, error) {
 		return set, nil
 	}
 	c.mu.Unlock()
-	set, err := h.Store.UntrustedReleases()
+	set, err := readUntrusted(h.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +136,10 @@ func (h *Home) UntrustedReleases() (map[string]bool, error) {
 	}
 	return set, nil
 }
+
+// readUntrusted reads the store's set of untrusted releases (tests count
+// the reads).
+var readUntrusted = (*store.Store).UntrustedReleases
 
 // untrustedCache is what UntrustedReleases last read.
 type untrustedCache struct {
@@ -139,17 +157,19 @@ type PinningInvoker struct {
 	Inner kernel.Invoker
 	Logf  func(format string, args ...any)
 	// Pinned returns what the call running under ctx resolved: the
-	// revision and the release (the serving core keeps it in the context).
-	Pinned func(ctx context.Context) (revision uint64, release *policy.BoundRelease, ok bool)
+	// revision and the release (the serving core keeps it in the context),
+	// and the stamp of h.Store its lookup found the revision current at
+	// (nil: none), which the untrusted-release check is then made as of.
+	Pinned func(ctx context.Context) (revision uint64, release *policy.BoundRelease, at *store.Stamp, ok bool)
 }
 
 func (p *PinningInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) kernel.Result {
-	revision, br, ok := p.Pinned(ctx)
+	revision, br, at, ok := p.Pinned(ctx)
 	if !ok || br == nil {
 		p.Logf("invocation %s: the call pinned no release", inv.ID)
 		return kernel.Result{InvocationID: inv.ID, Outcome: kernel.ExecutionFailed, Reason: "internal error"}
 	}
-	untrusted, err := p.Home.UntrustedReleases()
+	untrusted, err := p.Home.UntrustedReleasesAt(at)
 	var unpin func()
 	if err == nil {
 		unpin, err = p.Home.PinCall(store.RevisionID(revision), br, untrusted)

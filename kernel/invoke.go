@@ -492,7 +492,7 @@ func (s *session) openChannel() (*os.File, error) {
 	}
 	// A nonblocking parent end makes the *os.File pollable, so Close
 	// unblocks a pending Read or Write.
-	if err := syscall.SetNonblock(fds[0], true); err != nil {
+	if err := setNonblockNew(fds[0]); err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
 		return nil, err
@@ -631,7 +631,7 @@ func drainPipe() (r, w *os.File, err error) {
 	if err != nil {
 		return nil, nil, os.NewSyscallError("pipe", err)
 	}
-	if err := unix.SetNonblock(p[0], true); err != nil {
+	if err := setNonblockNew(p[0]); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
 		return nil, nil, os.NewSyscallError("fcntl", err)

@@ -442,12 +442,21 @@ func newInlineStream(w io.Writer) (*inlineStream, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("pipe: %w", err)
 	}
-	if err := unix.SetNonblock(p[0], true); err != nil {
+	if err := setNonblockNew(p[0]); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
 		return nil, nil, fmt.Errorf("fcntl: %w", err)
 	}
 	return &inlineStream{fd: p[0], w: w}, os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
+// setNonblockNew makes a descriptor rukh just made (a pipe or socket end,
+// no status flag set) nonblocking in one fcntl, where SetNonblock reads
+// the flags first: F_SETFL leaves the access mode as it is, and there are
+// no other flags to keep. Every call makes three such descriptors.
+func setNonblockNew(fd int) error {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_NONBLOCK)
+	return err
 }
 
 // drain copies what the pipe holds now; EOF or an error closes it.

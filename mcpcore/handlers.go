@@ -207,7 +207,7 @@ func (s *Session) callTool(req *Request, e era) {
 	if !ok || s.callJobTool(req, e, name) || s.callDiscoveryTool(req, e, name) {
 		return
 	}
-	bc, revN, ok := s.resolveCall(req, name)
+	bc, revN, at, ok := s.resolveCall(req, name)
 	if !ok {
 		return
 	}
@@ -218,7 +218,7 @@ func (s *Session) callTool(req *Request, e era) {
 	if s.taskPolicy().Allows(bc.Command.ID) && s.startTask(req, e, name, revN, bc, s.taskInvocation(req, invID, bc, kreq)) {
 		return
 	}
-	ad, ok := s.admitCall(req, e, invID, Pinned{Revision: revN, Tool: name, Release: bc.Release})
+	ad, ok := s.admitCall(req, e, invID, Pinned{Revision: revN, Tool: name, Release: bc.Release, ReadAt: at})
 	if !ok || !s.commitCall(req, bc.Command.ID, commit, ad) {
 		return
 	}
@@ -256,12 +256,15 @@ func (s *Session) callParams(req *Request) (name string, token jsontext.Value, o
 
 // resolveCall finds the command the name means in the active revision,
 // which the call is then pinned to.
-func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uint64, ok bool) {
+func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uint64, at any, ok bool) {
 	prog := false
 	rerr := s.currentFrom(func(n uint64, c Catalog) error {
-		revN, bc, prog = n, nil, false
+		revN, bc, prog, at = n, nil, false, nil
 		if c == nil || !c.HasEndpoint() {
 			return nil
+		}
+		if rc, ok := c.(ReadAtCatalog); ok {
+			at = rc.ReadAt()
 		}
 		prog = progressive(c)
 		var err error
@@ -275,14 +278,14 @@ func (s *Session) resolveCall(req *Request, name string) (bc *Resolved, revN uin
 	}, true)
 	if rerr != nil {
 		s.replyError(req, rerr)
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
 	if bc == nil {
 		// Unknown, stale and invisible names all get this one answer.
 		s.replyError(req, s.unknownTool(name, prog))
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
-	return bc, revN, true
+	return bc, revN, at, true
 }
 
 // checkCall runs every check that needs no slot: the id, the credential,

@@ -13,6 +13,18 @@ type Pinned struct {
 	Revision uint64
 	Tool     string // the name the call was resolved by
 	Release  *policy.BoundRelease
+	// ReadAt is what the catalog the call was resolved in says of the
+	// store it was read from (a ReadAtCatalog's ReadAt), for the
+	// invoker's own checks of that store; nil when it says nothing.
+	ReadAt any
+}
+
+// ReadAtCatalog is a Catalog that can say which state of its store it
+// answers from. The core only carries the value from the lookup to the
+// invoker (Pinned.ReadAt), so one request needs one look at the store.
+type ReadAtCatalog interface {
+	Catalog
+	ReadAt() any
 }
 
 type pinnedKey struct{}

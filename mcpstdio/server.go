@@ -75,6 +75,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	// On every exit but a clean end of input, nothing more is written.
 	defer s.out.abort()
 
+	in, closeIn := pollableInput(in)
+	defer closeIn()
 	stop := make(chan struct{})
 	defer close(stop)
 	lr := &lineReader{in: in, events: make(chan readEvent), stop: stop}

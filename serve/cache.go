@@ -197,7 +197,7 @@ func (c *catalogCache) view(n uint64, fn func(uint64, mcpcore.Catalog) error) er
 		if rev.n == 0 {
 			return fn(0, nil)
 		}
-		return fn(rev.n, &cachedCatalog{cache: c, rev: rev})
+		return fn(rev.n, &cachedCatalog{cache: c, rev: rev, at: st, stamped: true})
 	}
 
 	// Read the store, keeping what is read when it is the active revision.
@@ -257,7 +257,7 @@ func (c *catalogCache) peek(fn func(uint64, mcpcore.Catalog) error) (bool, error
 	case rev.n == 0:
 		return true, fn(0, nil)
 	}
-	return true, fn(rev.n, &cachedCatalog{cache: c, rev: rev, peek: true})
+	return true, fn(rev.n, &cachedCatalog{cache: c, rev: rev, peek: true, at: st, stamped: true})
 }
 
 // cachedCatalog is mcpcore.Catalog over a cachedRev. What the cache does
@@ -268,6 +268,20 @@ type cachedCatalog struct {
 	rev   *cachedRev
 	ix    *store.Index
 	peek  bool // reads nothing: what is not kept is mcpcore.ErrNotCached
+	// at is the stamp the kept revision was found current at (stamped):
+	// a call resolved here is pinned against the store as of that stamp,
+	// so its pin need not take another (ReadAt).
+	at      store.Stamp
+	stamped bool
+}
+
+// ReadAt is mcpcore.ReadAtCatalog's: a *store.Stamp, or nil when this
+// catalog was read from the store (the pin then takes a stamp of its own).
+func (c *cachedCatalog) ReadAt() any {
+	if !c.stamped {
+		return nil
+	}
+	return &c.at
 }
 
 func (c *cachedCatalog) read(fn func(ix *store.Index) error) error {

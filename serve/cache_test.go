@@ -420,3 +420,47 @@ func TestCachedPageIsTheStoredPage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A catalog found current by a stamp says so (ReadAt, the stamp a call's
+// pin is then checked as of); one read from the store says nothing, and
+// its call's pin takes a stamp of its own.
+func TestCatalogReadAt(t *testing.T) {
+	h := newTestHome(t)
+	servetest.PublishCatalog(t, h.Store, 4, 10)
+	cache := primedCache(h, newStoreReads(), "local")
+	now, ok := h.Store.Stamp()
+	if !ok {
+		t.Fatal("no stamp")
+	}
+	readAt := func(cat mcpcore.Catalog) any {
+		rc, ok := cat.(mcpcore.ReadAtCatalog)
+		if !ok {
+			t.Fatalf("%T is no ReadAtCatalog", cat)
+		}
+		return rc.ReadAt()
+	}
+	check := func(name string, want bool, run func(fn func(uint64, mcpcore.Catalog) error) error) {
+		t.Helper()
+		var at any
+		if err := run(func(_ uint64, cat mcpcore.Catalog) error { at = readAt(cat); return nil }); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		st, isStamp := at.(*store.Stamp)
+		switch {
+		case want && (!isStamp || *st != now):
+			t.Errorf("%s: ReadAt %v, want the stamp %v", name, at, now)
+		case !want && at != nil:
+			t.Errorf("%s: ReadAt %v, want nil", name, at)
+		}
+	}
+	check("peek", true, func(fn func(uint64, mcpcore.Catalog) error) error {
+		ok, err := cache.peek(fn)
+		if !ok {
+			return errors.New("nothing kept")
+		}
+		return err
+	})
+	check("a view of what is kept", true, func(fn func(uint64, mcpcore.Catalog) error) error { return cache.view(0, fn) })
+	servetest.PublishCatalog(t, h.Store, 5, 10)
+	check("a view that reads the store", false, func(fn func(uint64, mcpcore.Catalog) error) error { return cache.view(0, fn) })
+}

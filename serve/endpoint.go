@@ -61,10 +61,11 @@ func (p *process) endpoint(endpoint string, launch *policy.Launch, view *catalog
 }
 
 // pinnedOf is what the serving core pinned for the call under ctx, for
-// home.PinningInvoker.
-func pinnedOf(ctx context.Context) (revision uint64, release *policy.BoundRelease, ok bool) {
+// home.PinningInvoker, with the stamp its lookup was current at (nil: none).
+func pinnedOf(ctx context.Context) (revision uint64, release *policy.BoundRelease, at *store.Stamp, ok bool) {
 	pin, ok := mcpcore.PinnedOf(ctx)
-	return pin.Revision, pin.Release, ok
+	at, _ = pin.ReadAt.(*store.Stamp)
+	return pin.Revision, pin.Release, at, ok
 }
 
 // timedInvoker tells done of every invocation and how long it took.
