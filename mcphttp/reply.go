@@ -19,8 +19,10 @@ const maxStreamQueue = 32
 // happens on the handler's goroutine (serve), which takes messages from out
 // in order; the core may call Respond, Send and Hint from any goroutine.
 // Its context ends with the request's (the client went away) or at cancel.
+// out queues pointers: most requests send no notification, and a queue of
+// the messages themselves would be the largest allocation of every one.
 type reply struct {
-	out    chan mcpcore.Message
+	out    chan *mcpcore.Message
 	final  chan mcpcore.Message
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -33,7 +35,7 @@ type reply struct {
 
 func newReply(parent context.Context) *reply {
 	r := &reply{
-		out:   make(chan mcpcore.Message, maxStreamQueue),
+		out:   make(chan *mcpcore.Message, maxStreamQueue),
 		final: make(chan mcpcore.Message, 1),
 	}
 	r.ctx, r.cancel = context.WithCancel(parent)
@@ -80,7 +82,7 @@ func (r *reply) Send(m mcpcore.Message) {
 	t := time.NewTimer(writeTimeout)
 	defer t.Stop()
 	select {
-	case r.out <- m:
+	case r.out <- &m:
 	case <-r.ctx.Done():
 		m.Finish()
 	case <-t.C:
@@ -91,7 +93,7 @@ func (r *reply) Send(m mcpcore.Message) {
 
 func (r *reply) Hint(m mcpcore.Message) bool {
 	select {
-	case r.out <- m:
+	case r.out <- &m:
 		return true
 	case <-r.ctx.Done():
 		m.Finish()
@@ -113,7 +115,7 @@ func (r *reply) Cancel() { r.cancel() }
 // notification comes first.
 type sse struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      *http.ResponseController // made at start
 	started bool
 }
 
@@ -122,6 +124,7 @@ func (s *sse) start() error {
 	if s.started {
 		return nil
 	}
+	s.rc = http.NewResponseController(s.w)
 	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

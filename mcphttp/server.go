@@ -258,9 +258,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout))
 		if r.ProtoMajor == 1 {
-			w.Header().Set("Connection", "close")
+			w.Header()["Connection"] = connectionClose
 		}
-		b := &body{ReadCloser: r.Body}
+		b := &body{ReadCloser: r.Body, rc: rc}
 		r.Body = b
 		defer func() {
 			if b.eof {
@@ -298,11 +298,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// body is a request body that tells whether it was read to its end.
+// body is a request body that tells whether it was read to its end, and
+// the response's controller, which clears the body's deadline once it is.
 type body struct {
 	io.ReadCloser
+	rc  *http.ResponseController
 	eof bool
 }
+
+// Header values set on every request, shared: net/http copies a handler's
+// header before it writes it, and never changes a value in place.
+var (
+	connectionClose = []string{"close"}
+	contentJSON     = []string{"application/json"}
+)
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
@@ -405,7 +414,14 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpcore.MaxMessageBytes))
+	rb := r.Body
+	tracked, _ := rb.(*body)
+	if r.ContentLength < 0 {
+		// Of unknown length (chunked); a declared length is within the
+		// bound already, and net/http reads no more than it.
+		rb = http.MaxBytesReader(w, rb, mcpcore.MaxMessageBytes)
+	}
+	body, err := io.ReadAll(rb)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -420,8 +436,12 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		// Read whole: the connection may serve the next request, and
 		// stays open as long as the call takes.
-		w.Header().Del("Connection")
-		http.NewResponseController(w).SetReadDeadline(time.Time{})
+		delete(w.Header(), "Connection")
+		if tracked != nil {
+			tracked.rc.SetReadDeadline(time.Time{})
+		} else {
+			http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, nil, mcpcore.NewError(mcpcore.CodeParseError, "parse error: the request body is empty")))
@@ -648,7 +668,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 	// Whichever way it ends (a select picks at random when the response
 	// is queued as the caller goes), what it did not write is finished.
 	defer rep.close()
-	st := &sse{w: w, rc: http.NewResponseController(w)}
+	st := &sse{w: w}
 	if stream && len(rep.final) == 0 {
 		// Not answered at once (an error or a rejection stays JSON).
 		if st.start() != nil {
@@ -656,9 +676,16 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 			return
 		}
 	}
-	ka := time.NewTicker(keepAliveEvery)
-	defer ka.Stop()
-	send := func(m mcpcore.Message) bool {
+	// The keep-alive ticks only once a stream has started: a JSON answer
+	// (most requests, often queued before this runs) needs none.
+	var ka *time.Ticker
+	var kaC <-chan time.Time
+	defer func() {
+		if ka != nil {
+			ka.Stop()
+		}
+	}()
+	send := func(m *mcpcore.Message) bool {
 		defer m.Finish()
 		if m.Drop != nil && m.Drop.Load() {
 			return true
@@ -670,6 +697,10 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 		return true
 	}
 	for {
+		if st.started && ka == nil {
+			ka = time.NewTicker(keepAliveEvery)
+			kaC = ka.C
+		}
 		select {
 		case m := <-rep.out:
 			if !send(m) {
@@ -689,7 +720,7 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, rep *reply, lega
 			}
 			h.final(w, st, m, legacy, o)
 			return
-		case <-ka.C:
+		case <-kaC:
 			if st.keepAlive() != nil {
 				rep.cancel()
 				return
@@ -753,14 +784,14 @@ func (h *Handler) final(w http.ResponseWriter, st *sse, m mcpcore.Message, legac
 	}
 	// In parts as the core framed it: a list page is written from the
 	// catalogue's bytes.
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentJSON
 	w.Header().Set("Content-Length", strconv.Itoa(m.Len()))
 	w.WriteHeader(status)
 	m.WriteTo(w)
 }
 
 func writeJSON(w http.ResponseWriter, status int, data []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentJSON
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(status)
 	w.Write(data)

@@ -117,24 +117,24 @@ func (i *countingInvoker) Invoke(ctx context.Context, inv *kernel.Invocation) ke
 	return kernel.Result{Outcome: kernel.Succeeded, CommandResult: jsontext.Value(`{"kind":"text","text":"ok"}`)}
 }
 
-func newTestServer(t *testing.T, c *creds, inv kernel.Invoker) string {
+func newTestServer(t testing.TB, c *creds, inv kernel.Invoker) string {
 	t.Helper()
 	return newTestServerWith(t, c, inv, nil)
 }
 
-func newTestServerWith(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result)) string {
+func newTestServerWith(t testing.TB, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result)) string {
 	t.Helper()
 	return newTestServerCfg(t, c, inv, diag, nil)
 }
 
 // newTestServerCfg is newTestServerWith whose Config adjust may change.
-func newTestServerCfg(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config)) string {
+func newTestServerCfg(t testing.TB, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config)) string {
 	t.Helper()
 	return newTestServerWrapped(t, c, inv, diag, adjust, nil)
 }
 
 // newTestServerWrapped serves the handler through wrap, when not nil.
-func newTestServerWrapped(t *testing.T, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config), wrap func(http.Handler) http.Handler) string {
+func newTestServerWrapped(t testing.TB, c *creds, inv kernel.Invoker, diag func(*kernel.Invocation, kernel.Result), adjust func(*Config), wrap func(http.Handler) http.Handler) string {
 	t.Helper()
 	l := &policy.Launch{Endpoint: "e", Namespace: "ns", Subject: "owner", Transports: []string{"http"}, HTTPAuth: policy.HTTPAuthBearer,
 		Template: policy.Template{TimeoutMs: 5000, MaxConcurrent: 64, MaxHeld: 64, DiagnosticsBytes: 64, ResultBytes: 1 << 16}}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"weak"
 
 	"github.com/rukh-dev/rukh/home"
 	"github.com/rukh-dev/rukh/mcpcore"
@@ -62,8 +63,15 @@ type cachedRev struct {
 	// until a request takes it or a newer one needs its room.
 	ahead      map[int]*cachedPage
 	aheadBytes int
-	tools      map[string]*mcpcore.Resolved
-	digest     *[32]byte
+	// recent are the pages read that neither pages nor ahead kept, for as
+	// long as anything else holds them: agents walking at once ask for
+	// the same pages within moments, and a page that a response is still
+	// being written from (or the collector has not freed) is answered
+	// from memory, shared, instead of read again. It keeps nothing alive.
+	recent      map[int]weak.Pointer[cachedPage]
+	recentSweep int // len(recent) at which its freed entries are dropped
+	tools       map[string]*mcpcore.Resolved
+	digest      *[32]byte
 }
 
 // cachedPage is one list page as tools/list writes its tools: each
@@ -360,6 +368,10 @@ func (c *cachedCatalog) page(i int) (*cachedPage, error) {
 		delete(r.ahead, i)
 		r.aheadBytes -= p.size()
 	}
+	if !ok {
+		page = r.recentLocked(i)
+		ok = page != nil
+	}
 	if !ok && c.peek {
 		r.mu.Unlock()
 		return nil, mcpcore.ErrNotCached
@@ -421,10 +433,42 @@ func (c *cachedCatalog) readAheadLocked(i int) {
 	r := c.rev
 	_, kept := r.pages[i]
 	_, ahead := r.ahead[i]
-	if kept || ahead || r.loading[i] != nil {
+	if kept || ahead || r.loading[i] != nil || r.recentLocked(i) != nil {
 		return
 	}
 	c.queueLocked(i, true)
+}
+
+// recentLocked is page i while something still holds it, or nil. r.mu is
+// held.
+func (r *cachedRev) recentLocked(i int) *cachedPage {
+	w, ok := r.recent[i]
+	if !ok {
+		return nil
+	}
+	p := w.Value()
+	if p == nil {
+		delete(r.recent, i)
+	}
+	return p
+}
+
+// rememberLocked notes page i as read, without keeping it; the entries of
+// freed pages are dropped as the map grows. r.mu is held.
+func (r *cachedRev) rememberLocked(i int, page *cachedPage) {
+	if r.recent == nil {
+		r.recent = map[int]weak.Pointer[cachedPage]{}
+	}
+	r.recent[i] = weak.Make(page)
+	if len(r.recent) < r.recentSweep {
+		return
+	}
+	for j, w := range r.recent {
+		if w.Value() == nil {
+			delete(r.recent, j)
+		}
+	}
+	r.recentSweep = max(64, 2*len(r.recent))
 }
 
 // keepAheadLocked keeps page i, read ahead, within cacheAheadBytes: pages
@@ -559,6 +603,7 @@ func (c *cachedCatalog) keepPage(i int, page *cachedPage) bool {
 		return true
 	}
 	if r.pageBytes+size > cachePageBytes {
+		r.rememberLocked(i, page)
 		return false
 	}
 	r.pages[i] = page

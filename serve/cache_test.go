@@ -464,3 +464,55 @@ func TestCatalogReadAt(t *testing.T) {
 	servetest.PublishCatalog(t, h.Store, 5, 10)
 	check("a view that reads the store", false, func(fn func(uint64, mcpcore.Catalog) error) error { return cache.view(0, fn) })
 }
+
+// TestServeViewSharesPagesStillHeld: a page the cache has no room for is
+// read once while a response still holds it: the agents walking at once
+// that ask for it meanwhile are answered from the same bytes, and nothing
+// keeps it once no one holds it.
+func TestServeViewSharesPagesStillHeld(t *testing.T) {
+	h, reads := newTestHome(t), newStoreReads()
+	servetest.PublishCatalog(t, h.Store, 200, 10) // 63 pages: more than the cache keeps
+	cache := primedCache(h, reads, "local")
+	wire := func(i int) []byte {
+		t.Helper()
+		var b []byte
+		err := cache.view(0, func(n uint64, cat mcpcore.Catalog) error {
+			var err error
+			b, err = cat.(mcpcore.PageWirer).PageWire(i)
+			return err
+		})
+		if err != nil || len(b) == 0 {
+			t.Fatalf("page %d: %v, %d bytes", i, err, len(b))
+		}
+		cache.settle()
+		return b
+	}
+	for i := range 40 {
+		wire(i) // the cache is full long before page 40
+	}
+	r := cache.rev
+	r.mu.Lock()
+	held := r.recentLocked(45) // read ahead and taken by no one: not remembered yet
+	r.mu.Unlock()
+	if held != nil {
+		t.Fatal("page 45 is known before anyone read it")
+	}
+	first := wire(45)
+	r.mu.Lock()
+	held = r.recentLocked(45)
+	r.mu.Unlock()
+	if held == nil {
+		t.Fatal("page 45, not kept, is not remembered while it is held")
+	}
+	before := h.Store.RecordsRead()
+	again := wire(45)
+	if got := h.Store.RecordsRead() - before; got != 0 && got >= int64(len(held.tools)) {
+		t.Errorf("page 45 asked for again while held read %d records, want at most its next page's", got)
+	}
+	if &again[0] != &first[0] {
+		t.Error("page 45 asked for again while held is a second copy, not the same bytes")
+	}
+	if _, kept := r.pages[45]; kept {
+		t.Fatal("page 45 is kept: the test needs a page the cache has no room for")
+	}
+}
