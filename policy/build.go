@@ -349,8 +349,8 @@ type arena struct {
 // of their own.
 const arenaBlock = 256 << 10
 
-// keptBlocks bounds the blocks a builder keeps for reuse: about two
-// releases' worth, the most that are prepared at once.
+// keptBlocks bounds the blocks a builder keeps for reuse (16 MiB of
+// them); blocks given back beyond it are left to the collector.
 const keptBlocks = 64
 
 // add copies b into the arena and returns the copy, which stays as it is

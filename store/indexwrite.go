@@ -296,7 +296,7 @@ func (w *IndexWriter) putObjects() error {
 	if err := w.spillBuf.Flush(); err != nil {
 		return w.fail(w.s.internal("cannot write a scratch file", err))
 	}
-	ready, free := make(chan objectChunk, 1), make(chan []byte, 2)
+	ready, free := make(chan objectChunk), make(chan []byte, 2) // two buffers: one read while one commits
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
