@@ -198,6 +198,17 @@ const (
 	reasonContinue    = "continuation data (inputResponses, requestState) is not accepted: this server never asks for input, so there is nothing to continue"
 )
 
+// pinReadAt is the state of the store a call's pin is checked as of: what
+// its lookup found current, unless the call spends a one-time token. That
+// spending is a store write after the lookup, which waits behind any other
+// (an untrust among them), so such a pin reads the store as it is then.
+func pinReadAt(lookup any, spend func() error) any {
+	if spend != nil {
+		return nil
+	}
+	return lookup
+}
+
 // callTool resolves, checks and admits one tools/call and starts it. It
 // answers at once for anything that ends before extension code would run;
 // otherwise the call's goroutine answers when the invocation ends. Each
@@ -218,7 +229,7 @@ func (s *Session) callTool(req *Request, e era) {
 	if s.taskPolicy().Allows(bc.Command.ID) && s.startTask(req, e, name, revN, bc, s.taskInvocation(req, invID, bc, kreq)) {
 		return
 	}
-	ad, ok := s.admitCall(req, e, invID, Pinned{Revision: revN, Tool: name, Release: bc.Release, ReadAt: at})
+	ad, ok := s.admitCall(req, e, invID, Pinned{Revision: revN, Tool: name, Release: bc.Release, ReadAt: pinReadAt(at, commit)})
 	if !ok || !s.commitCall(req, bc.Command.ID, commit, ad) {
 		return
 	}

@@ -55,3 +55,16 @@ func TestLookupCarriesReadAt(t *testing.T) {
 		}
 	}
 }
+
+// A call that spends a one-time token has its pin read the store as it is
+// when it starts, not as its lookup found it: the spending waits behind
+// other writes to the store, an untrust among them.
+func TestPinReadAtAfterSpend(t *testing.T) {
+	marker := new(int)
+	if got := pinReadAt(marker, nil); got != marker {
+		t.Errorf("no token spent: the pin reads as of %v, want the lookup's %v", got, marker)
+	}
+	if got := pinReadAt(marker, func() error { return nil }); got != nil {
+		t.Errorf("a one-time token spent: the pin reads as of %v, want the store as it is (nil)", got)
+	}
+}

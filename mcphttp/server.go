@@ -416,12 +416,19 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	rb := r.Body
 	tracked, _ := rb.(*body)
-	if r.ContentLength < 0 {
-		// Of unknown length (chunked); a declared length is within the
-		// bound already, and net/http reads no more than it.
-		rb = http.MaxBytesReader(w, rb, mcpcore.MaxMessageBytes)
+	var body []byte
+	var err error
+	if r.ContentLength > 0 {
+		// A declared length is within the bound already: exactly that
+		// much is read, whatever the body holds beyond it.
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(rb, body)
+	} else {
+		if r.ContentLength < 0 { // of unknown length (chunked)
+			rb = http.MaxBytesReader(w, rb, mcpcore.MaxMessageBytes)
+		}
+		body, err = io.ReadAll(rb)
 	}
-	body, err := io.ReadAll(rb)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

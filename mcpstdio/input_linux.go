@@ -21,11 +21,16 @@ func pollableInput(in io.Reader) (r io.Reader, close func()) {
 	if !ok {
 		return in, func() {}
 	}
+	// Not f.Fd(), which makes a descriptor in the poller blocking.
+	given := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { given = int(fd) })
+	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if given < 0 || unix.Fstat(given, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 		return in, func() {}
 	}
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", given), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return in, func() {}
 	}

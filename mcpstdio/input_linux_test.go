@@ -13,6 +13,9 @@ import (
 // A pipe is read through a description of its own, in the runtime's
 // poller; the one given stays blocking, and whatever else is read as it is.
 func TestPollableInput(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skipf("no /proc here, so a pipe is read as given: %v", err)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

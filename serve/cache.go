@@ -501,6 +501,7 @@ func (r *cachedRev) takeLocked() []*pageLoad {
 	})
 	n := min(batchPages, len(r.queue))
 	batch := append([]*pageLoad(nil), r.queue[:n]...)
+	clear(r.queue[:n]) // the array must not keep the loads' pages alive
 	r.queue = r.queue[n:]
 	return batch
 }
