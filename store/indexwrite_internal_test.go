@@ -25,6 +25,7 @@ func (f *failAfter) update(fn func(tx txn) error) error {
 
 // spilledWriter has 3,000 objects spilled to its scratch file.
 func spilledWriter(t *testing.T, s *Store) *IndexWriter {
+	t.Cleanup(func() { s.Close() })
 	w, err := s.newIndexWriter()
 	if err != nil {
 		t.Fatal(err)
