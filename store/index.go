@@ -112,8 +112,13 @@ func routeKindName(b byte) string {
 var ErrNotIndexed = errors.New("revision is stored in the schema-1 layout")
 
 // reads counts index and object records read, for tests that assert a
-// request touches O(1) records (never the whole revision).
-type counter struct{ n atomic.Int64 }
+// request touches O(1) records (never the whole revision), and the
+// revisions opened, for tests that assert a cache is not read again.
+type counter struct{ n, opens atomic.Int64 }
+
+// RevisionsOpened returns how many times this store handle has opened a
+// revision's index (ViewActive, ViewRevision).
+func (s *Store) RevisionsOpened() int64 { return s.reads.opens.Load() }
 
 // RecordsRead returns how many index records and objects this store handle
 // has read so far.
@@ -239,19 +244,23 @@ func (h *header) encode() []byte {
 	return e
 }
 
-func decodeHeader(b []byte) (*header, bool) {
+func decodeHeader(b []byte) (*header, bool) { return decodeHeaderWith(b, clone) }
+
+// decodeHeaderWith decodes a header, its profile and endpoint metadata
+// kept through keep: a copy, or b itself when b is the caller's own.
+func decodeHeaderWith(b []byte, keep func([]byte) []byte) (*header, bool) {
 	d := dec{b: b}
 	if d.uint() != 1 {
 		return nil, false
 	}
-	h := &header{Revision: d.str(), Profile: clone(d.bytes()), Releases: d.str()}
+	h := &header{Revision: d.str(), Profile: keep(d.bytes()), Releases: d.str()}
 	n := d.uint()
 	if d.err || n > uint64(len(b)) {
 		return nil, false
 	}
 	h.Endpoints = make([]EndpointInfo, 0, n)
 	for range n {
-		h.Endpoints = append(h.Endpoints, EndpointInfo{Name: d.str(), Meta: clone(d.bytes()), Tools: int(d.uint()), Pages: int(d.uint())})
+		h.Endpoints = append(h.Endpoints, EndpointInfo{Name: d.str(), Meta: keep(d.bytes()), Tools: int(d.uint()), Pages: int(d.uint())})
 	}
 	if !d.err && len(d.b) > 0 {
 		for i := range h.Endpoints {

@@ -319,3 +319,37 @@ func TestIndexedRevisionInSmallChunks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkViewActiveOpen is a served request's store read: open the
+// active revision's index (through pread snapshots, as serve-http does)
+// and look at its profile and endpoints.
+func BenchmarkViewActiveOpen(b *testing.B) {
+	s := mustStore(b)
+	profile := []byte(`{"endpoints":{"local":{"namespace":"n","publish":{"packages":[` + strings.Repeat(`"some.package.name",`, 400) + `"last"]}}}}`)
+	_, err := s.Publish(0, func(_ uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+		if err := w.PutRevision(id, profile, []byte(`["rel"]`)); err != nil {
+			return store.Revision{}, err
+		}
+		for _, ep := range []string{"local", "remote", "empty"} {
+			if err := w.PutEndpoint(ep, []byte(`{"ns":"`+ep+`","tools":["a","b","c"]}`)); err != nil {
+				return store.Revision{}, err
+			}
+		}
+		return store.Revision{Note: "indexed"}, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.SnapshotReads()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.ViewActive(func(ix *store.Index) error {
+			if len(ix.Profile()) != len(profile) || len(ix.Endpoints()) != 3 {
+				b.Fatal("the revision read back differs")
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

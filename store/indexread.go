@@ -42,6 +42,7 @@ func notIndexed(n uint64) error {
 }
 
 func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
+	s.reads.opens.Add(1)
 	gens, object := tx.Bucket(bucketGens), tx.Bucket(bucketObjects)
 	// A revision's generation never changes once it has one, so a handle
 	// that read it once skips the record. Prune marks a removed revision's
@@ -50,7 +51,7 @@ func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	if v, ok := s.revGens.Load(n); ok && gens != nil && object != nil && !pendingGen(tx, v.([]byte)) {
 		gen := v.([]byte)
 		ix := &Index{s: s, tx: tx, n: n, gen: gen, gens: gens, object: object}
-		if h, ok := decodeHeader(ix.get(gens, genKey(gen, tagHeader))); ok {
+		if h, ok := s.header(n, gen, ix.get(gens, genKey(gen, tagHeader))); ok {
 			ix.hdr = h
 			return ix, nil
 		}
@@ -84,12 +85,44 @@ func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
 	if ix.gens == nil || ix.object == nil {
 		return nil, ix.broken("index")
 	}
-	h, ok := decodeHeader(ix.get(ix.gens, genKey(gen, tagHeader)))
+	h, ok := s.header(n, gen, ix.get(ix.gens, genKey(gen, tagHeader)))
 	if !ok {
 		return nil, ix.broken("index header")
 	}
 	ix.hdr = h
 	return ix, nil
+}
+
+// sharedHeader is one revision's decoded header, shared by every open of
+// it through one handle: raw is the record it was decoded from (its
+// profile and metadata are slices of raw), and an open uses it only when
+// the record it reads is the same, byte for byte.
+type sharedHeader struct {
+	n   uint64
+	gen []byte
+	raw []byte
+	hdr *header
+}
+
+// sharedHeaders is how many revisions' headers a handle keeps decoded.
+const sharedHeaders = 4
+
+// header decodes raw, revision n's header record in generation gen, or
+// returns the decoding it shares from an earlier open of the same record.
+// What it returns is never modified. A record that does not decode is
+// never kept: each open reports it.
+func (s *Store) header(n uint64, gen, raw []byte) (*header, bool) {
+	slot := &s.hdrs[n%sharedHeaders]
+	if e := slot.Load(); e != nil && e.n == n && bytes.Equal(e.gen, gen) && bytes.Equal(e.raw, raw) {
+		return e.hdr, true
+	}
+	own := clone(raw)
+	h, ok := decodeHeaderWith(own, func(b []byte) []byte { return b })
+	if !ok {
+		return nil, false
+	}
+	slot.Store(&sharedHeader{n: n, gen: clone(gen), raw: own, hdr: h})
+	return h, true
 }
 
 func pendingGen(tx txn, gen []byte) bool {
@@ -185,10 +218,12 @@ func (ix *Index) Number() uint64 { return ix.n }
 // Revision is the revision id ("r7").
 func (ix *Index) Revision() string { return ix.hdr.Revision }
 
-// Profile is the revision's profile (opaque).
+// Profile is the revision's profile (opaque). It may be shared with other
+// opens of the revision: the caller must not modify it.
 func (ix *Index) Profile() []byte { return ix.hdr.Profile }
 
-// Endpoints lists the revision's endpoints in publish order.
+// Endpoints lists the revision's endpoints in publish order (shared, like
+// Profile: not to be modified).
 func (ix *Index) Endpoints() []EndpointInfo { return ix.hdr.Endpoints }
 
 // Endpoint finds one endpoint.

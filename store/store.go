@@ -88,6 +88,8 @@ type Store struct {
 	safe   atomic.Bool // the home passed checkHome once
 	// revGens maps revision numbers to their index generations (openIndex).
 	revGens sync.Map
+	// hdrs: decoded revision headers, shared by opens (indexread.go).
+	hdrs [sharedHeaders]atomic.Pointer[sharedHeader]
 	// snapshot: views read the file with pread (snapshot.go).
 	snapshot  atomic.Bool
 	snapPages snapPages
