@@ -119,8 +119,7 @@ func (h *Home) UntrustedReleasesAt(at *store.Stamp) (map[string]bool, error) {
 		st, stamped = h.Store.Stamp()
 	}
 	c.mu.Lock()
-	// SameState: a request's stamp may be older than the one kept.
-	if c.ok && stamped && h.Store.SameState(c.stamp, st) {
+	if c.ok && stamped && h.Store.Unchanged(c.stamp, st) {
 		set := c.set
 		c.mu.Unlock()
 		return set, nil

@@ -195,9 +195,9 @@ func (c *catalogCache) view(n uint64, fn func(uint64, mcpcore.Catalog) error) er
 	c.mu.Lock()
 	rev := c.rev
 	switch {
-	case !stamped || !c.h.Store.SameState(c.stamp, st):
+	case !stamped || !c.h.Store.Unchanged(c.stamp, st):
 		rev = nil
-	case c.stamp != st && c.h.Store.Unchanged(c.stamp, st):
+	case c.stamp != st:
 		c.stamp = st // only our own audit records were added since
 	}
 	c.mu.Unlock()
@@ -254,8 +254,8 @@ func (c *catalogCache) peek(fn func(uint64, mcpcore.Catalog) error) (bool, error
 	st, stamped := c.h.Store.Stamp()
 	c.mu.Lock()
 	rev := c.rev
-	kept := stamped && rev != nil && c.h.Store.SameState(c.stamp, st)
-	if kept && c.h.Store.Unchanged(c.stamp, st) {
+	kept := stamped && rev != nil && c.h.Store.Unchanged(c.stamp, st)
+	if kept {
 		c.stamp = st // only our own audit records were added since, if anything
 	}
 	c.mu.Unlock()

@@ -41,7 +41,7 @@ func (c *loggedCredentials) Authenticate(token string) (kernel.Credential, error
 		if c.stamp != st && c.s.Unchanged(c.stamp, st) {
 			c.stamp = st // only our own audit records were added since
 		}
-		hit = hit && (c.stamp == st || c.s.SameState(c.stamp, st)) // st may be older than the kept stamp
+		hit = hit && c.stamp == st
 		c.mu.Unlock()
 		if hit && (cred.ExpiresAt.IsZero() || time.Now().Before(cred.ExpiresAt)) {
 			return cred, nil
@@ -58,7 +58,7 @@ func (c *loggedCredentials) Authenticate(token string) (kernel.Credential, error
 	}
 	if stamped && cred.Kind != kernel.CredentialOneTime {
 		c.mu.Lock()
-		if c.known == nil || !c.s.SameState(c.stamp, st) {
+		if c.stamp != st || c.known == nil {
 			c.stamp, c.known = st, map[kernel.TokenHash]kernel.Credential{}
 		}
 		if len(c.known) < authCacheSize {

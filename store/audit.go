@@ -48,7 +48,11 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.update(func(tx txn) error {
+	var id uint64
+	err := s.update(func(tx txn) error {
+		if t, ok := tx.(interface{ id() uint64 }); ok {
+			id = t.id()
+		}
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
 		if err != nil {
 			return err
@@ -66,18 +70,12 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 				return err
 			}
 		}
-		if err := pruneAudit(b, clock()); err != nil {
-			return err
-		}
-		// Only audit records changed. Known before the commit, so no reader
-		// of this handle takes the new stamp for another writer's; a commit
-		// that fails is forgotten before the write lock goes (boltFile.update).
-		// (On etcd transactions have no id and the stamp leaves audit out.)
-		if t, ok := tx.(interface{ id() uint64 }); ok {
-			s.stamps.expectAudit(t.id())
-		}
-		return nil
+		return pruneAudit(b, clock())
 	})
+	if err == nil && id != 0 {
+		s.stamps.committedAudit(id) // only audit records changed
+	}
+	return err
 }
 
 func pruneAudit(b bucket, t time.Time) error {

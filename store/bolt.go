@@ -129,32 +129,8 @@ func (b boltFile) update(fn func(tx txn) error) error {
 		return err
 	}
 	defer done()
-	return b.run(db, func() error {
-		var id uint64
-		committed := false
-		// A transaction that does not commit (an error, a panic) leaves its
-		// id to the next writer: forget it as this handle's own while the
-		// file lock still keeps every other writer out.
-		defer func() {
-			if !committed && id != 0 {
-				b.s.stamps.abandon(id)
-			}
-		}()
-		err := db.Update(func(tx *bolt.Tx) error {
-			id = uint64(tx.ID())
-			return fn(boltTx{tx})
-		})
-		committed = err == nil
-		if afterBoltCommit != nil {
-			afterBoltCommit(b.s)
-		}
-		return err
-	})
+	return b.run(db, func() error { return db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) }) })
 }
-
-// afterBoltCommit, when set (tests only), runs after a write transaction
-// commits or fails and before its writer returns or lets the file lock go.
-var afterBoltCommit func(*Store)
 
 // create makes the store file if it is missing. The file is built under a
 // temporary name and linked into place only once it is complete, so a crash

@@ -112,13 +112,8 @@ func routeKindName(b byte) string {
 var ErrNotIndexed = errors.New("revision is stored in the schema-1 layout")
 
 // reads counts index and object records read, for tests that assert a
-// request touches O(1) records (never the whole revision), and the
-// revisions opened, for tests that assert a cache is not read again.
-type counter struct{ n, opens atomic.Int64 }
-
-// RevisionsOpened returns how many times this store handle has opened a
-// revision's index (ViewActive, ViewRevision).
-func (s *Store) RevisionsOpened() int64 { return s.reads.opens.Load() }
+// request touches O(1) records (never the whole revision).
+type counter struct{ n atomic.Int64 }
 
 // RecordsRead returns how many index records and objects this store handle
 // has read so far.

@@ -42,7 +42,6 @@ func notIndexed(n uint64) error {
 }
 
 func (s *Store) openIndex(tx txn, n uint64) (*Index, error) {
-	s.reads.opens.Add(1)
 	gens, object := tx.Bucket(bucketGens), tx.Bucket(bucketObjects)
 	// A revision's generation never changes once it has one, so a handle
 	// that read it once skips the record. Prune marks a removed revision's
