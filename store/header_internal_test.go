@@ -67,4 +67,18 @@ func TestOpenSharesTheHeader(t *testing.T) {
 			t.Errorf("%s: profile %q, error %v", tc.name, got, err)
 		}
 	}
+
+	// A header larger than a handle keeps is decoded at every open.
+	h.Profile = []byte(`{"profile":"` + strings.Repeat("q", sharedHeaderBytes) + `"}`)
+	if err := PokeForTest(s, string(bucketGens), string(key), h.encode()); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := open()
+	b, errB := open()
+	switch {
+	case errA != nil || errB != nil || !bytes.Equal(a, h.Profile) || !bytes.Equal(b, h.Profile):
+		t.Errorf("a large header: %v, %v", errA, errB)
+	case &a[0] == &b[0]:
+		t.Error("a header larger than sharedHeaderBytes is kept for the life of the handle")
+	}
 }

@@ -103,8 +103,14 @@ type sharedHeader struct {
 	hdr *header
 }
 
-// sharedHeaders is how many revisions' headers a handle keeps decoded.
-const sharedHeaders = 4
+// sharedHeaders is how many revisions' headers a handle keeps decoded,
+// each of at most sharedHeaderBytes: a larger one (an endpoint's metadata
+// lists every command it withholds) is decoded at every open instead of
+// held for the life of the handle.
+const (
+	sharedHeaders     = 4
+	sharedHeaderBytes = 1 << 20
+)
 
 // header decodes raw, revision n's header record in generation gen, or
 // returns the decoding it shares from an earlier open of the same record.
@@ -114,6 +120,9 @@ func (s *Store) header(n uint64, gen, raw []byte) (*header, bool) {
 	slot := &s.hdrs[n%sharedHeaders]
 	if e := slot.Load(); e != nil && e.n == n && bytes.Equal(e.gen, gen) && bytes.Equal(e.raw, raw) {
 		return e.hdr, true
+	}
+	if len(raw) > sharedHeaderBytes {
+		return decodeHeader(raw)
 	}
 	own := clone(raw)
 	h, ok := decodeHeaderWith(own, func(b []byte) []byte { return b })
