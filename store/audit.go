@@ -48,10 +48,13 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	var id uint64
+	var id, dev, ino uint64
 	err := s.update(func(tx txn) error {
-		if t, ok := tx.(interface{ id() uint64 }); ok {
-			id = t.id()
+		if t, ok := tx.(boltTx); ok {
+			var known bool
+			if dev, ino, known = t.committedTo(); known {
+				id = t.id()
+			}
 		}
 		b, err := tx.CreateBucketIfNotExists(bucketAudit)
 		if err != nil {
@@ -73,7 +76,7 @@ func (s *Store) AppendAudit(recs ...AuditRecord) error {
 		return pruneAudit(b, clock())
 	})
 	if err == nil && id != 0 {
-		s.stamps.committedAudit(id) // only audit records changed
+		s.stamps.committedAudit(dev, ino, id) // only audit records changed
 	}
 	return err
 }

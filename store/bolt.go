@@ -39,50 +39,56 @@ func (s *Store) openError(err error) error {
 // open takes the in-process gate, then bbolt's file lock, sharing one
 // deadline. It reports (nil, nil) when a read finds no file.
 func (b boltFile) open(write bool) (*bolt.DB, func(), error) {
+	db, _, done, err := b.openFile(write)
+	return db, done, err
+}
+
+// openFile is open, with the file bbolt opened (bbolt's to close).
+func (b boltFile) openFile(write bool) (*bolt.DB, *os.File, func(), error) {
 	s := b.s
 	if err := b.s.checkHome(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	deadline := time.Now().Add(s.timeout())
 	g := gateFor(s.path)
 	if !g.acquire(write, deadline) {
-		return nil, nil, s.busy()
+		return nil, nil, nil, s.busy()
 	}
 	done := func() { g.release(write) }
 	if write {
 		if err := b.create(deadline); err != nil {
 			done()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	remaining := time.Until(deadline)
 	if remaining <= 0 {
 		done()
-		return nil, nil, s.busy()
+		return nil, nil, nil, s.busy()
 	}
-	db, err := b.boltOpen(remaining, write)
+	db, f, err := b.boltOpen(remaining, write)
 	if err != nil {
 		done()
 		if !write && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
-		return nil, nil, s.openError(err)
+		return nil, nil, nil, s.openError(err)
 	}
-	return db, done, nil
+	return db, f, done, nil
 }
 
 // boltOpen opens the file through bbolt once its length is checked; a
 // panic of bbolt's while it opens (a damaged freelist) closes the file, so
 // that its lock does not outlive the error.
-func (b boltFile) boltOpen(timeout time.Duration, write bool) (db *bolt.DB, err error) {
-	var f *os.File
+func (b boltFile) boltOpen(timeout time.Duration, write bool) (db *bolt.DB, f *os.File, err error) {
 	defer func() {
 		if err != nil && db == nil && f != nil {
 			f.Close()
 		}
 	}()
 	defer b.s.guard(&err)()
-	return bolt.Open(b.s.path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: !write, OpenFile: openChecked(&f)})
+	db, err = bolt.Open(b.s.path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: !write, OpenFile: openChecked(&f)})
+	return db, f, err
 }
 
 // run runs fn (a transaction) and closes db, bbolt's panics made errors.
@@ -119,17 +125,17 @@ func (b boltFile) view(fn func(tx txn) error) (bool, error) {
 		return false, err
 	}
 	defer done()
-	return true, b.run(db, func() error { return db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) }) })
+	return true, b.run(db, func() error { return db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx: tx}) }) })
 }
 
 // update runs fn in one read-write transaction, creating the file first.
 func (b boltFile) update(fn func(tx txn) error) error {
-	db, done, err := b.open(true)
+	db, f, done, err := b.openFile(true)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return b.run(db, func() error { return db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) }) })
+	return b.run(db, func() error { return db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx: tx, file: f}) }) })
 }
 
 // create makes the store file if it is missing. The file is built under a
@@ -206,11 +212,23 @@ func (b boltFile) removeStaleInitFiles() {
 }
 
 // boltTx, boltBucket and the *bolt.Cursor are the kv interfaces.
-type boltTx struct{ tx *bolt.Tx }
+type boltTx struct {
+	tx   *bolt.Tx
+	file *os.File // the file a write transaction commits to, else nil
+}
 
 // id is the transaction's id: a write transaction's is the txid its
 // commit puts in the meta page.
 func (t boltTx) id() uint64 { return uint64(t.tx.ID()) }
+
+// committedTo is the file a write transaction commits to: its device and
+// inode, as a Stamp names them.
+func (t boltTx) committedTo() (dev, ino uint64, ok bool) {
+	if t.file == nil {
+		return 0, 0, false
+	}
+	return fileIdentity(t.file)
+}
 
 func (t boltTx) Bucket(name []byte) bucket {
 	if b := t.tx.Bucket(name); b != nil {

@@ -45,7 +45,7 @@ func (s *Store) Unchanged(old, now Stamp) bool {
 	if old.dev != now.dev || old.ino != now.ino || now.txid <= old.txid {
 		return false
 	}
-	return s.stamps.onlyAudit(old.txid, now.txid)
+	return s.stamps.onlyAudit(now.dev, now.ino, old.txid, now.txid)
 }
 
 // ownAuditTxs is how many of this handle's latest audit commits Unchanged
@@ -53,36 +53,78 @@ func (s *Store) Unchanged(old, now Stamp) bool {
 const ownAuditTxs = 64
 
 // stampState is a Store's side of its stamps: the store file kept open for
-// reading meta pages, and the ids of the audit-only transactions this
-// handle committed.
+// reading meta pages, and the audit-only transactions this handle
+// committed, each with the file it committed to.
 type stampState struct {
 	mu    sync.Mutex
 	fd    int
 	open  bool // fd is the kept descriptor
 	dev   uint64
 	ino   uint64
-	audit [ownAuditTxs]uint64 // ring of committed audit txids
+	audit [ownAuditTxs]ownTx // ring of committed audit transactions
 	next  int
+	// newest is the highest transaction id seen of one file, by a stamp
+	// or an own commit.
+	newest ownTx
 }
 
-// committedAudit records txid as an audit-only commit of this handle.
-func (st *stampState) committedAudit(txid uint64) {
+// saw notes txid of the file dev, ino, read by a stamp or committed by
+// this handle. The ids of a file only grow: a lower one than seen before
+// means the file was rewritten in place (restored from a copy), and the
+// ids this handle recorded for it may now name another process's commits.
+// (A stamp read while an own commit lands may be one behind it: that only
+// forgets the ring, and costs a read of the store.)
+func (st *stampState) saw(dev, ino, txid uint64) {
 	st.mu.Lock()
-	st.audit[st.next%ownAuditTxs] = txid
-	st.next++
+	st.sawLocked(dev, ino, txid)
 	st.mu.Unlock()
 }
 
-// onlyAudit reports whether every transaction after old up to now is one
-// of this handle's audit commits (bbolt numbers commits one by one).
-func (st *stampState) onlyAudit(old, now uint64) bool {
+func (st *stampState) sawLocked(dev, ino, txid uint64) {
+	if st.newest.dev == dev && st.newest.ino == ino {
+		if txid < st.newest.txid {
+			clear(st.audit[:])
+		} else {
+			st.newest.txid = txid
+		}
+		return
+	}
+	st.newest = ownTx{dev, ino, txid}
+}
+
+// ownTx is one audit-only commit of this handle: its transaction id in the
+// file dev, ino.
+type ownTx struct{ dev, ino, txid uint64 }
+
+// committedAudit records txid of the file dev, ino as an audit-only commit
+// of this handle. The ids of a file only grow; one that is not above every
+// id recorded for that file means the file was rewritten in place (a
+// restore), and what was recorded for it no longer names its commits.
+func (st *stampState) committedAudit(dev, ino, txid uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, e := range st.audit {
+		if e.dev == dev && e.ino == ino && e.txid >= txid {
+			clear(st.audit[:])
+			break
+		}
+	}
+	st.sawLocked(dev, ino, txid)
+	st.audit[st.next%ownAuditTxs] = ownTx{dev, ino, txid}
+	st.next++
+}
+
+// onlyAudit reports whether every transaction of the file dev, ino after
+// old up to now is one of this handle's audit commits to that file (bbolt
+// numbers commits one by one).
+func (st *stampState) onlyAudit(dev, ino, old, now uint64) bool {
 	if now-old > ownAuditTxs {
 		return false
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for id := old + 1; id <= now; id++ {
-		if !slices.Contains(st.audit[:], id) {
+		if !slices.Contains(st.audit[:], ownTx{dev, ino, id}) {
 			return false
 		}
 	}

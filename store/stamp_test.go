@@ -139,3 +139,61 @@ func BenchmarkStamp(b *testing.B) {
 		}
 	}
 }
+
+// TestUnchangedAfterARestore: a store file restored from a copy, put in
+// place by a rename (another file) or written over in place (the same
+// file, its transaction ids gone back), names other commits by the ids
+// this handle's audit commits had: another handle's commit on it is a
+// change, never taken for an own audit.
+func TestUnchangedAfterARestore(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no stamp on this platform")
+	}
+	for _, tc := range []struct {
+		name string
+		put  func(path string, data []byte) error
+	}{
+		{"renamed into place", func(path string, data []byte) error {
+			if err := os.WriteFile(path+".restore", data, 0o600); err != nil {
+				return err
+			}
+			return os.Rename(path+".restore", path)
+		}},
+		{"written over in place", func(path string, data []byte) error { return os.WriteFile(path, data, 0o600) }},
+	} {
+		s := fileStore(t)
+		audit := func() {
+			t.Helper()
+			if err := s.AppendAudit(store.AuditRecord{Agent: "bot", Endpoint: "e", Command: "x.y", Outcome: "succeeded"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		audit()
+		path := filepath.Join(s.Home(), "rukh.db")
+		backup, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			audit()
+		}
+		if _, ok := s.Stamp(); !ok {
+			t.Fatal("no stamp")
+		}
+		if err := tc.put(path, backup); err != nil {
+			t.Fatal(err)
+		}
+		kept, ok := s.Stamp() // a cache reads the restored store here
+		if !ok {
+			t.Fatal("no stamp")
+		}
+		mustPut(t, store.New(s.Home()), rel("acme.notes", "1.0.0"))
+		now, ok := s.Stamp()
+		if !ok {
+			t.Fatal("no stamp")
+		}
+		if s.Unchanged(kept, now) {
+			t.Errorf("%s: another handle's commit on the restored store taken for an own audit", tc.name)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -46,11 +47,13 @@ func (st *stampState) read(path string) (Stamp, bool) {
 	if !ok1 {
 		return Stamp{}, false
 	}
-	return Stamp{
+	s := Stamp{
 		dev: uint64(fi.Dev), ino: uint64(fi.Ino), size: fi.Size,
 		mtime: fi.Mtim.Nano(), ctime: fi.Ctim.Nano(),
 		txid: max(m0.txid, m1.txid),
-	}, true
+	}
+	st.saw(s.dev, s.ino, s.txid)
+	return s, true
 }
 
 // file is the kept descriptor of the file fi describes, opened on first
@@ -98,4 +101,18 @@ func preadMeta(fd int, off int64, buf []byte) (snapMeta, bool) {
 		return snapMeta{}, false
 	}
 	return decodeMeta(buf)
+}
+
+// fileIdentity is f's device and inode.
+func fileIdentity(f *os.File) (dev, ino uint64, ok bool) {
+	var st unix.Stat_t
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, 0, false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil || serr != nil {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), uint64(st.Ino), true
 }
