@@ -320,6 +320,7 @@ type session struct {
 	writerDone  chan struct{}
 	writeFailed bool
 	connFD      int          // the channel, read by the supervising loop
+	cw          *callWait    // what the supervising loop's poll waits in, if not ppoll
 	lines       lineSplitter // the channel's lines as they arrive
 	reported    bool
 

@@ -199,6 +199,9 @@ func runFake(behaviour string) int {
 		c.report("succeeded", text("done"))
 	case "hang": // ignores the cancel message, dies on SIGTERM
 		time.Sleep(time.Minute)
+	case "progress-hang": // one progress message, then as hang
+		c.send(map[string]any{"type": "progress", "message": "waiting"})
+		time.Sleep(time.Minute)
 	case "cancel-aware":
 		line, _ := c.r.ReadString('\n')
 		c.send(map[string]any{"type": "report", "invocationId": c.msg.InvocationID, "outcome": "command_failed", "reason": "got " + strings.TrimSpace(line)})

@@ -20,7 +20,8 @@ import (
 // block, and a wake descriptor for cancellation, with the deadline and the
 // stop sequence's graces as its timeout. No goroutine is started per call
 // for these and none hands an event to another, so the end of a call is
-// one wake-up, not one per stream.
+// one wake-up, not one per stream. Where the call can wait in the
+// runtime's poller (callWait), a waiting call holds no thread.
 
 // supervise handles channel events, the deadline, cancellation and the
 // stop sequence until the leader exits (it is left a zombie).
@@ -52,6 +53,13 @@ func (s *session) supervise(ctx context.Context) {
 			unix.Close(exitfd)
 		}
 	}()
+	s.cw = takeCallWait() // released by drainAll
+	defer func() {
+		// Before the leader's descriptor is closed or the slot's handed
+		// back, and the waker reused.
+		s.cw.forget(pollExit)
+		s.cw.forget(pollWake)
+	}()
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, w.poke)
 		defer stop()
@@ -80,6 +88,7 @@ func (s *session) supervise(ctx context.Context) {
 			s.signalGroup(syscall.SIGKILL)
 		}
 		if s.slot != nil && !s.slot.isStarted() && !now.Before(s.slot.startDue()) {
+			s.cw.forget(pollExit) // a failed slot's socket is closed
 			if s.slotStart(true) {
 				watch()
 			}
@@ -106,7 +115,8 @@ func (s *session) supervise(ctx context.Context) {
 			return
 		}
 		// A slot call's first record: its program started, or the slot
-		// failed before it did.
+		// failed before it did (and its socket is closed).
+		s.cw.forget(pollExit)
 		if s.slotStart(false) {
 			watch()
 		}
@@ -169,7 +179,7 @@ func earliest(a, b time.Time) time.Time {
 // exited. leaderExited is the phase: channel events after the exit never
 // signal the group.
 func (s *session) poll(exitfd int, w *waker, due time.Time, leaderExited bool) bool {
-	var fds [8]unix.PollFd
+	var fds [pollPlaces]unix.PollFd
 	n := 0
 	add := func(fd int) {
 		fds[n] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
@@ -197,23 +207,37 @@ func (s *session) poll(exitfd int, w *waker, due time.Time, leaderExited bool) b
 			timeout = 0
 		}
 	}
-	if _, err := unix.Poll(fds[:n], timeout); err != nil {
+	if s.cw != nil {
+		if s.cw.wait(fds[:n], due) != nil {
+			return false // the deadline or EINTR: as below
+		}
+	} else if _, err := unix.Poll(fds[:n], timeout); err != nil {
 		return false // EINTR: the caller looks at the clock and polls again
 	}
 	ready := func(i int) bool { return fds[i].Revents != 0 }
-	if ready(1) {
+	if ready(pollWake) {
 		w.drain()
 	}
-	if !s.readerEnd && ready(2) {
+	if !s.readerEnd && ready(pollConn) {
 		s.readConn(leaderExited)
 	}
 	for i, st := range s.inline {
-		if st.fd >= 0 && ready(3+i) {
-			st.drain()
+		if st.fd >= 0 && ready(pollStreams+i) && st.drain() {
+			s.cw.forget(pollStreams + i)
+			st.Close()
 		}
 	}
-	return exitfd >= 0 && ready(0)
+	return exitfd >= 0 && ready(pollExit)
 }
+
+// The places of a poll's descriptors.
+const (
+	pollExit    = iota // the leader's pidfd or the slot's socket
+	pollWake           // the waker
+	pollConn           // the channel
+	pollStreams        // the stdout and stderr pipes drained inline
+	pollPlaces  = 8    // at most
+)
 
 // readConn reads what the channel holds now and handles each complete
 // line; EOF, an error or a violation ends the reading. Everything after
@@ -276,6 +300,7 @@ func (s *session) channelLine(line []byte, leaderExited bool) {
 // is rukh's child, whose pid its zombie holds.
 func (s *session) signalGroup(sig syscall.Signal) {
 	if c := s.slot; c != nil {
+		s.cw.forget(pollExit) // a failed slot's socket is closed
 		if c.awaitStart() == slotFailed {
 			c.end() // a stop: nothing of it ran, and nothing will
 		}
@@ -310,6 +335,7 @@ func (s *session) handle(ev channelEvent, leaderExited bool) {
 			s.violation = ev.violation
 		}
 		s.readerEnd = true
+		s.cw.forget(pollConn)
 		s.conn.Close() // the child's further writes fail
 		if !leaderExited && !s.stopping {
 			s.stopping = true
@@ -336,6 +362,8 @@ func (s *session) drainAll() {
 		}
 		s.poll(-1, nil, due, true)
 	}
+	s.cw.release()
+	s.cw = nil
 	for _, st := range s.inline {
 		st.Close()
 	}
@@ -459,20 +487,20 @@ func setNonblockNew(fd int) error {
 	return err
 }
 
-// drain copies what the pipe holds now; EOF or an error closes it.
-func (st *inlineStream) drain() {
+// drain copies what the pipe holds now; true at EOF or an error, when
+// the caller closes it.
+func (st *inlineStream) drain() (ended bool) {
 	bp := drainBufs.Get().(*[]byte)
 	defer drainBufs.Put(bp)
-	for st.fd >= 0 {
+	for {
 		n, err := unix.Read(st.fd, *bp)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return
+			return false
 		case err != nil || n <= 0:
-			st.Close()
-			return
+			return true
 		}
 		st.w.Write((*bp)[:n])
 	}

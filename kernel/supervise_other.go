@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,3 +29,13 @@ func newWakeFDs() (r, w int, err error) {
 }
 
 var wakeWord = []byte{1}
+
+// callWait: the poll is a ppoll here.
+type callWait struct{}
+
+func takeCallWait() *callWait { return nil }
+
+func (*callWait) forget(int) {}
+func (*callWait) release()   {}
+
+func (*callWait) wait([]unix.PollFd, time.Time) error { return errors.ErrUnsupported }
