@@ -208,11 +208,18 @@ func (s *session) poll(exitfd int, w *waker, due time.Time, leaderExited bool) b
 		}
 	}
 	if s.cw != nil {
-		if s.cw.wait(fds[:n], due) != nil {
+		switch err := s.cw.wait(fds[:n], due); {
+		case err == errWaitRefused:
+			s.cw.release() // and ppoll from now on
+			s.cw = nil
+		case err != nil:
 			return false // the deadline or EINTR: as below
 		}
-	} else if _, err := unix.Poll(fds[:n], timeout); err != nil {
-		return false // EINTR: the caller looks at the clock and polls again
+	}
+	if s.cw == nil {
+		if _, err := unix.Poll(fds[:n], timeout); err != nil {
+			return false // EINTR: the caller looks at the clock and polls again
+		}
 	}
 	ready := func(i int) bool { return fds[i].Revents != 0 }
 	if ready(pollWake) {
@@ -229,6 +236,10 @@ func (s *session) poll(exitfd int, w *waker, due time.Time, leaderExited bool) b
 	}
 	return exitfd >= 0 && ready(pollExit)
 }
+
+// errWaitRefused: epoll refused a descriptor of the poll (out of memory,
+// the user's limit of watches); the call polls with ppoll from then on.
+var errWaitRefused = errors.New("a descriptor cannot be waited for in the poller")
 
 // The places of a poll's descriptors.
 const (

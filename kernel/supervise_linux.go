@@ -38,7 +38,10 @@ type callWait struct {
 	}
 	reg [pollPlaces]int32 // the descriptor registered at each place, -1 none
 	dl  time.Time         // the read deadline set on f
-	evs [pollPlaces]unix.EpollEvent
+	// dirty: a registration could not be taken out, so the descriptor may
+	// still watch one; it is closed, never reused.
+	dirty bool
+	evs   [pollPlaces]unix.EpollEvent
 }
 
 var callWaits struct {
@@ -89,7 +92,9 @@ func (c *callWait) forget(i int) {
 	if c == nil || c.reg[i] < 0 {
 		return
 	}
-	unix.EpollCtl(c.fd, unix.EPOLL_CTL_DEL, int(c.reg[i]), nil)
+	if unix.EpollCtl(c.fd, unix.EPOLL_CTL_DEL, int(c.reg[i]), nil) != nil {
+		c.dirty = true
+	}
 	c.reg[i] = -1
 }
 
@@ -103,7 +108,7 @@ func (c *callWait) release() {
 		c.forget(i)
 	}
 	callWaits.mu.Lock()
-	if len(callWaits.free) < maxFreeWakers {
+	if !c.dirty && len(callWaits.free) < maxFreeWakers {
 		callWaits.free = append(callWaits.free, c)
 		c = nil
 	}
@@ -115,8 +120,8 @@ func (c *callWait) release() {
 
 // wait is poll(2) over fds, place by place, until one is ready or due
 // passes (zero: no timeout): it brings the registrations to fds, then
-// waits in the runtime's poller. A descriptor epoll refuses is reported
-// ready, as poll reports an invalid one, so its reader sees the error.
+// waits in the runtime's poller. When epoll refuses a descriptor it
+// returns errWaitRefused having waited for nothing.
 func (c *callWait) wait(fds []unix.PollFd, due time.Time) error {
 	failed := 0
 	for i := range fds {
@@ -130,7 +135,6 @@ func (c *callWait) wait(fds []unix.PollFd, due time.Time) error {
 		}
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}
 		if err := unix.EpollCtl(c.fd, unix.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-			fds[i].Revents = unix.POLLNVAL
 			failed++
 			continue
 		}
@@ -140,7 +144,7 @@ func (c *callWait) wait(fds []unix.PollFd, due time.Time) error {
 		c.forget(i)
 	}
 	if failed > 0 {
-		return nil
+		return errWaitRefused
 	}
 	n, err := 0, error(nil)
 	if !due.IsZero() && !time.Now().Before(due) {

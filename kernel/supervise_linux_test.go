@@ -95,3 +95,37 @@ func TestSuperviseWaitReleasesRegistrations(t *testing.T) {
 		}
 	}
 }
+
+// TestSuperviseWaitRefused: a descriptor epoll refuses (here a regular
+// file) is not reported ready in the poller's name: the wait says so,
+// waiting for nothing, and the call goes on with ppoll, which reports it
+// as poll does; the epoll descriptor is given back watching nothing.
+func TestSuperviseWaitRefused(t *testing.T) {
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := takeCallWait()
+	if c == nil {
+		t.Skip("no epoll descriptor in the poller here")
+	}
+	fds := []unix.PollFd{{Fd: int32(r.Fd()), Events: unix.POLLIN}, {Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	if err := c.wait(fds, time.Now().Add(time.Minute)); err != errWaitRefused {
+		t.Fatalf("a regular file in the poll: wait says %v, want errWaitRefused", err)
+	}
+	if fds[0].Revents != 0 || fds[1].Revents != 0 {
+		t.Errorf("a refused wait reported descriptors ready: %+v", fds)
+	}
+	c.release()
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(c.fd))
+	if err == nil && strings.Contains(string(b), "tfd:") {
+		t.Errorf("the epoll descriptor given back still watches:\n%s", b)
+	}
+}
