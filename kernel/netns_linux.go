@@ -138,7 +138,7 @@ func fillNetNS() {
 // its loopback up as the Go init does, then puts the thread back in rukh's
 // namespace. The thread must not end: a child's parent-death signal comes
 // when the thread that started it ends, and this thread may have started
-// one; one that cannot be put back as it was is parked.
+// one.
 func makeNetNS() (*os.File, error) {
 	own, err := rukhNetNS()
 	if err != nil {
@@ -151,28 +151,29 @@ func makeNetNS() (*os.File, error) {
 	c := make(chan made, 1)
 	go func() {
 		runtime.LockOSThread()
-		var m made
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			m.err = err
-		} else {
-			fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err == nil {
-				m.f = os.NewFile(uintptr(fd), "rukh-netns")
-				err = loopbackUp()
+			runtime.UnlockOSThread()
+			c <- made{err: err}
+			return
+		}
+		var m made
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			m.f = os.NewFile(uintptr(fd), "rukh-netns")
+			err = loopbackUp()
+		}
+		if err != nil {
+			if m.f != nil {
+				m.f.Close()
 			}
-			if err != nil {
-				if m.f != nil {
-					m.f.Close()
-				}
-				m = made{err: err}
+			m = made{err: err}
+		}
+		if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+			if m.f != nil {
+				m.f.Close()
 			}
-			if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
-				if m.f != nil {
-					m.f.Close()
-				}
-				c <- made{err: err}
-				select {} // stays in the namespace it made, parked, and never ends
-			}
+			c <- made{err: err}
+			select {} // stays in the namespace it made, parked, and never ends
 		}
 		runtime.UnlockOSThread()
 		c <- m

@@ -80,14 +80,12 @@ func (st *stampState) saw(dev, ino, txid uint64) {
 	st.mu.Unlock()
 }
 
+// The ring only ever holds commits to the newest file: another file in
+// the store's place (a restore by rename, its inode perhaps a reused one)
+// forgets it too.
 func (st *stampState) sawLocked(dev, ino, txid uint64) {
-	if st.newest.dev == dev && st.newest.ino == ino {
-		if txid < st.newest.txid {
-			clear(st.audit[:])
-		} else {
-			st.newest.txid = txid
-		}
-		return
+	if st.newest.dev != dev || st.newest.ino != ino || txid < st.newest.txid {
+		clear(st.audit[:])
 	}
 	st.newest = ownTx{dev, ino, txid}
 }
@@ -97,18 +95,11 @@ func (st *stampState) sawLocked(dev, ino, txid uint64) {
 type ownTx struct{ dev, ino, txid uint64 }
 
 // committedAudit records txid of the file dev, ino as an audit-only commit
-// of this handle. The ids of a file only grow; one that is not above every
-// id recorded for that file means the file was rewritten in place (a
-// restore), and what was recorded for it no longer names its commits.
+// of this handle (after saw has forgotten what no longer names commits of
+// that file).
 func (st *stampState) committedAudit(dev, ino, txid uint64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for _, e := range st.audit {
-		if e.dev == dev && e.ino == ino && e.txid >= txid {
-			clear(st.audit[:])
-			break
-		}
-	}
 	st.sawLocked(dev, ino, txid)
 	st.audit[st.next%ownAuditTxs] = ownTx{dev, ino, txid}
 	st.next++

@@ -144,7 +144,8 @@ func BenchmarkStamp(b *testing.B) {
 // place by a rename (another file) or written over in place (the same
 // file, its transaction ids gone back), names other commits by the ids
 // this handle's audit commits had: another handle's commit on it is a
-// change, never taken for an own audit.
+// change, never taken for an own audit; the handle's own commits on it are
+// known again.
 func TestUnchangedAfterARestore(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no stamp on this platform")
@@ -194,6 +195,11 @@ func TestUnchangedAfterARestore(t *testing.T) {
 		}
 		if s.Unchanged(kept, now) {
 			t.Errorf("%s: another handle's commit on the restored store taken for an own audit", tc.name)
+		}
+		// and the handle's own audit commits on it are its own again
+		audit()
+		if after, ok := s.Stamp(); !ok || !s.Unchanged(now, after) {
+			t.Errorf("%s: an own audit commit on the restored store not known as its own", tc.name)
 		}
 	}
 }
