@@ -51,7 +51,7 @@ func TestPollableInput(t *testing.T) {
 	}
 
 	// Not a pipe: read as it is.
-	for _, other := range []io.Reader{strings.NewReader("x"), os.NewFile(uintptr(devNull(t)), "/dev/null")} {
+	for _, other := range []io.Reader{strings.NewReader("x"), devNull(t)} {
 		if in, closeIn := pollableInput(other); in != other {
 			t.Errorf("%T was replaced", other)
 		} else {
@@ -60,11 +60,14 @@ func TestPollableInput(t *testing.T) {
 	}
 }
 
-func devNull(t *testing.T) int {
-	fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// devNull is closed once, by its own *os.File: a raw close beside one
+// would let the file's cleanup close the number again later, by then
+// another test's descriptor.
+func devNull(t *testing.T) *os.File {
+	f, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unix.Close(fd) })
-	return fd
+	t.Cleanup(func() { f.Close() })
+	return f
 }

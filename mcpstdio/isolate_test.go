@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // TestIsolateStdout re-runs the test binary as a child that isolates its
@@ -33,6 +34,8 @@ func TestIsolateStdout(t *testing.T) {
 	cmd.Env = append(os.Environ(), "MCPSTDIO_ISOLATE_CHILD=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A pipe left open after the child ends fails the test, not the run.
+	cmd.WaitDelay = time.Minute
 	_ = cmd.Run() // the child panics on purpose
 	if got := stdout.String(); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
 		t.Errorf("stdout = %q", got)
