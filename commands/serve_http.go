@@ -2,6 +2,8 @@ package commands
 
 import (
 	"context"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -68,6 +70,9 @@ type serveHTTPOptions struct {
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	kernel.DetachTerminal() // as serve-mcp does
+	if n := runtime.GOMAXPROCS(0); serveHTTPProcs(os.Getenv, n) != n {
+		runtime.GOMAXPROCS(serveHTTPProcs(os.Getenv, n))
+	}
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
 	a.h.Runner.WarmSlots(log.Logf) // as serve-mcp does
@@ -88,4 +93,18 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 		Logf:          log.Logf,
 		Line:          log.Line,
 	})
+}
+
+// serveHTTPProcs is how many Ps serve-http's goroutines run on, given the
+// number Go chose (n, its CPUs or its container's share): one CPU fewer,
+// at least one. Most of a call's CPU is not the server's: the program and
+// its init are processes of their own, and the Ps left to them are per-P
+// caches of memory and threads the server does not hold, so the peak of
+// many agents at once is lower (docs/performance.md). A GOMAXPROCS the
+// owner set is kept.
+func serveHTTPProcs(getenv func(string) string, n int) int {
+	if getenv("GOMAXPROCS") != "" {
+		return n
+	}
+	return max(1, n-1)
 }
