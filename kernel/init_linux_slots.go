@@ -58,8 +58,11 @@ type slot struct {
 // whole suite through them (RUKH_TEST_SLOTS).
 var slotsAlways bool
 
-// maxIdleSlots bounds the warm slots kept between calls.
-const maxIdleSlots = 16
+// maxIdleSlots bounds the warm slots kept between calls: as many as the
+// calls a busy serve process runs at once, so that none of them starts a
+// slot on its own path (spawns are one at a time, on the spawning thread)
+// only for another call's end to drop one; idle ones age out.
+const maxIdleSlots = 64
 
 // Variables, so that tests can shorten them (under slots.mu, as they
 // are read).
