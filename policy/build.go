@@ -422,6 +422,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 		defer close(p.done)
 		buf := scratch.Get().(*bytes.Buffer)
 		defer scratch.Put(buf)
+		var schema []byte
 		rel := r.Name + "@" + r.Version
 		for i := range r.Manifest.Commands {
 			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
@@ -449,7 +450,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 				}
 				pb.have = true
 				buf.Reset()
-				if pb.err = toolBody(&bc, kind, buf); pb.err != nil {
+				if pb.err = toolBody(&bc, kind, buf, &schema); pb.err != nil {
 					continue
 				}
 				body := buf.Bytes()
@@ -930,10 +931,13 @@ const (
 // started answer in its output schema; a task-only one declares
 // execution.taskSupport "required", the tool member MCP defines for a tool
 // that cannot be called but as a task.
-func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer) error {
+//
+// in is scratch for the input schema, kept for the next body (the encoder
+// copies it into dst).
+func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer, in *[]byte) error {
 	c := &bc.Declaration
-	in, err := kernel.InputSchema(c)
-	if err != nil {
+	var err error
+	if *in, err = kernel.AppendInputSchema((*in)[:0], c); err != nil {
 		return wrapCommand(err, bc, "input schema")
 	}
 	outputSchema := kernel.OutputSchema
@@ -944,7 +948,7 @@ func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer) error {
 	if err != nil {
 		return wrapCommand(err, bc, "output schema")
 	}
-	w := wireBody{Title: c.Summary, InputSchema: in, OutputSchema: out}
+	w := wireBody{Title: c.Summary, InputSchema: *in, OutputSchema: out}
 	if kind == toolTaskOnly {
 		w.Execution = &wireExecution{TaskSupport: "required"}
 	}
