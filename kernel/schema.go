@@ -220,6 +220,22 @@ var Outcomes = []Outcome{Succeeded, CommandFailed, ExecutionFailed, Rejected, Ca
 func OutputSchema(c *Command) (jsontext.Value, error) { return outputSchema(c, false) }
 
 func outputSchema(c *Command, started bool) (jsontext.Value, error) {
+	v, err := SharedOutputSchema(c, started)
+	if err == nil && sharedSchema(c) {
+		v = slices.Clone(v)
+	}
+	return v, err
+}
+
+func sharedSchema(c *Command) bool {
+	return c.Execute.Result == nil || c.Execute.Result.Kind == ResultText
+}
+
+// SharedOutputSchema is OutputSchema(c) (StartedOutputSchema when started)
+// without a copy of its own: for most commands it is bytes shared by every
+// caller, which must not be changed. A publish makes one for each tool,
+// and reads it only to encode the tool.
+func SharedOutputSchema(c *Command, started bool) (jsontext.Value, error) {
 	r := c.Execute.Result
 	if r == nil || r.Kind == ResultText {
 		// The same few bytes for most tools of a catalogue: built once.
@@ -230,7 +246,7 @@ func outputSchema(c *Command, started bool) (jsontext.Value, error) {
 		if started {
 			i += 2
 		}
-		return slices.Clone(fixedOutputSchemas()[i]), nil
+		return fixedOutputSchemas()[i], nil
 	}
 	return buildOutputSchema(r, started)
 }

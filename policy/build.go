@@ -940,11 +940,7 @@ func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer, in *[]byte) error {
 	if *in, err = kernel.AppendInputSchema((*in)[:0], c); err != nil {
 		return wrapCommand(err, bc, "input schema")
 	}
-	outputSchema := kernel.OutputSchema
-	if kind == toolStarted {
-		outputSchema = kernel.StartedOutputSchema
-	}
-	out, err := outputSchema(c)
+	out, err := kernel.SharedOutputSchema(c, kind == toolStarted)
 	if err != nil {
 		return wrapCommand(err, bc, "output schema")
 	}
