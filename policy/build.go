@@ -561,14 +561,58 @@ func grow[T any](s []T, n, built, count int) []T {
 }
 
 // summaryOf is what Stream keeps of a declaration: what routes, reports
-// and fixes read.
+// and fixes read. Its Machine (eligibility and interaction, not the
+// required features) and Result (the kind alone) are values shared by
+// every summary that has them: one of each per command, kept to the end of
+// a publish, were objects the collector marked again and again.
 func summaryOf(c *kernel.Command) kernel.Command {
-	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary, Machine: c.Machine,
+	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary,
 		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime, Needs: c.Execute.Needs}}
-	if c.Execute.Result != nil {
-		s.Execute.Result = &kernel.ResultDecl{Kind: c.Execute.Result.Kind}
+	if m := c.Machine; m != nil {
+		s.Machine = summaryMachine(m)
+	}
+	if r := c.Execute.Result; r != nil {
+		s.Execute.Result = summaryResult(r.Kind)
 	}
 	return s
+}
+
+// summaryMachines are the shared summary Machines: by eligibility, then
+// interaction in the order of interactions.
+var (
+	interactions    = [...]string{kernel.InteractionNone, kernel.InteractionOptional, kernel.InteractionRequired}
+	summaryMachines = func() (ms [2][len(interactions)]kernel.Machine) {
+		for e := range ms {
+			for i, in := range interactions {
+				ms[e][i] = kernel.Machine{Eligible: e == 1, Interaction: in}
+			}
+		}
+		return ms
+	}()
+	summaryResults = [...]kernel.ResultDecl{{Kind: kernel.ResultText}, {Kind: kernel.ResultStructured}}
+)
+
+// summaryMachine is m as a summary keeps it: shared when its interaction
+// is one rukh knows, a copy of its own otherwise.
+func summaryMachine(m *kernel.Machine) *kernel.Machine {
+	if i := slices.Index(interactions[:], m.Interaction); i >= 0 {
+		e := 0
+		if m.Eligible {
+			e = 1
+		}
+		return &summaryMachines[e][i]
+	}
+	return &kernel.Machine{Eligible: m.Eligible, Interaction: m.Interaction}
+}
+
+// summaryResult is a result of kind as a summary keeps it.
+func summaryResult(kind string) *kernel.ResultDecl {
+	for i := range summaryResults {
+		if summaryResults[i].Kind == kind {
+			return &summaryResults[i]
+		}
+	}
+	return &kernel.ResultDecl{Kind: kind}
 }
 
 // tools makes bc a tool on every endpoint that publishes it. A
