@@ -561,10 +561,10 @@ func grow[T any](s []T, n, built, count int) []T {
 }
 
 // summaryOf is what Stream keeps of a declaration: what routes, reports
-// and fixes read. Its Machine (eligibility and interaction, not the
-// required features) and Result (the kind alone) are values shared by
-// every summary that has them: one of each per command, kept to the end of
-// a publish, were objects the collector marked again and again.
+// and fixes read. Its Machine and Result (the kind alone) are values shared
+// by every summary with the same ones when they are of the usual few: one
+// of each per command, kept to the end of a publish, were objects the
+// collector marked again and again.
 func summaryOf(c *kernel.Command) kernel.Command {
 	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary,
 		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime, Needs: c.Execute.Needs}}
@@ -577,14 +577,16 @@ func summaryOf(c *kernel.Command) kernel.Command {
 	return s
 }
 
-// summaryMachines are the shared summary Machines: by eligibility, then
-// interaction in the order of interactions.
+// The shared summary Machines: by eligibility, interaction (in the order
+// of interactions) and required features (none, or commandResult alone).
 var (
 	interactions    = [...]string{kernel.InteractionNone, kernel.InteractionOptional, kernel.InteractionRequired}
-	summaryMachines = func() (ms [2][len(interactions)]kernel.Machine) {
+	commandResult   = []kernel.Feature{{ID: "command-result", Version: 1}}
+	summaryMachines = func() (ms [2][len(interactions)][2]kernel.Machine) {
 		for e := range ms {
 			for i, in := range interactions {
-				ms[e][i] = kernel.Machine{Eligible: e == 1, Interaction: in}
+				ms[e][i][0] = kernel.Machine{Eligible: e == 1, Interaction: in}
+				ms[e][i][1] = kernel.Machine{Eligible: e == 1, Interaction: in, RequiredFeatures: commandResult}
 			}
 		}
 		return ms
@@ -592,17 +594,25 @@ var (
 	summaryResults = [...]kernel.ResultDecl{{Kind: kernel.ResultText}, {Kind: kernel.ResultStructured}}
 )
 
-// summaryMachine is m as a summary keeps it: shared when its interaction
-// is one rukh knows, a copy of its own otherwise.
+// summaryMachine is m as a summary keeps it: a shared value equal to it,
+// or m itself.
 func summaryMachine(m *kernel.Machine) *kernel.Machine {
-	if i := slices.Index(interactions[:], m.Interaction); i >= 0 {
-		e := 0
-		if m.Eligible {
-			e = 1
-		}
-		return &summaryMachines[e][i]
+	i := slices.Index(interactions[:], m.Interaction)
+	f := -1
+	switch {
+	case m.RequiredFeatures == nil:
+		f = 0
+	case slices.Equal(m.RequiredFeatures, commandResult):
+		f = 1
 	}
-	return &kernel.Machine{Eligible: m.Eligible, Interaction: m.Interaction}
+	if i < 0 || f < 0 {
+		return m
+	}
+	e := 0
+	if m.Eligible {
+		e = 1
+	}
+	return &summaryMachines[e][i][f]
 }
 
 // summaryResult is a result of kind as a summary keeps it.
