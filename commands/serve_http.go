@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -96,14 +97,15 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 }
 
 // serveHTTPProcs is how many Ps serve-http's goroutines run on, given the
-// number Go chose (n, its CPUs or its container's share): one CPU fewer,
-// at least one. Most of a call's CPU is not the server's: the program and
-// its init are processes of their own, and the Ps left to them are per-P
-// caches of memory and threads the server does not hold, so the peak of
-// many agents at once is lower (docs/performance.md). A GOMAXPROCS the
-// owner set is kept.
+// number Go chose (n, its CPUs or its container's share): one fewer, at
+// least one. Most of a call's CPU is not the server's (the program and its
+// init are processes of their own), and every P is per-P memory and
+// threads held at the peak of many agents at once (docs/performance.md).
+// A GOMAXPROCS the owner set (a positive integer, as Go reads it) is kept.
+// Setting it stops Go following later changes of the CPU limit; the count
+// is fixed for the server's life.
 func serveHTTPProcs(getenv func(string) string, n int) int {
-	if getenv("GOMAXPROCS") != "" {
+	if v, err := strconv.Atoi(getenv("GOMAXPROCS")); err == nil && v > 0 {
 		return n
 	}
 	return max(1, n-1)

@@ -13,6 +13,9 @@ func TestServeHTTPProcs(t *testing.T) {
 		{"", 8, 7},
 		{"2", 2, 2}, // the owner's choice is kept
 		{"8", 8, 8},
+		{"0", 4, 3}, // Go ignores these, so the rule applies
+		{"-1", 4, 3},
+		{"many", 4, 3},
 	} {
 		getenv := func(k string) string {
 			if k == "GOMAXPROCS" {
