@@ -287,8 +287,10 @@ func sweepSlots() {
 		stop := len(kept) == 0
 		slots.sweeping = !stop
 		slots.mu.Unlock()
+		// Killed, not asked: an idle init runs nothing of any call, and
+		// one that is stopped would never read the end of its socket.
 		for i, sl := range ended {
-			sl.drop(false, whys[i])
+			sl.drop(true, whys[i])
 		}
 		if stop {
 			return
@@ -317,7 +319,7 @@ func freeSlotNamespaces(err error) bool {
 	slots.idle = nil
 	slots.mu.Unlock()
 	for _, sl := range idle {
-		sl.drop(false, "") // returns once its namespace is gone
+		sl.drop(true, "") // returns once its namespace is gone
 	}
 	if len(idle) > 0 {
 		slotLog("closed %d idle containment slots: the kernel refused a new PID namespace (%v)", len(idle), err)
