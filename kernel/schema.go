@@ -220,15 +220,11 @@ var Outcomes = []Outcome{Succeeded, CommandFailed, ExecutionFailed, Rejected, Ca
 func OutputSchema(c *Command) (jsontext.Value, error) { return outputSchema(c, false) }
 
 func outputSchema(c *Command, started bool) (jsontext.Value, error) {
-	v, err := SharedOutputSchema(c, started)
-	if err == nil && sharedSchema(c) {
+	v, shared, err := sharedOutputSchema(c, started)
+	if err == nil && shared {
 		v = slices.Clone(v)
 	}
 	return v, err
-}
-
-func sharedSchema(c *Command) bool {
-	return c.Execute.Result == nil || c.Execute.Result.Kind == ResultText
 }
 
 // SharedOutputSchema is OutputSchema(c) (StartedOutputSchema when started)
@@ -236,6 +232,12 @@ func sharedSchema(c *Command) bool {
 // caller, which must not be changed. A publish makes one for each tool,
 // and reads it only to encode the tool.
 func SharedOutputSchema(c *Command, started bool) (jsontext.Value, error) {
+	v, _, err := sharedOutputSchema(c, started)
+	return v, err
+}
+
+// sharedOutputSchema also says whether the bytes are shared.
+func sharedOutputSchema(c *Command, started bool) (v jsontext.Value, shared bool, err error) {
 	r := c.Execute.Result
 	if r == nil || r.Kind == ResultText {
 		// The same few bytes for most tools of a catalogue: built once.
@@ -246,9 +248,10 @@ func SharedOutputSchema(c *Command, started bool) (jsontext.Value, error) {
 		if started {
 			i += 2
 		}
-		return fixedOutputSchemas()[i], nil
+		return fixedOutputSchemas()[i], true, nil
 	}
-	return buildOutputSchema(r, started)
+	v, err = buildOutputSchema(r, started)
+	return v, false, err
 }
 
 // fixedOutputSchemas are the output schemas that depend on nothing but
@@ -260,7 +263,8 @@ var fixedOutputSchemas = sync.OnceValue(func() (v [4]jsontext.Value) {
 		if i%2 == 1 {
 			r = &ResultDecl{Kind: ResultText}
 		}
-		v[i], _ = buildOutputSchema(r, i >= 2)
+		b, _ := buildOutputSchema(r, i >= 2)
+		v[i] = slices.Clip(b) // an append by a caller copies
 	}
 	return v
 })
