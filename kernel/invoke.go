@@ -310,7 +310,7 @@ type session struct {
 	// set by start
 	cmd         *exec.Cmd
 	proc        *tracked
-	conn        *os.File      // the parent end of the channel
+	conn        *channelEnd   // the parent end of the channel
 	parentSide  closers       // conn, pipe read ends, the stdin write end
 	readEnds    []*os.File    // stdout/stderr pipes being drained
 	copies      chan struct{} // a value from each stdout/stderr drain as it ends
@@ -491,16 +491,48 @@ func (s *session) openChannel() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A nonblocking parent end makes the *os.File pollable, so Close
-	// unblocks a pending Read or Write.
+	// Nonblocking: the supervising loop reads what is there, and a write
+	// the socket cannot take at once goes to the writer.
 	if err := setNonblockNew(fds[0]); err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
 		return nil, err
 	}
-	s.conn = os.NewFile(uintptr(fds[0]), "rukh-channel")
+	s.conn = &channelEnd{fd: fds[0]}
 	s.parentSide.add(s.conn)
 	return os.NewFile(uintptr(fds[1]), "rukh-channel-child"), nil
+}
+
+// channelEnd is rukh's end of the channel: a plain nonblocking descriptor
+// outside the runtime's poller, so the program's messages and hang-up wake
+// only the call's own poll, never the runtime's. Only a writer goroutine
+// (a message the socket could not take at once) makes it an *os.File in
+// the poller, whose Close then unblocks that writer. Used by the call's
+// goroutine alone, but for the writer's writes.
+type channelEnd struct {
+	fd int      // -1 once closed
+	f  *os.File // the descriptor's owner once the writer needs it
+}
+
+// pollable is the end as an *os.File whose writes wait in the poller.
+func (c *channelEnd) pollable() *os.File {
+	if c.f == nil && c.fd >= 0 {
+		c.f = os.NewFile(uintptr(c.fd), "rukh-channel")
+	}
+	return c.f
+}
+
+// Close closes the end once; the program's further writes fail.
+func (c *channelEnd) Close() error {
+	fd := c.fd
+	c.fd = -1
+	switch {
+	case c.f != nil:
+		return c.f.Close()
+	case fd >= 0:
+		return unix.Close(fd)
+	}
+	return nil
 }
 
 // newCmd is the program's command, in a process group or session of its
@@ -613,10 +645,7 @@ func (s *session) serve(stdinW *os.File) {
 	s.send(s.invokeLine)
 
 	// The supervising loop reads and checks each message as it arrives.
-	s.connFD = -1
-	if rc, err := s.conn.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) { s.connFD = int(fd) })
-	}
+	s.connFD = s.conn.fd
 	s.lines.max = s.lim.ResultBytes + channelOverhead
 	if s.connFD < 0 {
 		s.readerEnd = true
@@ -673,28 +702,22 @@ func openNull(flag int) (*os.File, error) {
 // After a write error nothing more is sent.
 func (s *session) send(b []byte) {
 	if s.out == nil && !s.writeFailed {
-		rc, err := s.conn.SyscallConn()
-		if err == nil {
-			err = rc.Write(func(fd uintptr) bool {
-				for len(b) > 0 {
-					n, err := unix.Write(int(fd), b)
-					if err == unix.EINTR {
-						continue
-					}
-					if err == unix.EAGAIN {
-						break // full: the writer waits for room
-					}
-					if err != nil {
-						s.writeFailed = true
-						break
-					}
-					b = b[n:]
-				}
-				return true
-			})
-		}
-		if err != nil {
+		if s.conn.fd < 0 {
 			s.writeFailed = true
+		}
+		for !s.writeFailed && len(b) > 0 {
+			n, err := unix.Write(s.conn.fd, b)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				break // full: the writer waits for room
+			}
+			if err != nil {
+				s.writeFailed = true
+				break
+			}
+			b = b[n:]
 		}
 		if s.writeFailed || len(b) == 0 {
 			return
@@ -704,12 +727,13 @@ func (s *session) send(b []byte) {
 		return
 	}
 	if s.out == nil {
+		w := s.conn.pollable()
 		s.out = make(chan []byte, 2) // the rest of the invoke line, then at most one cancel
 		s.writerDone = make(chan struct{})
 		go func() {
 			defer close(s.writerDone)
 			for b := range s.out {
-				if _, err := s.conn.Write(b); err != nil {
+				if _, err := w.Write(b); err != nil {
 					for range s.out {
 					}
 					return
