@@ -74,6 +74,7 @@ type Runner struct {
 func (r *Runner) WarmSlots(logf func(format string, args ...any)) {
 	r.Slots = true
 	warmSlots(logf)
+	warmSpares()
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -487,20 +488,118 @@ type childEnds struct {
 // openChannel creates the channel, keeps the parent's end in s.conn and
 // returns the child's.
 func (s *session) openChannel() (*os.File, error) {
-	fds, err := cloexecSocketpair()
+	fds, err := takeSpare(&spares.chans, newChannelFDs)
 	if err != nil {
-		return nil, err
-	}
-	// Nonblocking: the supervising loop reads what is there, and a write
-	// the socket cannot take at once goes to the writer.
-	if err := setNonblockNew(fds[0]); err != nil {
-		syscall.Close(fds[0])
-		syscall.Close(fds[1])
 		return nil, err
 	}
 	s.conn = &channelEnd{fd: fds[0]}
 	s.parentSide.add(s.conn)
 	return os.NewFile(uintptr(fds[1]), "rukh-channel-child"), nil
+}
+
+// newChannelFDs is a fresh channel: rukh's end, then the program's.
+// Rukh's is nonblocking: the supervising loop reads what is there, and a
+// write the socket cannot take at once goes to the writer.
+func newChannelFDs() ([2]int, error) {
+	fds, err := cloexecSocketpair()
+	if err != nil {
+		return fds, err
+	}
+	if err := setNonblockNew(fds[0]); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return fds, err
+	}
+	return fds, nil
+}
+
+// Spare call ends: in a serving process (WarmSlots) the next calls'
+// channels and output pipes are made while calls run, by a goroutine of
+// their own, not on the next call's path before its program can start.
+// A spare is fresh, held by rukh alone (close-on-exec) and never given to
+// any program before the call that takes it: as if that call made it.
+var spares struct {
+	mu      sync.Mutex
+	on      bool
+	filling bool
+	chans   [][2]int // socket pairs from newChannelFDs
+	pipes   [][2]int // pipes from newStreamFDs
+}
+
+// spareCalls is how many calls' ends are kept ready.
+const spareCalls = 2
+
+// warmSpares makes this process keep spare call ends.
+func warmSpares() {
+	spares.mu.Lock()
+	spares.on = true
+	spares.mu.Unlock()
+	refillSpares()
+}
+
+// takeSpare is a spare from pool, or one made by mk when there is none;
+// taking one starts a refill.
+func takeSpare(pool *[][2]int, mk func() ([2]int, error)) ([2]int, error) {
+	spares.mu.Lock()
+	if !spares.on {
+		spares.mu.Unlock()
+		return mk()
+	}
+	var fds [2]int
+	n := len(*pool)
+	if n > 0 {
+		// The oldest first: none waits behind newer ones for long.
+		fds = (*pool)[0]
+		copy(*pool, (*pool)[1:])
+		*pool = (*pool)[:n-1]
+	}
+	spares.mu.Unlock()
+	refillSpares()
+	if n == 0 {
+		return mk()
+	}
+	return fds, nil
+}
+
+// refillSpares starts the goroutine that makes spares, unless it runs.
+func refillSpares() {
+	spares.mu.Lock()
+	start := !spares.filling
+	spares.filling = true
+	spares.mu.Unlock()
+	if start {
+		go fillSpares()
+	}
+}
+
+// fillSpares makes spares until spareCalls calls' worth are ready; a
+// failure (descriptors ran out) leaves the next calls to make their own.
+func fillSpares() {
+	for {
+		spares.mu.Lock()
+		var pool *[][2]int
+		var mk func() ([2]int, error)
+		switch {
+		case len(spares.chans) < spareCalls:
+			pool, mk = &spares.chans, newChannelFDs
+		case len(spares.pipes) < 2*spareCalls:
+			pool, mk = &spares.pipes, newStreamFDs
+		default:
+			spares.filling = false
+			spares.mu.Unlock()
+			return
+		}
+		spares.mu.Unlock()
+		fds, err := mk()
+		spares.mu.Lock()
+		if err != nil {
+			spares.filling = false
+			spares.mu.Unlock()
+			return
+		}
+		*pool = append(*pool, fds)
+		spares.mu.Unlock()
+	}
 }
 
 // channelEnd is rukh's end of the channel: a plain nonblocking descriptor

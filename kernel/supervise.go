@@ -480,16 +480,26 @@ type inlineStream struct {
 }
 
 func newInlineStream(w io.Writer) (*inlineStream, *os.File, error) {
+	p, err := takeSpare(&spares.pipes, newStreamFDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &inlineStream{fd: p[0], w: w}, os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
+// newStreamFDs is a fresh pipe for an inline stream: its read end
+// nonblocking, its write end the program's.
+func newStreamFDs() ([2]int, error) {
 	p, err := cloexecPipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipe: %w", err)
+		return p, fmt.Errorf("pipe: %w", err)
 	}
 	if err := setNonblockNew(p[0]); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
-		return nil, nil, fmt.Errorf("fcntl: %w", err)
+		return p, fmt.Errorf("fcntl: %w", err)
 	}
-	return &inlineStream{fd: p[0], w: w}, os.NewFile(uintptr(p[1]), "|1"), nil
+	return p, nil
 }
 
 // setNonblockNew makes a descriptor rukh just made (a pipe or socket end,
