@@ -71,9 +71,7 @@ type serveHTTPOptions struct {
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	kernel.DetachTerminal() // as serve-mcp does
-	if n := runtime.GOMAXPROCS(0); serveHTTPProcs(os.Getenv, n) != n {
-		runtime.GOMAXPROCS(serveHTTPProcs(os.Getenv, n))
-	}
+	serveOnFewerProcs()
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
 	a.h.Runner.WarmSlots(log.Logf) // as serve-mcp does
@@ -96,15 +94,24 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	})
 }
 
-// serveHTTPProcs is how many Ps serve-http's goroutines run on, given the
-// number Go chose (n, its CPUs or its container's share): one fewer, at
-// least one. Most of a call's CPU is not the server's (the program and its
-// init are processes of their own), and every P is per-P memory and
-// threads held at the peak of many agents at once (docs/performance.md).
+// serveOnFewerProcs sets GOMAXPROCS to serveProcs of what Go chose.
+func serveOnFewerProcs() {
+	if n := runtime.GOMAXPROCS(0); serveProcs(os.Getenv, n) != n {
+		runtime.GOMAXPROCS(serveProcs(os.Getenv, n))
+	}
+}
+
+// serveProcs is how many Ps a serve process's (serve-http's, serve-mcp's)
+// goroutines run on, given the number Go chose (n, its CPUs or its
+// container's share): one fewer, at least one. Most of a call's CPU is not
+// the server's (the program and its init are processes of their own):
+// a P fewer leaves them a CPU, and every P is per-P memory and threads
+// held at the peak of many calls at once, and one more thread woken to
+// look for work each time a goroutine becomes ready (docs/performance.md).
 // A GOMAXPROCS the owner set (a positive integer, as Go reads it) is kept.
 // Setting it stops Go following later changes of the CPU limit; the count
 // is fixed for the server's life.
-func serveHTTPProcs(getenv func(string) string, n int) int {
+func serveProcs(getenv func(string) string, n int) int {
 	if v, err := strconv.Atoi(getenv("GOMAXPROCS")); err == nil && v > 0 {
 		return n
 	}

@@ -2,7 +2,7 @@ package commands
 
 import "testing"
 
-func TestServeHTTPProcs(t *testing.T) {
+func TestServeProcs(t *testing.T) {
 	for _, tc := range []struct {
 		env  string
 		n    int
@@ -23,7 +23,7 @@ func TestServeHTTPProcs(t *testing.T) {
 			}
 			return ""
 		}
-		if got := serveHTTPProcs(getenv, tc.n); got != tc.want {
+		if got := serveProcs(getenv, tc.n); got != tc.want {
 			t.Errorf("GOMAXPROCS=%q, %d CPUs: %d Ps, want %d", tc.env, tc.n, got, tc.want)
 		}
 	}

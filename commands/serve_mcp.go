@@ -40,6 +40,7 @@ func (a *app) runServeMCP(ctx context.Context, o serveMCPOptions) error {
 	// Once, so no program it starts for the agent needs a session of its own
 	// to have no controlling terminal.
 	kernel.DetachTerminal()
+	serveOnFewerProcs() // as serve-http does
 	// SIGHUP is the owner's cancel too, like SIGINT and SIGTERM
 	// (Main): calls in flight are answered cancelled, then we exit.
 	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)

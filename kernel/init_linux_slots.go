@@ -43,9 +43,12 @@ import (
 type slot struct {
 	init *exec.Cmd
 	t    *tracked // the init, registered: cleanup of other calls leaves its namespace alone
-	conn *os.File // rukh's end of the socket: nonblocking, SO_PASSCRED, SO_PASSPIDFD
-	raw  syscall.RawConn
-	fd   int // conn's descriptor, for the supervising poll (Fd would make it blocking)
+	// fd is rukh's end of the socket: nonblocking, SO_PASSCRED,
+	// SO_PASSPIDFD. It is outside the runtime's poller: a call's records
+	// wake only that call's poll; the rare wait for one more record is a
+	// poll(2) of its own. One owner at a time (the idle stack or a call)
+	// reads, writes and closes it.
+	fd int
 	// ownSession: the init leads a session of its own (rukh had a
 	// controlling terminal when it started); a slot is taken only where a
 	// fresh one would be the same.
@@ -384,14 +387,8 @@ func spawnSlotHere() (*slot, error) {
 		unix.Close(fds[1])
 		return nil, os.NewSyscallError("fcntl", err)
 	}
-	conn := os.NewFile(uintptr(fds[0]), "rukh-slot")
 	child := os.NewFile(uintptr(fds[1]), "rukh-slot-init")
 	defer child.Close()
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
 	// No controlling terminal for it nor any program it forks: rukh's
 	// session where rukh has none, else one of its own (as newCmd does).
 	// SIGKILL when rukh dies (plat.procAttr).
@@ -408,10 +405,10 @@ func spawnSlotHere() (*slot, error) {
 	}
 	t, err := startTracked(cmd, "", nil, nil)
 	if err != nil {
-		conn.Close()
+		unix.Close(fds[0])
 		return nil, err
 	}
-	return &slot{init: cmd, t: t, conn: conn, raw: raw, fd: fds[0], ownSession: own}, nil
+	return &slot{init: cmd, t: t, fd: fds[0], ownSession: own}, nil
 }
 
 // drop ends a slot, once, and returns when its namespace is empty: kill
@@ -422,7 +419,7 @@ func (sl *slot) drop(kill bool, why string) {
 		if kill {
 			sl.init.Process.Kill()
 		}
-		sl.conn.Close()
+		unix.Close(sl.fd)
 		sl.init.Wait()
 		untrack(sl.t)
 		if why != "" {
@@ -472,25 +469,33 @@ func encodeSlotCall(dir, path string, argv, env []string) ([]byte, error) {
 
 // send writes one call's message: its payload and its four descriptors.
 func (sl *slot) send(payload []byte, files [4]*os.File) error {
-	fds := make([]int, 4)
+	var fds [4]int
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
-	oob := unix.UnixRights(fds...)
+	oob := unix.UnixRights(fds[:]...)
 	var err error
-	rerr := sl.raw.Write(func(fd uintptr) bool {
-		for {
-			_, err = unix.SendmsgN(int(fd), payload, oob, nil, unix.MSG_NOSIGNAL)
-			if err != unix.EINTR {
-				return err != unix.EAGAIN
-			}
+	for {
+		_, err = unix.SendmsgN(sl.fd, payload, oob, nil, unix.MSG_NOSIGNAL)
+		if err == unix.EAGAIN {
+			err = sl.await(unix.POLLOUT) // an idle init's queue is empty: rare
 		}
-	})
-	runtime.KeepAlive(files) // open until the kernel took its copies
-	if rerr != nil {
-		return rerr
+		if err != unix.EINTR && err != unix.EAGAIN {
+			break
+		}
 	}
+	runtime.KeepAlive(files) // open until the kernel took its copies
 	return err
+}
+
+// await waits in poll(2) until the socket is ready for events (or hung
+// up); EINTR and EAGAIN ask the caller to try again.
+func (sl *slot) await(events int16) error {
+	fds := []unix.PollFd{{Fd: int32(sl.fd), Events: events}}
+	if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+		return err
+	}
+	return unix.EAGAIN
 }
 
 // errSlotProtocol is a message no slot sends.
@@ -502,16 +507,14 @@ func (sl *slot) recv(block bool) (kind, value uint32, pid, pidfd int, err error)
 	var b [16]byte
 	var oob [128]byte
 	var n, oobn, flags int
-	rerr := sl.raw.Read(func(fd uintptr) bool {
-		for {
-			n, oobn, flags, _, err = unix.Recvmsg(int(fd), b[:], oob[:], unix.MSG_CMSG_CLOEXEC)
-			if err != unix.EINTR {
-				return err != unix.EAGAIN || !block
-			}
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(sl.fd, b[:], oob[:], unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EAGAIN && block {
+			err = sl.await(unix.POLLIN)
 		}
-	})
-	if rerr != nil {
-		return 0, 0, 0, -1, rerr
+		if err != unix.EINTR && !(err == unix.EAGAIN && block) {
+			break
+		}
 	}
 	if err != nil {
 		return 0, 0, 0, -1, err
@@ -621,8 +624,10 @@ const (
 // first takes the call's first record if it is there: ReportStarted, or
 // anything else, which drops the slot. giveUp drops a slot that has
 // said nothing yet. A dropped slot is killed first, so that what it
-// said before it died tells whether the program started.
-func (c *slotCall) first(giveUp bool) int {
+// said before it died tells whether the program started; unwatch, when
+// set, is called before its socket is closed (the supervising poll keeps
+// the socket registered while the slot lives).
+func (c *slotCall) first(giveUp bool, unwatch func()) int {
 	switch {
 	case c.started:
 		return slotRunning
@@ -638,6 +643,9 @@ func (c *slotCall) first(giveUp bool) int {
 		c.held.close()
 		c.held = nil
 		return slotRunning
+	}
+	if unwatch != nil {
+		unwatch()
 	}
 	if pidfd >= 0 {
 		unix.Close(pidfd)
@@ -697,17 +705,17 @@ func failedSlotCall(reason string) *slotCall {
 // stop signals its group through it); the slot is dropped if it does not
 // come.
 func (c *slotCall) awaitStart() int {
-	if st := c.first(false); st != slotWaiting {
+	if st := c.first(false, nil); st != slotWaiting {
 		return st
 	}
 	for {
 		d := time.Until(c.startBy)
 		if d <= 0 {
-			return c.first(true)
+			return c.first(true, nil)
 		}
 		fds := []unix.PollFd{{Fd: int32(c.sl.fd), Events: unix.POLLIN}}
 		unix.Poll(fds, int((d+time.Millisecond-1)/time.Millisecond))
-		if st := c.first(false); st != slotWaiting {
+		if st := c.first(false, nil); st != slotWaiting {
 			return st
 		}
 	}

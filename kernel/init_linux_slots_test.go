@@ -302,14 +302,11 @@ func TestSlotInitRefusesOtherMessages(t *testing.T) {
 		for i := range fds {
 			fds[i] = int(null.Fd())
 		}
-		err = sl.raw.Write(func(fd uintptr) bool {
-			var oob []byte
-			if len(fds) > 0 {
-				oob = syscall.UnixRights(fds...)
-			}
-			err = syscall.Sendmsg(int(fd), tt.payload, oob, nil, 0)
-			return true
-		})
+		var oob []byte
+		if len(fds) > 0 {
+			oob = syscall.UnixRights(fds...)
+		}
+		err = syscall.Sendmsg(sl.fd, tt.payload, oob, nil, 0)
 		if err != nil {
 			t.Fatalf("%s: send: %v", tt.name, err)
 		}

@@ -47,7 +47,7 @@ func (*slotCall) endFD() int                                       { return -1 }
 func (*slotCall) finish(string) initEnd                            { return initEnd{} }
 func (*slotCall) isStarted() bool                                  { return true }
 func (*slotCall) startDue() time.Time                              { return time.Time{} }
-func (*slotCall) first(bool) int                                   { return slotEnded }
+func (*slotCall) first(bool, func()) int                           { return slotEnded }
 func (*slotCall) awaitStart() int                                  { return slotEnded }
 func (*slotCall) signal(syscall.Signal)                            {}
 func (*slotCall) end()                                             {}

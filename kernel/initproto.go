@@ -59,8 +59,9 @@ const (
 // program's stdin, stdout, stderr and channel as SCM_RIGHTS, and a payload
 // of argc and envc (little-endian uint32 each), then dir, path, the argc
 // arguments and the envc environment entries, each NUL-terminated (dir ""
-// keeps the slot's working directory, rukh's). The init forks; the child
-// puts the four descriptors on 0..3, makes a process group of its own,
+// keeps the slot's working directory, rukh's). The init vforks (the child
+// runs in its memory, the init held until the exec); the child puts the
+// four descriptors on 0..3, makes a process group of its own,
 // sends ReportStarted, and execs (or sends ReportExec). The init reaps
 // until the program exited, kills everything else in its namespace
 // (kill(-1, SIGKILL)), reaps until it has no child left, and sends

@@ -74,6 +74,7 @@ type Runner struct {
 func (r *Runner) WarmSlots(logf func(format string, args ...any)) {
 	r.Slots = true
 	warmSlots(logf)
+	warmSpares()
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -310,7 +311,7 @@ type session struct {
 	// set by start
 	cmd         *exec.Cmd
 	proc        *tracked
-	conn        *os.File      // the parent end of the channel
+	conn        *channelEnd   // the parent end of the channel
 	parentSide  closers       // conn, pipe read ends, the stdin write end
 	readEnds    []*os.File    // stdout/stderr pipes being drained
 	copies      chan struct{} // a value from each stdout/stderr drain as it ends
@@ -487,20 +488,150 @@ type childEnds struct {
 // openChannel creates the channel, keeps the parent's end in s.conn and
 // returns the child's.
 func (s *session) openChannel() (*os.File, error) {
-	fds, err := cloexecSocketpair()
+	fds, err := takeSpare(&spares.chans, newChannelFDs)
 	if err != nil {
 		return nil, err
 	}
-	// A nonblocking parent end makes the *os.File pollable, so Close
-	// unblocks a pending Read or Write.
+	s.conn = &channelEnd{fd: fds[0]}
+	s.parentSide.add(s.conn)
+	return os.NewFile(uintptr(fds[1]), "rukh-channel-child"), nil
+}
+
+// newChannelFDs is a fresh channel: rukh's end, then the program's.
+// Rukh's is nonblocking: the supervising loop reads what is there, and a
+// write the socket cannot take at once goes to the writer.
+func newChannelFDs() ([2]int, error) {
+	fds, err := cloexecSocketpair()
+	if err != nil {
+		return fds, err
+	}
 	if err := setNonblockNew(fds[0]); err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
-		return nil, err
+		return fds, err
 	}
-	s.conn = os.NewFile(uintptr(fds[0]), "rukh-channel")
-	s.parentSide.add(s.conn)
-	return os.NewFile(uintptr(fds[1]), "rukh-channel-child"), nil
+	return fds, nil
+}
+
+// Spare call ends: in a serving process (WarmSlots) the next calls'
+// channels and output pipes are made while calls run, by a goroutine of
+// their own, not on the next call's path before its program can start.
+// A spare is fresh, held by rukh alone (close-on-exec) and never given to
+// any program before the call that takes it: as if that call made it.
+var spares struct {
+	mu      sync.Mutex
+	on      bool
+	filling bool
+	chans   [][2]int // socket pairs from newChannelFDs
+	pipes   [][2]int // pipes from newStreamFDs
+}
+
+// spareCalls is how many calls' ends are kept ready.
+const spareCalls = 2
+
+// warmSpares makes this process keep spare call ends.
+func warmSpares() {
+	spares.mu.Lock()
+	spares.on = true
+	spares.mu.Unlock()
+	refillSpares()
+}
+
+// takeSpare is a spare from pool, or one made by mk when there is none;
+// taking one starts a refill.
+func takeSpare(pool *[][2]int, mk func() ([2]int, error)) ([2]int, error) {
+	spares.mu.Lock()
+	if !spares.on {
+		spares.mu.Unlock()
+		return mk()
+	}
+	var fds [2]int
+	n := len(*pool)
+	if n > 0 {
+		// The oldest first: none waits behind newer ones for long.
+		fds = (*pool)[0]
+		copy(*pool, (*pool)[1:])
+		*pool = (*pool)[:n-1]
+	}
+	spares.mu.Unlock()
+	refillSpares()
+	if n == 0 {
+		return mk()
+	}
+	return fds, nil
+}
+
+// refillSpares starts the goroutine that makes spares, unless it runs.
+func refillSpares() {
+	spares.mu.Lock()
+	start := !spares.filling
+	spares.filling = true
+	spares.mu.Unlock()
+	if start {
+		go fillSpares()
+	}
+}
+
+// fillSpares makes spares until spareCalls calls' worth are ready; a
+// failure (descriptors ran out) leaves the next calls to make their own.
+func fillSpares() {
+	for {
+		spares.mu.Lock()
+		var pool *[][2]int
+		var mk func() ([2]int, error)
+		switch {
+		case len(spares.chans) < spareCalls:
+			pool, mk = &spares.chans, newChannelFDs
+		case len(spares.pipes) < 2*spareCalls:
+			pool, mk = &spares.pipes, newStreamFDs
+		default:
+			spares.filling = false
+			spares.mu.Unlock()
+			return
+		}
+		spares.mu.Unlock()
+		fds, err := mk()
+		spares.mu.Lock()
+		if err != nil {
+			spares.filling = false
+			spares.mu.Unlock()
+			return
+		}
+		*pool = append(*pool, fds)
+		spares.mu.Unlock()
+	}
+}
+
+// channelEnd is rukh's end of the channel: a plain nonblocking descriptor
+// outside the runtime's poller, so the program's messages and hang-up wake
+// only the call's own poll, never the runtime's. Only a writer goroutine
+// (a message the socket could not take at once) makes it an *os.File in
+// the poller, whose Close then unblocks that writer. Used by the call's
+// goroutine alone, but for the writer's writes.
+type channelEnd struct {
+	fd int      // -1 once closed
+	f  *os.File // the descriptor's owner once the writer needs it
+}
+
+// pollable is the end as an *os.File whose writes wait in the poller.
+func (c *channelEnd) pollable() *os.File {
+	if c.f == nil && c.fd >= 0 {
+		c.f = os.NewFile(uintptr(c.fd), "rukh-channel")
+	}
+	return c.f
+}
+
+// Close closes the end once; the program's further writes fail.
+func (c *channelEnd) Close() error {
+	fd := c.fd
+	c.fd = -1
+	switch {
+	case c.f != nil:
+		return c.f.Close()
+	case fd >= 0:
+		return unix.Close(fd)
+	}
+	return nil
 }
 
 // newCmd is the program's command, in a process group or session of its
@@ -613,10 +744,7 @@ func (s *session) serve(stdinW *os.File) {
 	s.send(s.invokeLine)
 
 	// The supervising loop reads and checks each message as it arrives.
-	s.connFD = -1
-	if rc, err := s.conn.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) { s.connFD = int(fd) })
-	}
+	s.connFD = s.conn.fd
 	s.lines.max = s.lim.ResultBytes + channelOverhead
 	if s.connFD < 0 {
 		s.readerEnd = true
@@ -673,28 +801,22 @@ func openNull(flag int) (*os.File, error) {
 // After a write error nothing more is sent.
 func (s *session) send(b []byte) {
 	if s.out == nil && !s.writeFailed {
-		rc, err := s.conn.SyscallConn()
-		if err == nil {
-			err = rc.Write(func(fd uintptr) bool {
-				for len(b) > 0 {
-					n, err := unix.Write(int(fd), b)
-					if err == unix.EINTR {
-						continue
-					}
-					if err == unix.EAGAIN {
-						break // full: the writer waits for room
-					}
-					if err != nil {
-						s.writeFailed = true
-						break
-					}
-					b = b[n:]
-				}
-				return true
-			})
-		}
-		if err != nil {
+		if s.conn.fd < 0 {
 			s.writeFailed = true
+		}
+		for !s.writeFailed && len(b) > 0 {
+			n, err := unix.Write(s.conn.fd, b)
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				break // full: the writer waits for room
+			}
+			if err != nil {
+				s.writeFailed = true
+				break
+			}
+			b = b[n:]
 		}
 		if s.writeFailed || len(b) == 0 {
 			return
@@ -704,12 +826,13 @@ func (s *session) send(b []byte) {
 		return
 	}
 	if s.out == nil {
+		w := s.conn.pollable()
 		s.out = make(chan []byte, 2) // the rest of the invoke line, then at most one cancel
 		s.writerDone = make(chan struct{})
 		go func() {
 			defer close(s.writerDone)
 			for b := range s.out {
-				if _, err := s.conn.Write(b); err != nil {
+				if _, err := w.Write(b); err != nil {
 					for range s.out {
 					}
 					return

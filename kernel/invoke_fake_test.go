@@ -130,6 +130,9 @@ func runFake(behaviour string) int {
 			"id":        os.Getenv("RUKH_INVOCATION_ID"),
 		})
 		c.report("succeeded", text(string(b)))
+	case "invoke-size":
+		title, _ := c.msg.Input["title"].(string)
+		c.report("succeeded", text(fmt.Sprintf("%d %d", len(c.raw), strings.Count(title, "x"))))
 	case "stdin":
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {

@@ -163,6 +163,27 @@ func TestInvokeInvokeMessage(t *testing.T) {
 	}
 }
 
+// An invoke line larger than the channel's socket takes at once reaches
+// the program whole: the rest goes through the writer.
+func TestInvokeLargeInvokeLine(t *testing.T) {
+	t.Parallel()
+	const n = 4 << 20
+	inv := fakeInvocation(t, "invoke-size", textDecl)
+	inv.Request.Input = map[string]any{"title": strings.Repeat("x", n)}
+	res := NewRunner().Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded {
+		t.Fatalf("outcome %s: %s", res.Outcome, res.Reason)
+	}
+	var cr struct{ Text string }
+	if err := json.Unmarshal(res.CommandResult, &cr); err != nil {
+		t.Fatal(err)
+	}
+	var size, xs int
+	if _, err := fmt.Sscanf(cr.Text, "%d %d", &size, &xs); err != nil || xs != n || size < n {
+		t.Errorf("the program read an invoke line of %q (size, x's), want all %d x's", cr.Text, n)
+	}
+}
+
 func TestInvokeProcessSetup(t *testing.T) {
 	t.Parallel()
 	inv := fakeInvocation(t, "env", textDecl)

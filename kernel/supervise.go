@@ -114,9 +114,9 @@ func (s *session) supervise(ctx context.Context) {
 		if s.slot == nil || s.slot.isStarted() {
 			return
 		}
-		// A slot call's first record: its program started, or the slot
-		// failed before it did (and its socket is closed).
-		s.cw.forget(pollExit)
+		// A slot call's first record: its program started (the socket
+		// stays watched for the end), or the slot failed before it did
+		// (its registration is taken out before the socket is closed).
 		if s.slotStart(false) {
 			watch()
 		}
@@ -131,7 +131,7 @@ func (s *session) supervise(ctx context.Context) {
 // the call ends.
 func (s *session) slotStart(giveUp bool) (restarted bool) {
 	c := s.slot
-	if c.first(giveUp) != slotFailed {
+	if c.first(giveUp, s.unwatchExit) != slotFailed {
 		return false
 	}
 	if s.stopping {
@@ -140,6 +140,9 @@ func (s *session) slotStart(giveUp bool) (restarted bool) {
 	}
 	return s.restartFresh(c)
 }
+
+// unwatchExit takes the leader's or slot's descriptor out of the poll.
+func (s *session) unwatchExit() { s.cw.forget(pollExit) }
 
 // restartFresh starts a call its slot failed under an init of its own.
 func (s *session) restartFresh(c *slotCall) bool {
@@ -477,16 +480,26 @@ type inlineStream struct {
 }
 
 func newInlineStream(w io.Writer) (*inlineStream, *os.File, error) {
+	p, err := takeSpare(&spares.pipes, newStreamFDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &inlineStream{fd: p[0], w: w}, os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
+// newStreamFDs is a fresh pipe for an inline stream: its read end
+// nonblocking, its write end the program's.
+func newStreamFDs() ([2]int, error) {
 	p, err := cloexecPipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipe: %w", err)
+		return p, fmt.Errorf("pipe: %w", err)
 	}
 	if err := setNonblockNew(p[0]); err != nil {
 		unix.Close(p[0])
 		unix.Close(p[1])
-		return nil, nil, fmt.Errorf("fcntl: %w", err)
+		return p, fmt.Errorf("fcntl: %w", err)
 	}
-	return &inlineStream{fd: p[0], w: w}, os.NewFile(uintptr(p[1]), "|1"), nil
+	return p, nil
 }
 
 // setNonblockNew makes a descriptor rukh just made (a pipe or socket end,

@@ -198,7 +198,11 @@ strdone:
 	jne	bad
 	movq	$0, (%rdi)		# argv's terminator when envc is 0, or envp's
 	movq	$0, 8(%rdi)		# envp's terminator
-	mov	$57, %eax		# fork
+	# vfork: the child runs in this memory, this process held until its
+	# exec (or exit), so no copy of the slot's pages is made and torn
+	# down per call. The child writes only REC and below the stack
+	# pointer, which this process sets afresh before it reads them.
+	mov	$58, %eax		# vfork
 	syscall
 	test	%rax, %rax
 	js	slotforkfailed
