@@ -416,6 +416,7 @@ func (s *session) confine(conf *Confine) (reason string) {
 	}
 	// An rlimit on processes is watched through the call's own /proc.
 	s.init.ownProc = grantsProc(conf) || conf.Processes > 0 && s.cgroup == nil
+	s.init.serve = s.r.Slots || slotsAlways // a warm confining init, where one can be
 	if err := s.init.confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil); err != nil {
 		if s.cgroup != nil {
 			s.cgroup.remove()

@@ -1,0 +1,156 @@
+//go:build linux && amd64 && !rukh_portable
+
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// resetWarm ends every idle warm init, so that a test counts its own.
+func resetWarm(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		warmPool.mu.Lock()
+		idle, filling := warmPool.idle, warmPool.filling
+		warmPool.idle = nil
+		warmPool.mu.Unlock()
+		for _, w := range idle {
+			w.timer.Stop()
+			w.drop()
+		}
+		if !filling || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitWarm waits until n warm inits are idle.
+func waitWarm(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		warmPool.mu.Lock()
+		got := len(warmPool.idle)
+		warmPool.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d warm confining inits became idle", n)
+}
+
+// TestWarmInitConfinesAsAFreshOne: a confined call of a serve process,
+// run by a warm init made ahead, reaches exactly what the same call under
+// a fresh init reaches: no network but its loopback, no read outside its
+// grants, no write outside its scratch directory, no descriptor beyond
+// stdio and the channel, PID 2 of a namespace of its own, the protocol's
+// environment, rukh's working directory; and the warm init it took is
+// gone with the call.
+func TestWarmInitConfinesAsAFreshOne(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("warm confining inits need rukh to run as root")
+	}
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	probe := func(serve bool) (map[string]any, string) {
+		t.Helper()
+		inv := confinedFake(t, "confined-probe", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		inv.Stdin = strings.NewReader("in")
+		r := fastRunner()
+		r.Slots = serve
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded {
+			t.Fatalf("confined probe (serve %v): %s %s\n%s", serve, res.Outcome, res.Reason, diag.String())
+		}
+		var out struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(res.CommandResult, &out); err != nil {
+			t.Fatalf("%s: %v", res.CommandResult, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out.Text), &m); err != nil {
+			t.Fatalf("%s: %v", out.Text, err)
+		}
+		return m, out.Text
+	}
+	fresh, freshText := probe(false)
+	want := map[string]any{"ifaces": []any{"lo"}, "readEtc": "refused", "writeOutside": "refused", "writeScratch": "ok", "pid": 2.0, "ppid": 1.0, "fds": nil}
+	for k, v := range want {
+		if b, _ := json.Marshal(fresh[k]); string(b) != func() string { w, _ := json.Marshal(v); return string(w) }() {
+			t.Fatalf("fresh init: %s is %s, want %v (%s)", k, b, v, freshText)
+		}
+	}
+	probe(true) // the first call of a serve process makes its own
+	waitWarm(t, warmSpares)
+	pids := warmInitPids()
+	warm, warmText := probe(true)
+	// The call took one (and its end started another).
+	if after := warmInitPids(); slices.ContainsFunc(pids, func(p int) bool { return !slices.Contains(after, p) }) == false {
+		t.Fatalf("the call took none of the warm inits %v (idle after: %v)", pids, after)
+	}
+	fresh["args"], warm["args"] = nil, nil // the fake's path differs per test dir
+	fb, _ := json.Marshal(fresh)
+	wb, _ := json.Marshal(warm)
+	if string(fb) != string(wb) {
+		t.Fatalf("a warm init's call reaches what a fresh one's does not:\nfresh %s\nwarm  %s\n(%s)", fb, wb, warmText)
+	}
+	wd, _ := os.Getwd()
+	if warm["cwd"] != wd {
+		t.Fatalf("warm init's program runs in %v, want rukh's %s", warm["cwd"], wd)
+	}
+	if warm["stdin"] != "[105 110] <nil>" {
+		t.Fatalf("warm init's program read stdin %v", warm["stdin"])
+	}
+}
+
+// warmInitPids are the pids of the idle warm inits.
+func warmInitPids() []int {
+	warmPool.mu.Lock()
+	defer warmPool.mu.Unlock()
+	var ps []int
+	for _, w := range warmPool.idle {
+		ps = append(ps, w.cmd.Process.Pid)
+	}
+	return ps
+}
+
+// TestWarmInitDroppedIdleIsNotUsed: a warm init that died while idle is
+// not sent a call; the call gets another and succeeds.
+func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("warm confining inits need rukh to run as root")
+	}
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	for i := range 2 {
+		refillWarm()
+		waitWarm(t, warmSpares)
+		warmPool.mu.Lock()
+		for _, w := range warmPool.idle {
+			w.cmd.Process.Kill()
+		}
+		warmPool.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		inv := confinedFake(t, "text", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			t.Fatalf("round %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+	}
+}
