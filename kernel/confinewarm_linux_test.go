@@ -3,11 +3,17 @@
 package kernel
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -152,5 +158,97 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
 			t.Fatalf("round %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
 		}
+	}
+}
+
+// warmServerArg runs this test binary as a serving rukh as root: warm
+// confining inits made ahead, then one confined call under one of them,
+// escape-hang, its stdout on ours.
+const warmServerArg = "rukh-test-warm-server"
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != warmServerArg {
+		return
+	}
+	exe, _ := os.Executable()
+	conf := benchTemplate
+	// /proc for os.Executable (and the call's own /proc, mounted by its
+	// init in a mount namespace of its own).
+	conf.Read = append(slices.Clip(conf.Read), "/proc")
+	conf.Write = append(slices.Clip(conf.Write), "/dev/null") // the escapees' stdin
+	for _, d := range []string{"/lib", "/lib64", "/usr"} {
+		if _, err := os.Stat(d); err == nil {
+			conf.Read = append(conf.Read, d)
+		}
+	}
+	refillWarm()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		warmPool.mu.Lock()
+		n := len(warmPool.idle)
+		warmPool.mu.Unlock()
+		if n == warmSpares {
+			break
+		}
+	}
+	r := NewRunner()
+	r.Slots = true
+	res := r.Invoke(context.Background(), &Invocation{
+		Command: &Command{ID: "fake.escape-hang", Path: []string{"fake", "escape-hang"},
+			Execute: Execute{Program: filepath.Base(exe), Args: []string{fakeArg, "escape-hang"}, Result: textDecl}},
+		Dir:     filepath.Dir(exe),
+		Request: Request{Command: "fake.escape-hang"},
+		Limits:  Limits{Timeout: time.Minute, Confine: &conf, Template: "t"},
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+	})
+	fmt.Fprintln(os.Stderr, res.Outcome, res.Reason)
+	os.Exit(3)
+}
+
+// TestWarmInitKill9: a kill -9 of a serving rukh takes its warm confining
+// inits with it, idle or running a call, and the call's whole tree: the
+// program and what it left in sessions of their own.
+func TestWarmInitKill9(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("warm confining inits need rukh to run as root")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(exe, warmServerArg)
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line == "" {
+		srv.Wait()
+		t.Fatalf("the served call did not start its escapees: %s", stderr.String())
+	}
+	set := map[int]bool{}
+	newTableIndex(plat.snapshot()).closure(set, srv.Process.Pid)
+	delete(set, srv.Process.Pid)
+	warmIdle := 0
+	for pid := range set {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), WarmArgv0+"\x00") {
+			warmIdle++
+		}
+	}
+	// The call's init, the program, its two escapees, and a warm init
+	// idle (the one left of the two made ahead, or its refill).
+	if len(set) < 5 || warmIdle < 1 {
+		t.Fatalf("the server's tree is %v (%d warm inits idle), want the call's init, the program, two escapees and an idle warm init", set, warmIdle)
+	}
+	srv.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
+	for pid := range set {
+		waitGone(t, pid)
 	}
 }
