@@ -31,12 +31,12 @@ import (
 // and a PID namespace holds nothing of any other call.
 //
 // What a fresh init guarantees holds before the call as after: the init
-// gets SIGKILL when rukh dies (it is started from one locked thread that
-// never exits, as the slots are) and its namespace dies with it; it is a
-// registered leader, whose process group a stop signals and kills; and
-// until its message comes it holds nothing of any call. One that died
-// idle, or whose start cannot be sent, is dropped, and the call gets
-// another, started on its path.
+// gets SIGKILL when rukh dies (no thread of rukh's that starts a process
+// ever ends, so the signal comes with rukh's death alone) and its
+// namespace dies with it; it is a registered leader, whose process group
+// a stop signals and kills; and until its message comes it holds nothing
+// of any call. One that died idle, or whose start cannot be sent, is
+// dropped, and the call gets another, started on its path.
 type warmInit struct {
 	cmd  *exec.Cmd
 	t    *tracked
@@ -75,39 +75,9 @@ func warmConfines() bool {
 	return os.Geteuid() == 0 && !without()["confine-warm"]
 }
 
-// The warm inits' spawning thread: a child's parent-death signal comes
-// when the thread that started it exits, so they are started from one
-// locked OS thread that never exits.
-var warmSpawner struct {
-	once sync.Once
-	req  chan chan warmSpawned
-}
-
-type warmSpawned struct {
-	w   *warmInit
-	err error
-}
-
-func spawnWarm() (*warmInit, error) {
-	warmSpawner.once.Do(func() {
-		warmSpawner.req = make(chan chan warmSpawned)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as rukh
-			for reply := range warmSpawner.req {
-				w, err := spawnWarmHere()
-				reply <- warmSpawned{w, err}
-			}
-		}()
-	})
-	reply := make(chan warmSpawned, 1)
-	warmSpawner.req <- reply
-	r := <-reply
-	return r.w, r.err
-}
-
-// spawnWarmHere starts a warm init as a confined call's start would start
+// spawnWarm starts a warm init as a confined call's start would start
 // a fresh one, but for the namespaces its steps make.
-func spawnWarmHere() (*warmInit, error) {
+func spawnWarm() (*warmInit, error) {
 	path, err := confiningInitPath()
 	if err != nil {
 		return nil, err

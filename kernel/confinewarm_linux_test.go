@@ -143,12 +143,10 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	for i := range 2 {
 		refillWarm()
 		waitWarm(t, warmSpares)
-		warmPool.mu.Lock()
-		for _, w := range warmPool.idle {
-			w.cmd.Process.Kill()
+		for _, pid := range warmInitPids() {
+			syscall.Kill(pid, syscall.SIGKILL)
+			waitGone(t, pid)
 		}
-		warmPool.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
 		inv := confinedFake(t, "text", benchTemplate)
 		diag := NewDiagnostics(4096)
 		inv.Stdout, inv.Stderr = diag, diag
@@ -171,11 +169,12 @@ func init() {
 		return
 	}
 	exe, _ := os.Executable()
-	conf := benchTemplate
+	// No scratch directory: the killed server would leave it for a sweep.
+	conf := Confine{Network: NetworkNone, Read: []string{PathRelease}}
 	// /proc for os.Executable (and the call's own /proc, mounted by its
 	// init in a mount namespace of its own).
-	conf.Read = append(slices.Clip(conf.Read), "/proc")
-	conf.Write = append(slices.Clip(conf.Write), "/dev/null") // the escapees' stdin
+	conf.Read = append(conf.Read, "/proc")
+	conf.Write = append(conf.Write, "/dev/null") // the escapees' stdin
 	for _, d := range []string{"/lib", "/lib64", "/usr"} {
 		if _, err := os.Stat(d); err == nil {
 			conf.Read = append(conf.Read, d)
