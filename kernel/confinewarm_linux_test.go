@@ -251,3 +251,43 @@ func TestWarmInitKill9(t *testing.T) {
 		waitGone(t, pid)
 	}
 }
+
+// TestWarmInitTemplates: templates whose steps differ (a pids cgroup on
+// its own descriptor, a /proc of the call's own in a mount namespace,
+// network host) run under warm inits as under fresh ones.
+func TestWarmInitTemplates(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("warm confining inits need rukh to run as root")
+	}
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	refillWarm()
+	waitWarm(t, warmSpares)
+	for _, tt := range []struct {
+		name string
+		conf Confine
+	}{
+		{"processes", Confine{Network: NetworkNone, Read: []string{PathRelease}, Processes: 8}},
+		{"own /proc", Confine{Network: NetworkNone, Read: []string{PathRelease, "/proc"}}},
+		{"network host", Confine{Read: []string{PathRelease}, Write: []string{PathScratch}}},
+	} {
+		before := warmInitPids()
+		inv := confinedFake(t, "text", tt.conf)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			if tt.conf.Processes > 0 && strings.Contains(res.Reason, "pids cgroup") {
+				t.Logf("%s: no pids cgroup here: %s", tt.name, res.Reason)
+				continue
+			}
+			t.Fatalf("%s: %s %s %s\n%s", tt.name, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+		if after := warmInitPids(); len(before) > 0 && slices.Contains(after, before[len(before)-1]) {
+			t.Fatalf("%s: the call did not take the warm init %d", tt.name, before[len(before)-1])
+		}
+		waitWarm(t, warmSpares)
+	}
+}
