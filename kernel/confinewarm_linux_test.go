@@ -291,3 +291,35 @@ func TestWarmInitTemplates(t *testing.T) {
 		waitWarm(t, warmSpares)
 	}
 }
+
+// TestWarmInitStop: a confined call under a warm init is stopped as under
+// a fresh one: past its deadline, the program that ignores SIGTERM is
+// killed with its init, and the call ends cancelled in time.
+func TestWarmInitStop(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("warm confining inits need rukh to run as root")
+	}
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	refillWarm()
+	waitWarm(t, warmSpares)
+	for _, behaviour := range []string{"hang", "ignore-term"} {
+		before := warmInitPids()
+		inv := confinedFake(t, behaviour, benchTemplate)
+		inv.Limits.Timeout = 300 * time.Millisecond
+		r := fastRunner()
+		r.Slots = true
+		start := time.Now()
+		res := r.Invoke(context.Background(), inv)
+		took := time.Since(start)
+		if res.Outcome != Cancelled || res.Reason != "deadline exceeded" || took > stopBound {
+			t.Errorf("%s: got %s %q after %v, want cancelled %q within %v", behaviour, res.Outcome, res.Reason, took, "deadline exceeded", stopBound)
+		}
+		if after := warmInitPids(); slices.Contains(after, before[len(before)-1]) {
+			t.Fatalf("%s: the call did not take the warm init %d", behaviour, before[len(before)-1])
+		} else {
+			waitGone(t, before[len(before)-1])
+		}
+		waitWarm(t, warmSpares)
+	}
+}
