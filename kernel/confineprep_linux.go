@@ -301,7 +301,7 @@ func prepare(spec InitSpec, warm bool) (*prepared, error) {
 	var cwd string
 	if warm {
 		// Where a fresh init would start: rukh's working directory now.
-		if cwd, err = os.Getwd(); err != nil {
+		if cwd, err = unix.Getwd(); err != nil {
 			p.close()
 			return nil, err
 		}
