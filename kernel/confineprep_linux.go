@@ -47,9 +47,10 @@ type prepared struct {
 	// warm: the steps are for a warm init (confinewarm_linux.go), which
 	// receives the call's descriptors (recvFDs: what they become) and,
 	// at execAt, the exec block that warmMessage appends.
-	warm    bool
-	recvFDs []int
-	execAt  int
+	warm     bool
+	warmKind int
+	recvFDs  []int
+	execAt   int
 }
 
 // InitNetNSFD is the network namespace the machine-code init enters.
@@ -79,7 +80,7 @@ func (p *prepared) close() {
 		p.netNS, p.pooled = nil, false
 	}
 	if p.warm {
-		refillWarm() // the next calls' warm inits, made as this one ends
+		refillWarm(p.warmKind) // the next calls' warm inits, made as this one ends
 	}
 }
 
@@ -269,8 +270,7 @@ func procPath(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/pro
 // prepare makes spec's steps, in the Go init's order (package confine):
 // mounts and the loopback need the capabilities the init drops last;
 // the limits are the program's, set between its fork and its exec. warm
-// makes them for a warm init (which rukh must be root for: the init then
-// makes every namespace but its PID namespace itself).
+// makes them for a warm init (confinewarm_linux.go) of the call's kind.
 func prepare(spec InitSpec, warm bool) (*prepared, error) {
 	c := spec.Confine
 	if err := ValidateConfine(c); err != nil {
@@ -290,11 +290,7 @@ func prepare(spec InitSpec, warm bool) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc, warm: warm}
-	if warm && !p.userNS {
-		p.close()
-		return nil, errors.New("a warm confining init needs rukh to run as root")
-	}
+	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc, warm: warm, warmKind: warmKind(c)}
 	if p.userNS && c.Network == NetworkNone {
 		p.netNS, p.pooled = takeNetNS(), true
 	}
@@ -358,9 +354,9 @@ func prepare(spec InitSpec, warm bool) (*prepared, error) {
 		l.add("closing the network namespace's descriptor", unix.SYS_CLOSE, fd(InitNetNSFD))
 	} else if c.Network == NetworkNone {
 		const words = "bringing up the loopback"
-		if warm {
-			// A fresh init gets it at its start; a warm one started in
-			// none but its PID namespace.
+		if warm && p.userNS {
+			// A fresh init gets it at its start; a warm one as root
+			// started in none but its PID namespace.
 			l.add("making the call's network namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWNET))
 		}
 		ifr := make([]byte, unix.IFNAMSIZ+24)

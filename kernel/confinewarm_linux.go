@@ -17,10 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Warm confining inits. A serving rukh, as root, starts the machine-code
-// confining init ahead of a confined call: in a PID namespace of its own
-// (the one namespace the start gives it; its steps make the others), as
-// WarmArgv0, with nothing to run. It waits on InitReportFD, a
+// Warm confining inits. A serving rukh starts the machine-code confining
+// init ahead of a confined call, in the namespaces a fresh start would
+// give it but for those its steps make (as root: a PID namespace alone),
+// as WarmArgv0, with nothing to run. It waits on InitReportFD, a
 // SOCK_SEQPACKET socket, for one message: the call's steps, its
 // descriptors (SCM_RIGHTS) and its program's path, arguments and
 // environment. From there it is the init a fresh start would have made,
@@ -60,24 +60,42 @@ const (
 	warmRetryAfter = time.Second
 )
 
+// The kinds of warm init, by the namespaces their start gives them. As
+// root the init makes all but its PID namespace itself, so one kind serves
+// every call; otherwise its start gives it its user namespace, and its
+// network namespace under "network none".
+const (
+	warmAsRoot = iota
+	warmNetHost
+	warmNetNone
+	warmKinds
+)
+
 var warmPool struct {
 	mu      sync.Mutex
-	idle    []*warmInit
-	filling bool
+	idle    [warmKinds][]*warmInit
+	filling [warmKinds]bool
 	retryAt time.Time
 }
 
 // warmConfines reports whether a confined call of a serve process gets a
-// warm init: rukh is root (the init then makes its user, mount and network
-// namespaces itself, so every call's start is the same) and
-// RUKH_WITHOUT does not list confine-warm.
-func warmConfines() bool {
-	return os.Geteuid() == 0 && !without()["confine-warm"]
+// warm init: RUKH_WITHOUT does not list confine-warm.
+func warmConfines() bool { return !without()["confine-warm"] }
+
+// warmKind is the kind of warm init a call under conf takes.
+func warmKind(conf Confine) int {
+	switch {
+	case os.Geteuid() == 0:
+		return warmAsRoot
+	case conf.Network == NetworkNone:
+		return warmNetNone
+	}
+	return warmNetHost
 }
 
-// spawnWarm starts a warm init as a confined call's start would start
-// a fresh one, but for the namespaces its steps make.
-func spawnWarm() (*warmInit, error) {
+// spawnWarm starts a warm init of kind as a confined call's start would
+// start a fresh one, but for the namespaces its steps make.
+func spawnWarm(kind int) (*warmInit, error) {
 	path, err := confiningInitPath()
 	if err != nil {
 		return nil, err
@@ -90,8 +108,14 @@ func spawnWarm() (*warmInit, error) {
 	child := os.NewFile(uintptr(fds[1]), "rukh-init-report-child")
 	defer child.Close()
 	own := !noControllingTerminal()
-	a := &syscall.SysProcAttr{Setsid: own, Setpgid: !own, Cloneflags: syscall.CLONE_NEWPID}
+	a := &syscall.SysProcAttr{Setsid: own, Setpgid: !own}
 	plat.procAttr(a)
+	if kind == warmAsRoot {
+		a.Cloneflags = syscall.CLONE_NEWPID
+	} else {
+		// As a fresh start: its mount namespace its steps make.
+		containAttr(a, kind == warmNetNone, true, false)
+	}
 	cmd := &exec.Cmd{Path: path, Args: []string{WarmArgv0}, Env: []string{}, ExtraFiles: []*os.File{nil, child}, SysProcAttr: a}
 	if f := nullDevice(os.O_RDONLY); f != nil {
 		cmd.Stdin = f
@@ -131,18 +155,19 @@ func (w *warmInit) healthy() bool {
 	return ok
 }
 
-// takeWarm is an idle warm init that can serve a call now, or a new one.
-func takeWarm() (*warmInit, error) {
+// takeWarm is an idle warm init of kind that can serve a call now, or a
+// new one.
+func takeWarm(kind int) (*warmInit, error) {
 	own := !noControllingTerminal()
 	for {
 		warmPool.mu.Lock()
 		var w *warmInit
-		if n := len(warmPool.idle); n > 0 {
-			w, warmPool.idle = warmPool.idle[n-1], warmPool.idle[:n-1]
+		if n := len(warmPool.idle[kind]); n > 0 {
+			w, warmPool.idle[kind] = warmPool.idle[kind][n-1], warmPool.idle[kind][:n-1]
 		}
 		warmPool.mu.Unlock()
 		if w == nil {
-			return spawnWarm()
+			return spawnWarm(kind)
 		}
 		w.timer.Stop()
 		if w.own == own && w.healthy() {
@@ -152,31 +177,31 @@ func takeWarm() (*warmInit, error) {
 	}
 }
 
-// refillWarm makes the spares of the next calls, off any call's path: it
-// is called as a call ends.
-func refillWarm() {
+// refillWarm makes the spares of kind for the next calls, off any call's
+// path: it is called as a call ends.
+func refillWarm(kind int) {
 	warmPool.mu.Lock()
-	start := !warmPool.filling && len(warmPool.idle) < warmSpares && !time.Now().Before(warmPool.retryAt)
-	warmPool.filling = warmPool.filling || start
+	start := !warmPool.filling[kind] && len(warmPool.idle[kind]) < warmSpares && !time.Now().Before(warmPool.retryAt)
+	warmPool.filling[kind] = warmPool.filling[kind] || start
 	warmPool.mu.Unlock()
 	if !start {
 		return
 	}
 	go func() {
 		for {
-			w, err := spawnWarm()
+			w, err := spawnWarm(kind)
 			warmPool.mu.Lock()
 			if err != nil {
 				warmPool.retryAt = time.Now().Add(warmRetryAfter)
-				warmPool.filling = false
+				warmPool.filling[kind] = false
 				warmPool.mu.Unlock()
 				slotLog("cannot start a warm confining init (confined calls start their own meanwhile): %v", err)
 				return
 			}
-			warmPool.idle = append(warmPool.idle, w)
-			w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(w) })
-			more := len(warmPool.idle) < warmSpares
-			warmPool.filling = more
+			warmPool.idle[kind] = append(warmPool.idle[kind], w)
+			w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(kind, w) })
+			more := len(warmPool.idle[kind]) < warmSpares
+			warmPool.filling[kind] = more
 			warmPool.mu.Unlock()
 			if !more {
 				return
@@ -185,17 +210,17 @@ func refillWarm() {
 	}()
 }
 
-// expireWarm ends w if it is still idle.
-func expireWarm(w *warmInit) {
+// expireWarm ends w, of kind, if it is still idle.
+func expireWarm(kind int, w *warmInit) {
 	warmPool.mu.Lock()
 	i := -1
-	for j, x := range warmPool.idle {
+	for j, x := range warmPool.idle[kind] {
 		if x == w {
 			i = j
 		}
 	}
 	if i >= 0 {
-		warmPool.idle = append(warmPool.idle[:i], warmPool.idle[i+1:]...)
+		warmPool.idle[kind] = append(warmPool.idle[kind][:i], warmPool.idle[kind][i+1:]...)
 	}
 	warmPool.mu.Unlock()
 	if i >= 0 {
@@ -276,7 +301,7 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 	}
 	oob := unix.UnixRights(fds...)
 	for range 2 {
-		w, err := takeWarm()
+		w, err := takeWarm(p.warmKind)
 		if err != nil {
 			return nil, cmd, err
 		}

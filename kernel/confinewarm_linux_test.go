@@ -24,8 +24,13 @@ func resetWarm(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		warmPool.mu.Lock()
-		idle, filling := warmPool.idle, warmPool.filling
-		warmPool.idle = nil
+		var idle []*warmInit
+		filling := false
+		for k := range warmKinds {
+			idle = append(idle, warmPool.idle[k]...)
+			warmPool.idle[k] = nil
+			filling = filling || warmPool.filling[k]
+		}
 		warmPool.mu.Unlock()
 		for _, w := range idle {
 			w.timer.Stop()
@@ -38,13 +43,13 @@ func resetWarm(t *testing.T) {
 	}
 }
 
-// waitWarm waits until n warm inits are idle.
-func waitWarm(t *testing.T, n int) {
+// waitWarm waits until n warm inits of kind are idle.
+func waitWarm(t *testing.T, kind, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		warmPool.mu.Lock()
-		got := len(warmPool.idle)
+		got := len(warmPool.idle[kind])
 		warmPool.mu.Unlock()
 		if got >= n {
 			return
@@ -63,8 +68,9 @@ func waitWarm(t *testing.T, n int) {
 // gone with the call.
 func TestWarmInitConfinesAsAFreshOne(t *testing.T) {
 	if !warmConfines() {
-		t.Skip("warm confining inits need rukh to run as root")
+		t.Skip("no warm confining inits here")
 	}
+	kind := warmKind(benchTemplate)
 	resetWarm(t)
 	t.Cleanup(func() { resetWarm(t) })
 	probe := func(serve bool) (map[string]any, string) {
@@ -99,11 +105,11 @@ func TestWarmInitConfinesAsAFreshOne(t *testing.T) {
 		}
 	}
 	probe(true) // the first call of a serve process makes its own
-	waitWarm(t, warmSpares)
-	pids := warmInitPids()
+	waitWarm(t, kind, warmSpares)
+	pids := warmInitPids(kind)
 	warm, warmText := probe(true)
 	// The call took one (and its end started another).
-	if after := warmInitPids(); slices.ContainsFunc(pids, func(p int) bool { return !slices.Contains(after, p) }) == false {
+	if after := warmInitPids(kind); slices.ContainsFunc(pids, func(p int) bool { return !slices.Contains(after, p) }) == false {
 		t.Fatalf("the call took none of the warm inits %v (idle after: %v)", pids, after)
 	}
 	fresh["args"], warm["args"] = nil, nil // the fake's path differs per test dir
@@ -121,12 +127,12 @@ func TestWarmInitConfinesAsAFreshOne(t *testing.T) {
 	}
 }
 
-// warmInitPids are the pids of the idle warm inits.
-func warmInitPids() []int {
+// warmInitPids are the pids of the idle warm inits of kind.
+func warmInitPids(kind int) []int {
 	warmPool.mu.Lock()
 	defer warmPool.mu.Unlock()
 	var ps []int
-	for _, w := range warmPool.idle {
+	for _, w := range warmPool.idle[kind] {
 		ps = append(ps, w.cmd.Process.Pid)
 	}
 	return ps
@@ -136,14 +142,15 @@ func warmInitPids() []int {
 // not sent a call; the call gets another and succeeds.
 func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	if !warmConfines() {
-		t.Skip("warm confining inits need rukh to run as root")
+		t.Skip("no warm confining inits here")
 	}
+	kind := warmKind(benchTemplate)
 	resetWarm(t)
 	t.Cleanup(func() { resetWarm(t) })
 	for i := range 2 {
-		refillWarm()
-		waitWarm(t, warmSpares)
-		for _, pid := range warmInitPids() {
+		refillWarm(kind)
+		waitWarm(t, kind, warmSpares)
+		for _, pid := range warmInitPids(kind) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			waitGone(t, pid)
 		}
@@ -159,7 +166,7 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	}
 }
 
-// warmServerArg runs this test binary as a serving rukh as root: warm
+// warmServerArg runs this test binary as a serving rukh: warm
 // confining inits made ahead, then one confined call under one of them,
 // escape-hang, its stdout on ours.
 const warmServerArg = "rukh-test-warm-server"
@@ -180,10 +187,11 @@ func init() {
 			conf.Read = append(conf.Read, d)
 		}
 	}
-	refillWarm()
+	kind := warmKind(conf)
+	refillWarm(kind)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		warmPool.mu.Lock()
-		n := len(warmPool.idle)
+		n := len(warmPool.idle[kind])
 		warmPool.mu.Unlock()
 		if n == warmSpares {
 			break
@@ -209,7 +217,7 @@ func init() {
 // program and what it left in sessions of their own.
 func TestWarmInitKill9(t *testing.T) {
 	if !warmConfines() {
-		t.Skip("warm confining inits need rukh to run as root")
+		t.Skip("no warm confining inits here")
 	}
 	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
 	exe, err := os.Executable()
@@ -257,12 +265,10 @@ func TestWarmInitKill9(t *testing.T) {
 // network host) run under warm inits as under fresh ones.
 func TestWarmInitTemplates(t *testing.T) {
 	if !warmConfines() {
-		t.Skip("warm confining inits need rukh to run as root")
+		t.Skip("no warm confining inits here")
 	}
 	resetWarm(t)
 	t.Cleanup(func() { resetWarm(t) })
-	refillWarm()
-	waitWarm(t, warmSpares)
 	for _, tt := range []struct {
 		name string
 		conf Confine
@@ -271,7 +277,13 @@ func TestWarmInitTemplates(t *testing.T) {
 		{"own /proc", Confine{Network: NetworkNone, Read: []string{PathRelease, "/proc"}}},
 		{"network host", Confine{Read: []string{PathRelease}, Write: []string{PathScratch}}},
 	} {
-		before := warmInitPids()
+		if tt.conf.Processes > 0 && os.Getuid() != 0 {
+			continue // rukh's own init watches processes, without a pids cgroup
+		}
+		kind := warmKind(tt.conf)
+		refillWarm(kind)
+		waitWarm(t, kind, warmSpares)
+		before := warmInitPids(kind)
 		inv := confinedFake(t, "text", tt.conf)
 		diag := NewDiagnostics(4096)
 		inv.Stdout, inv.Stderr = diag, diag
@@ -285,10 +297,10 @@ func TestWarmInitTemplates(t *testing.T) {
 			}
 			t.Fatalf("%s: %s %s %s\n%s", tt.name, res.Outcome, res.Reason, res.CommandResult, diag.String())
 		}
-		if after := warmInitPids(); len(before) > 0 && slices.Contains(after, before[len(before)-1]) {
+		if after := warmInitPids(kind); len(before) > 0 && slices.Contains(after, before[len(before)-1]) {
 			t.Fatalf("%s: the call did not take the warm init %d", tt.name, before[len(before)-1])
 		}
-		waitWarm(t, warmSpares)
+		waitWarm(t, kind, warmSpares)
 	}
 }
 
@@ -297,14 +309,15 @@ func TestWarmInitTemplates(t *testing.T) {
 // killed with its init, and the call ends cancelled in time.
 func TestWarmInitStop(t *testing.T) {
 	if !warmConfines() {
-		t.Skip("warm confining inits need rukh to run as root")
+		t.Skip("no warm confining inits here")
 	}
+	kind := warmKind(benchTemplate)
 	resetWarm(t)
 	t.Cleanup(func() { resetWarm(t) })
-	refillWarm()
-	waitWarm(t, warmSpares)
+	refillWarm(kind)
+	waitWarm(t, kind, warmSpares)
 	for _, behaviour := range []string{"hang", "ignore-term"} {
-		before := warmInitPids()
+		before := warmInitPids(kind)
 		inv := confinedFake(t, behaviour, benchTemplate)
 		inv.Limits.Timeout = 300 * time.Millisecond
 		r := fastRunner()
@@ -315,11 +328,11 @@ func TestWarmInitStop(t *testing.T) {
 		if res.Outcome != Cancelled || res.Reason != "deadline exceeded" || took > stopBound {
 			t.Errorf("%s: got %s %q after %v, want cancelled %q within %v", behaviour, res.Outcome, res.Reason, took, "deadline exceeded", stopBound)
 		}
-		if after := warmInitPids(); slices.Contains(after, before[len(before)-1]) {
+		if after := warmInitPids(kind); slices.Contains(after, before[len(before)-1]) {
 			t.Fatalf("%s: the call did not take the warm init %d", behaviour, before[len(before)-1])
 		} else {
 			waitGone(t, before[len(before)-1])
 		}
-		waitWarm(t, warmSpares)
+		waitWarm(t, kind, warmSpares)
 	}
 }
