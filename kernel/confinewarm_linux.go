@@ -187,7 +187,7 @@ func refillWarm(kind int) {
 	if !start {
 		return
 	}
-	go func() {
+	afterReply(func() {
 		for {
 			w, err := spawnWarm(kind)
 			warmPool.mu.Lock()
@@ -207,7 +207,7 @@ func refillWarm(kind int) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 // expireWarm ends w, of kind, if it is still idle.

@@ -73,7 +73,7 @@ func doneNetNS(f *os.File) {
 		retireNetNS(f)
 	}
 	if netPool.calls.Load() > 1 && time.Now().UnixNano() >= netPool.retryAt.Load() && netPool.filling.CompareAndSwap(false, true) {
-		go fillNetNS()
+		afterReply(fillNetNS)
 	}
 }
 

@@ -85,6 +85,6 @@ func removeScratch(dir string) {
 		os.RemoveAll(dir)
 	}
 	if scratchPool.calls.Load() > 1 && scratchPool.filling.CompareAndSwap(false, true) {
-		go fillScratch()
+		afterReply(fillScratch)
 	}
 }
