@@ -178,7 +178,8 @@ func takeWarm(kind int) (*warmInit, error) {
 }
 
 // refillWarm makes the spares of kind for the next calls, off any call's
-// path: it is called as a call ends.
+// path: it is called as a call ends, and makes them once its reply has
+// gone (afterReply).
 func refillWarm(kind int) {
 	warmPool.mu.Lock()
 	start := !warmPool.filling[kind] && len(warmPool.idle[kind]) < warmSpares && !time.Now().Before(warmPool.retryAt)
