@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,6 +77,7 @@ var warmPool struct {
 	idle    [warmKinds][]*warmInit
 	filling [warmKinds]bool
 	retryAt time.Time
+	spawned atomic.Int64 // warm inits started, for the tests
 }
 
 // warmConfines reports whether a confined call of a serve process gets a
@@ -128,6 +130,7 @@ func spawnWarm(kind int) (*warmInit, error) {
 		conn.Close()
 		return nil, err
 	}
+	warmPool.spawned.Add(1)
 	return &warmInit{cmd: cmd, t: t, conn: conn, own: own}, nil
 }
 
@@ -156,7 +159,8 @@ func (w *warmInit) healthy() bool {
 }
 
 // takeWarm is an idle warm init of kind that can serve a call now, or a
-// new one.
+// new one; none for a while after one could not be started (the call
+// then starts a fresh init).
 func takeWarm(kind int) (*warmInit, error) {
 	own := !noControllingTerminal()
 	for {
@@ -165,9 +169,19 @@ func takeWarm(kind int) (*warmInit, error) {
 		if n := len(warmPool.idle[kind]); n > 0 {
 			w, warmPool.idle[kind] = warmPool.idle[kind][n-1], warmPool.idle[kind][:n-1]
 		}
+		backoff := time.Now().Before(warmPool.retryAt)
 		warmPool.mu.Unlock()
+		if w == nil && backoff {
+			return nil, errors.New("the last warm confining init could not be started")
+		}
 		if w == nil {
-			return spawnWarm(kind)
+			w, err := spawnWarm(kind)
+			if err != nil {
+				warmPool.mu.Lock()
+				warmPool.retryAt = time.Now().Add(warmRetryAfter)
+				warmPool.mu.Unlock()
+			}
+			return w, err
 		}
 		w.timer.Stop()
 		if w.own == own && w.healthy() {

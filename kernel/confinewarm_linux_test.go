@@ -336,3 +336,35 @@ func TestWarmInitStop(t *testing.T) {
 		waitWarm(t, kind, warmSpares)
 	}
 }
+
+// TestWarmInitBackoff: while warm inits cannot be started, a confined
+// call starts a fresh init (and succeeds), and none is tried meanwhile.
+func TestWarmInitBackoff(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	warmPool.mu.Lock()
+	warmPool.retryAt = time.Now().Add(time.Minute)
+	warmPool.mu.Unlock()
+	spawned := warmPool.spawned.Load()
+	inv := confinedFake(t, "text", benchTemplate)
+	diag := NewDiagnostics(4096)
+	inv.Stdout, inv.Stderr = diag, diag
+	r := fastRunner()
+	r.Slots = true
+	if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+		t.Fatalf("%s %s %s\n%s", res.Outcome, res.Reason, res.CommandResult, diag.String())
+	}
+	time.Sleep(50 * time.Millisecond) // past the spares' delay
+	if n := warmPool.spawned.Load() - spawned; n > 0 || len(warmInitPids(kind)) > 0 {
+		t.Fatalf("%d warm inits started while starting them was backed off", n)
+	}
+}
