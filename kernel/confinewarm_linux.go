@@ -48,9 +48,6 @@ type warmInit struct {
 	timer *time.Timer // ends it when idle too long
 }
 
-// WarmArgv0 starts the machine-code confining init warm.
-const WarmArgv0 = "rukh-confine-warm"
-
 const (
 	// warmSpares bounds the warm inits kept ready: the next call's, and
 	// one for a call beside it.

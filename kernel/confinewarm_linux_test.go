@@ -368,3 +368,21 @@ func TestWarmInitBackoff(t *testing.T) {
 		t.Fatalf("%d warm inits started while starting them was backed off", n)
 	}
 }
+
+// TestWarmArgv0MatchesTheInit: the machine-code init knows it was started
+// warm by four bytes of its argv[0], at the offset its source compares.
+func TestWarmArgv0MatchesTheInit(t *testing.T) {
+	src, err := os.ReadFile("../scripts/init/confine_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const off = 13
+	word := uint32(WarmArgv0[off]) | uint32(WarmArgv0[off+1])<<8 | uint32(WarmArgv0[off+2])<<16 | uint32(WarmArgv0[off+3])<<24
+	want := fmt.Sprintf("cmpl\t$0x%x, %d(%%rax)", word, off)
+	if !strings.Contains(string(src), want) {
+		t.Fatalf("confine_amd64.s does not compare %q of %s (%s)", WarmArgv0[off:off+4], WarmArgv0, want)
+	}
+	if strings.HasPrefix(InitMachineArgv0[off:], WarmArgv0[off:off+4]) {
+		t.Fatalf("%s and %s do not differ where the init looks", InitMachineArgv0, WarmArgv0)
+	}
+}
