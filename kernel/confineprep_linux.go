@@ -44,6 +44,13 @@ type prepared struct {
 	pooled bool
 	// ownNS: the init makes the call's mount namespace itself.
 	ownNS bool
+	// warm: the steps are for a warm init (confinewarm_linux.go), which
+	// receives the call's descriptors (recvFDs: what they become) and,
+	// at execAt, the exec block that warmMessage appends.
+	warm     bool
+	warmKind int
+	recvFDs  []int
+	execAt   int
 }
 
 // InitNetNSFD is the network namespace the machine-code init enters.
@@ -72,6 +79,9 @@ func (p *prepared) close() {
 		doneNetNS(p.netNS)
 		p.netNS, p.pooled = nil, false
 	}
+	if p.warm {
+		refillWarm(p.warmKind) // the next calls' warm inits, made as this one ends
+	}
 }
 
 // stepArg is an argument of a step: as is, an offset into the steps'
@@ -85,6 +95,7 @@ func imm(v uint64) stepArg   { return stepArg{v, 0} }
 func at(off int) stepArg     { return stepArg{uint64(off), 1} }
 func result(k int) stepArg   { return stepArg{uint64(k), 2} }
 func fd(n int) stepArg       { return imm(uint64(n)) }
+func recvd(k int) stepArg    { return stepArg{uint64(k), 3} }
 func bits(n uintptr) stepArg { return imm(uint64(n)) }
 
 // Pseudo-calls of a step, made by the init itself.
@@ -92,6 +103,7 @@ const (
 	stepStore  = 0xffff // *arg0 = arg1
 	stepOr     = 0xfffe // *arg0 |= arg1
 	stepExpect = 0xfffd // fail (errno 0) unless arg0 == arg1
+	stepExec   = 0xfffc // the exec block at offset arg0 is the program's argv and envp
 )
 
 // The step numbers of a ReportStep for steps the init could not read.
@@ -257,8 +269,9 @@ func procPath(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/pro
 
 // prepare makes spec's steps, in the Go init's order (package confine):
 // mounts and the loopback need the capabilities the init drops last;
-// the limits are the program's, set between its fork and its exec.
-func prepare(spec InitSpec) (*prepared, error) {
+// the limits are the program's, set between its fork and its exec. warm
+// makes them for a warm init (confinewarm_linux.go) of the call's kind.
+func prepare(spec InitSpec, warm bool) (*prepared, error) {
 	c := spec.Confine
 	if err := ValidateConfine(c); err != nil {
 		return nil, err
@@ -277,7 +290,18 @@ func prepare(spec InitSpec) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc}
+	p := &prepared{ruleset: os.NewFile(uintptr(rfd), "rukh-landlock-ruleset"), userNS: os.Geteuid() == 0, ownNS: spec.OwnProc, warm: warm, warmKind: warmKind(c)}
+	if p.userNS && c.Network == NetworkNone {
+		p.netNS, p.pooled = takeNetNS(), true
+	}
+	var cwd string
+	if warm {
+		// Where a fresh init would start: rukh's working directory now.
+		if cwd, err = unix.Getwd(); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
 	// Room for a typical template's steps, grown only for a larger one.
 	const stepsRoom, dataRoom = 96, 4096
 	l := stepList{nr: make([]uint16, 0, stepsRoom), args: make([][6]stepArg, 0, stepsRoom), child: make([]bool, 0, stepsRoom), words: make([]string, 0, stepsRoom), data: make([]byte, 0, dataRoom)}
@@ -286,7 +310,34 @@ func prepare(spec InitSpec) (*prepared, error) {
 	pid := l.add("getpid", unix.SYS_GETPID)
 	l.add("rukh's init is not PID 1 of its own PID namespace, and refuses to touch the host's mounts", stepExpect, result(pid), imm(1))
 	l.add("fcntl on the report descriptor", unix.SYS_FCNTL, fd(InitReportFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
-	l.add("closing the steps' descriptor", unix.SYS_CLOSE, fd(InitSpecFD))
+	execStep := -1
+	if warm {
+		// The call's descriptors, received wherever the kernel put them,
+		// go where a fresh init has them: moved above every one first, so
+		// that none is overwritten before it moved.
+		p.recvFDs = append(p.recvFDs, 0, 1, 2, ChannelFD)
+		if spec.ProcessesCgroup {
+			p.recvFDs = append(p.recvFDs, InitCgroupFD)
+		}
+		p.recvFDs = append(p.recvFDs, InitRulesetFD)
+		if p.netNS != nil {
+			p.recvFDs = append(p.recvFDs, InitNetNSFD)
+		}
+		const words = "placing the call's descriptors"
+		high := make([]int, len(p.recvFDs))
+		for k := range p.recvFDs {
+			high[k] = l.add(words, unix.SYS_FCNTL, recvd(k), bits(unix.F_DUPFD_CLOEXEC), imm(64))
+			l.add(words, unix.SYS_CLOSE, recvd(k))
+		}
+		for k, to := range p.recvFDs {
+			l.add(words, unix.SYS_DUP3, result(high[k]), fd(to), imm(0))
+			l.add(words, unix.SYS_CLOSE, result(high[k]))
+		}
+		l.add("changing to rukh's working directory", unix.SYS_CHDIR, at(l.str(cwd)))
+		execStep = l.add("reading the program's arguments and environment", stepExec, imm(0))
+	} else {
+		l.add("closing the steps' descriptor", unix.SYS_CLOSE, fd(InitSpecFD))
+	}
 	if spec.ProcessesCgroup {
 		l.add("fcntl on the cgroup descriptor", unix.SYS_FCNTL, fd(InitCgroupFD), bits(unix.F_SETFD), bits(unix.FD_CLOEXEC))
 	}
@@ -298,14 +349,16 @@ func prepare(spec InitSpec) (*prepared, error) {
 		l.add("making / private in the invocation's mount namespace", unix.SYS_MOUNT, at(empty), at(root), at(empty), bits(unix.MS_REC|unix.MS_PRIVATE), at(empty))
 		l.add("mounting the invocation's /proc", unix.SYS_MOUNT, at(proc), at(procDir), at(proc), bits(unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC), at(empty))
 	}
-	if p.userNS && c.Network == NetworkNone {
-		p.netNS, p.pooled = takeNetNS(), true
-	}
 	if p.netNS != nil {
 		l.add("entering the call's network namespace", unix.SYS_SETNS, fd(InitNetNSFD), bits(unix.CLONE_NEWNET))
 		l.add("closing the network namespace's descriptor", unix.SYS_CLOSE, fd(InitNetNSFD))
 	} else if c.Network == NetworkNone {
 		const words = "bringing up the loopback"
+		if warm && p.userNS {
+			// A fresh init gets it at its start; a warm one as root
+			// started in none but its PID namespace.
+			l.add("making the call's network namespace", unix.SYS_UNSHARE, bits(unix.CLONE_NEWNET))
+		}
 		ifr := make([]byte, unix.IFNAMSIZ+24)
 		copy(ifr, "lo")
 		at0 := l.put(ifr)
@@ -387,6 +440,10 @@ func prepare(spec InitSpec) (*prepared, error) {
 	l.addChild("closing the init's descriptors at the program's exec", unix.SYS_CLOSE_RANGE, fd(InitReportFD), imm(0xffffffff), bits(unix.CLOSE_RANGE_CLOEXEC))
 	if err = l.check(); err == nil {
 		p.steps, err = l.encode()
+	}
+	if err == nil && execStep >= 0 {
+		p.execAt = (len(p.steps) + 7) &^ 7
+		binary.LittleEndian.PutUint64(p.steps[8+execStep*stepSize+8:], uint64(p.execAt))
 	}
 	if err != nil {
 		p.close()
@@ -491,7 +548,7 @@ func PrepareMachineInit(spec InitSpec) (*MachineInit, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := prepare(spec)
+	p, err := prepare(spec, false)
 	if err != nil {
 		return nil, err
 	}

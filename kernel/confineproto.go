@@ -9,8 +9,15 @@ package kernel
 // own, between its fork and its exec, ends the program with 126 the
 // same way); rukh names the step. Before ReportStatus it reports the
 // program's rusage, from which rukh names the limit that stopped it.
+//
+// Started as WarmArgv0, with no program, it waits on InitReportFD (then a
+// SOCK_SEQPACKET socket) for one message: the steps, the call's
+// descriptors as SCM_RIGHTS (which the steps move into place) and, after
+// the steps, the program's path, arguments and environment; from there it
+// is the init above, for that one call (scripts/init/confine_amd64.s).
 const (
 	InitMachineArgv0 = "rukh-confine-steps"
+	WarmArgv0        = "rukh-confine-warm"
 	InitRulesetFD    = 7
 
 	// ReportStep: a prepared step failed; the value is its number (0xffff:

@@ -33,6 +33,11 @@ type underInit struct {
 	// steps cannot be prepared (then rukh's own does, where it can).
 	machineInit bool
 	conf        *Confine // the template's, to name the limit that stopped the program
+	// serve: the call is a serve process's, whose machine-code init is a
+	// warm one (confinewarm_linux.go) where one can be; fresh is the spec
+	// of the fresh init it falls back to.
+	serve bool
+	fresh InitSpec
 }
 
 // initFor chooses the init of an invocation under conf (template tmpl):
@@ -81,8 +86,14 @@ func (u *underInit) confineSpec(conf *Confine, tmpl, release, scratch string, cg
 	if u.machineInit {
 		path, perr := confiningInitPath()
 		var p *prepared
-		if perr == nil {
-			p, perr = prepare(spec)
+		if perr == nil && u.serve && warmConfines() {
+			u.fresh = spec
+			p, perr = prepare(spec, true)
+			if perr != nil {
+				p, perr = prepare(spec, false)
+			}
+		} else if perr == nil {
+			p, perr = prepare(spec, false)
 		}
 		if perr == nil {
 			u.path, u.spec, u.machine = path, p.steps, p
@@ -234,6 +245,20 @@ func startContained(u *underInit, cmd *exec.Cmd, id string, files []*os.File, re
 	if u.path == "" {
 		t, err := startTracked(cmd, id, files, rec)
 		return t, cmd, err
+	}
+	if u.machine != nil && u.machine.warm {
+		t, wcmd, err := startWarm(u, cmd)
+		if err == nil {
+			return t, wcmd, nil
+		}
+		// A fresh init of the call's own, with steps for one.
+		u.machine.close()
+		p, perr := prepare(u.fresh, false)
+		if perr != nil {
+			*u = underInit{}
+			return nil, cmd, fmt.Errorf("%v; then %v", err, perr)
+		}
+		u.spec, u.machine = p.steps, p
 	}
 	plain, attr := *cmd, *cmd.SysProcAttr
 	plain.SysProcAttr = &attr

@@ -74,7 +74,7 @@ type Runner struct {
 func (r *Runner) WarmSlots(logf func(format string, args ...any)) {
 	r.Slots = true
 	warmSlots(logf)
-	warmSpares()
+	keepSpareCallEnds()
 }
 
 // NewRunner returns a Runner with the default environment and grace periods.
@@ -417,6 +417,7 @@ func (s *session) confine(conf *Confine) (reason string) {
 	}
 	// An rlimit on processes is watched through the call's own /proc.
 	s.init.ownProc = grantsProc(conf) || conf.Processes > 0 && s.cgroup == nil
+	s.init.serve = s.r.Slots || slotsAlways // a warm confining init, where one can be
 	if err := s.init.confineSpec(conf, s.lim.Template, s.inv.Dir, s.scratch, s.cgroup != nil); err != nil {
 		if s.cgroup != nil {
 			s.cgroup.remove()
@@ -529,8 +530,8 @@ var spares struct {
 // spareCalls is how many calls' ends are kept ready.
 const spareCalls = 2
 
-// warmSpares makes this process keep spare call ends.
-func warmSpares() {
+// keepSpareCallEnds makes this process keep spare call ends.
+func keepSpareCallEnds() {
 	spares.mu.Lock()
 	spares.on = true
 	spares.mu.Unlock()

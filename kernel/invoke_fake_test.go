@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -133,6 +135,44 @@ func runFake(behaviour string) int {
 	case "invoke-size":
 		title, _ := c.msg.Input["title"].(string)
 		c.report("succeeded", text(fmt.Sprintf("%d %d", len(c.raw), strings.Count(title, "x"))))
+	case "confined-probe": // what a confined program can reach, as text
+		var keys []string
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		wd, _ := os.Getwd()
+		var fds []int // open beyond stdio and the channel
+		for fd := 4; fd < 256; fd++ {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+				fds = append(fds, fd)
+			}
+		}
+		var ifaces []string
+		if is, err := net.Interfaces(); err == nil {
+			for _, i := range is {
+				ifaces = append(ifaces, i.Name)
+			}
+		}
+		_, readErr := os.ReadFile("/etc/hostname")
+		writeErr := os.WriteFile(filepath.Join(filepath.Dir(os.Args[0]), "rukh-probe-x"), nil, 0o600) // the release: read only
+		scratchErr := os.WriteFile(filepath.Join(os.Getenv("RUKH_SCRATCH"), "x"), nil, 0o600)
+		errs := func(err error) string {
+			if err == nil {
+				return "ok"
+			}
+			return "refused"
+		}
+		var uname unix.Utsname
+		unix.Uname(&uname)
+		b, _ := json.Marshal(map[string]any{
+			"env": keys, "args": os.Args, "cwd": wd, "fds": fds, "ifaces": ifaces,
+			"pid": os.Getpid(), "ppid": os.Getppid(),
+			"readEtc": errs(readErr), "writeOutside": errs(writeErr), "writeScratch": errs(scratchErr),
+			"stdin": fmt.Sprint(io.ReadAll(os.Stdin)),
+		})
+		c.report("succeeded", text(string(b)))
 	case "stdin":
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {

@@ -18,8 +18,9 @@ import (
 // confined call's start. Each is fresh, made by rukh (root, as the call's
 // own start would make it) and handed to exactly one call, whose init
 // enters it. The first such call of a process makes its own (a one-shot
-// CLI pays for nothing ahead); from the second on, a spare is made as each
-// call ends, so that making it does not compete with the call it serves
+// CLI pays for nothing ahead); from the second on, a spare is made just
+// after each call ends (afterReply), so that making it competes neither
+// with the call it serves nor with the reply of the one that ended
 // (the third call is the first to enter one made ahead). Making one that fails (a want of
 // descriptors or memory) stops the making for a while, longer each time
 // in a row, and calls make their own meanwhile.
@@ -73,7 +74,7 @@ func doneNetNS(f *os.File) {
 		retireNetNS(f)
 	}
 	if netPool.calls.Load() > 1 && time.Now().UnixNano() >= netPool.retryAt.Load() && netPool.filling.CompareAndSwap(false, true) {
-		go fillNetNS()
+		afterReply(fillNetNS)
 	}
 }
 

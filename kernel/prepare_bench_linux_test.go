@@ -16,7 +16,7 @@ func BenchmarkPrepare(b *testing.B) {
 	spec := InitSpec{Template: "bench", Confine: Confine{Read: []string{dir}, Write: []string{scratch}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := prepare(spec)
+		p, err := prepare(spec, false)
 		if err != nil {
 			b.Fatal(err)
 		}

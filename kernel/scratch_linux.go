@@ -19,8 +19,8 @@ import (
 // name (never over another's), so each serves exactly one call, and the
 // call removes it as it ends. The first such call of a process makes its
 // own (a one-shot CLI makes nothing ahead); from the second on, a spare
-// is made as each call ends, so that making it does not compete with the
-// call it serves. Spares a process leaves at its exit are
+// is made just after each call ends (afterReply), so that making it
+// competes neither with the call it serves nor with the ended one's reply. Spares a process leaves at its exit are
 // removed by the next sweep, which does not count them as what a killed
 // rukh left.
 var scratchPool struct {
@@ -85,6 +85,6 @@ func removeScratch(dir string) {
 		os.RemoveAll(dir)
 	}
 	if scratchPool.calls.Load() > 1 && scratchPool.filling.CompareAndSwap(false, true) {
-		go fillScratch()
+		afterReply(fillScratch)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // rukh's ends nonblocking and the program's blocking; calls take them and
 // they are made again.
 func TestSpareCallEnds(t *testing.T) {
-	warmSpares()
+	keepSpareCallEnds()
 	ready := func() bool {
 		spares.mu.Lock()
 		defer spares.mu.Unlock()

@@ -18,8 +18,19 @@
 # short, 0xfffb larger than the buffer); then the init reports the
 # program's rusage (7: peak resident KiB, twice; 8: CPU milliseconds)
 # before its status (1), as initproto.go says.
+#
+# Started warm (argv [rukh-confine-warm], no program), it waits on
+# descriptor 4, a SOCK_SEQPACKET socket, for one message: the steps as
+# above, the call's descriptors as SCM_RIGHTS (an argument of mode 3 is
+# the descriptor received at the position it numbers), and after the
+# steps an exec block that the pseudo-call 0xfffc (arg0: the block's
+# offset in the buffer) turns into the program's argv and envp: argc and
+# envc (a word each), then the argc+1 and envc+1 words of each array,
+# offsets in the buffer (0 ends each), made addresses here. At EOF it
+# exits 0 having run nothing.
 	.set	BUFSZ, 65536
 	.set	MAXSTEPS, 256
+	.set	CMSGSZ, 16+4*16		# up to 16 descriptors
 	.text
 	.globl _start
 _start:
@@ -27,9 +38,53 @@ _start:
 	lea	8(%rsp), %r12		# argv
 	lea	8(%r12,%rdi,8), %r13	# envp
 	sub	$32, %rsp		# records at 0..31(%rsp)
-	cmp	$2, %rdi
-	jl	done			# nothing to run: the namespace probe
 	lea	buf(%rip), %r15
+	cmp	$2, %rdi
+	jge	fresh
+	cmp	$1, %rdi
+	jne	done			# nothing to run: the namespace probe
+	mov	(%r12), %rax
+	cmpl	$0x6d726177, 13(%rax)	# "rukh-confine-warm"
+	jne	done
+	lea	iov(%rip), %rax		# recvmsg(4, &msg, MSG_CMSG_CLOEXEC)
+	mov	%r15, (%rax)
+	movq	$BUFSZ, 8(%rax)
+	lea	msg(%rip), %rsi
+	mov	%rax, 16(%rsi)		# msg_iov
+	movq	$1, 24(%rsi)		# msg_iovlen
+	lea	cmsg(%rip), %rax
+	mov	%rax, 32(%rsi)		# msg_control
+	movq	$CMSGSZ, 40(%rsi)	# msg_controllen
+warmrecv:
+	mov	$47, %eax
+	mov	$4, %edi
+	lea	msg(%rip), %rsi
+	mov	$0x40000000, %edx
+	syscall
+	cmp	$-4, %rax
+	je	warmrecv
+	test	%rax, %rax
+	js	specfailed
+	jz	done			# EOF: rukh dropped it before any call
+	mov	%eax, %ebx
+	testl	$0x28, msg+48(%rip)	# MSG_TRUNC, MSG_CTRUNC
+	jnz	cutshort
+	xor	%ecx, %ecx		# the descriptors: one SCM_RIGHTS or none
+	mov	msg+40(%rip), %rax
+	cmp	$16, %rax
+	jb	nofds
+	lea	cmsg(%rip), %rsi
+	cmpl	$1, 8(%rsi)		# SOL_SOCKET
+	jne	badmagic
+	cmpl	$1, 12(%rsi)		# SCM_RIGHTS
+	jne	badmagic
+	mov	(%rsi), %rcx		# cmsg_len
+	sub	$16, %rcx
+	shr	$2, %ecx
+nofds:
+	mov	%ecx, nfds(%rip)
+	jmp	specread
+fresh:
 	xor	%ebx, %ebx		# bytes read
 readspec:
 	xor	%eax, %eax		# read(5, buf+n, BUFSZ-n)
@@ -209,6 +264,15 @@ resultok:
 	mov	(%rdx,%rax,8), %rax
 	jmp	argdone
 notres:
+	cmp	$3, %edx
+	jne	notrecv
+	mov	nfds(%rip), %edx	# a received descriptor
+	cmp	%rdx, %rax
+	jae	badstep
+	lea	cmsg+16(%rip), %rdx
+	mov	(%rdx,%rax,4), %eax
+	jmp	argdone
+notrecv:
 	test	%edx, %edx
 	jnz	badstep
 argdone:
@@ -232,10 +296,26 @@ notstore:
 	jmp	result
 notor:
 	cmp	$0xfffd, %eax
-	jne	sys
+	jne	notexpect
 	xor	%eax, %eax
 	cmp	%rsi, %rdi
 	jne	failed			# errno 0: not what the step expects
+	jmp	result
+notexpect:
+	cmp	$0xfffc, %eax
+	jne	sys
+	cmp	$BUFSZ-16, %rdi		# the exec block: argc, envc, the arrays
+	jae	badstep
+	lea	(%r15,%rdi), %r12
+	mov	(%r12), %rsi		# argc
+	lea	16(%r12), %rdi
+	call	reloc
+	lea	8(%rdi,%rsi,8), %r13	# envp: past argv's 0
+	mov	8(%r12), %rsi		# envc
+	mov	%r13, %rdi
+	call	reloc
+	lea	8(%r12), %r12		# so that 8(%r12) is argv[0], as above
+	xor	%eax, %eax
 	jmp	result
 sys:
 	mov	args+16(%rip), %rdx
@@ -260,6 +340,30 @@ badstep:
 	mov	$22, %eax		# EINVAL
 	jmp	failed
 
+reloc:					# %rsi offsets at %rdi, and their 0, made addresses
+	cmp	$BUFSZ/8, %rsi
+	jae	badstep
+	mov	%rdi, %rax
+	sub	%r15, %rax
+	lea	8(%rax,%rsi,8), %rax	# the array and its 0 within the buffer
+	cmp	$BUFSZ, %rax
+	ja	badstep
+	xor	%ecx, %ecx
+relocnext:
+	cmp	%rsi, %rcx
+	jae	relocend
+	mov	(%rdi,%rcx,8), %rax
+	cmp	$BUFSZ, %rax
+	jae	badstep
+	add	%r15, %rax
+	mov	%rax, (%rdi,%rcx,8)
+	inc	%rcx
+	jmp	relocnext
+relocend:
+	cmpq	$0, (%rdi,%rsi,8)
+	jne	badstep
+	ret
+
 write:					# write(4, records, %rdx), retried on EINTR
 	mov	%rdx, %r8
 again:
@@ -278,4 +382,9 @@ buf:	.space	BUFSZ
 args:	.space	48
 results: .space	MAXSTEPS*8
 rusage:	.space	144
+msg:	.space	56
+iov:	.space	16
+	.align	8
+cmsg:	.space	CMSGSZ
+nfds:	.space	4
 	.section .note.GNU-stack,"",@progbits

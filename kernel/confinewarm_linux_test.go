@@ -1,0 +1,388 @@
+//go:build linux && amd64 && !rukh_portable
+
+package kernel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// resetWarm ends every idle warm init, so that a test counts its own.
+func resetWarm(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		warmPool.mu.Lock()
+		var idle []*warmInit
+		filling := false
+		for k := range warmKinds {
+			idle = append(idle, warmPool.idle[k]...)
+			warmPool.idle[k] = nil
+			filling = filling || warmPool.filling[k]
+		}
+		warmPool.mu.Unlock()
+		for _, w := range idle {
+			w.timer.Stop()
+			w.drop()
+		}
+		if !filling || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitWarm waits until n warm inits of kind are idle.
+func waitWarm(t *testing.T, kind, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		warmPool.mu.Lock()
+		got := len(warmPool.idle[kind])
+		warmPool.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d warm confining inits became idle", n)
+}
+
+// TestWarmInitConfinesAsAFreshOne: a confined call of a serve process,
+// run by a warm init made ahead, reaches exactly what the same call under
+// a fresh init reaches: no network but its loopback, no read outside its
+// grants, no write outside its scratch directory, no descriptor beyond
+// stdio and the channel, PID 2 of a namespace of its own, the protocol's
+// environment, rukh's working directory; and the warm init it took is
+// gone with the call.
+func TestWarmInitConfinesAsAFreshOne(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	probe := func(serve bool) (map[string]any, string) {
+		t.Helper()
+		inv := confinedFake(t, "confined-probe", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		inv.Stdin = strings.NewReader("in")
+		r := fastRunner()
+		r.Slots = serve
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded {
+			t.Fatalf("confined probe (serve %v): %s %s\n%s", serve, res.Outcome, res.Reason, diag.String())
+		}
+		var out struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(res.CommandResult, &out); err != nil {
+			t.Fatalf("%s: %v", res.CommandResult, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out.Text), &m); err != nil {
+			t.Fatalf("%s: %v", out.Text, err)
+		}
+		return m, out.Text
+	}
+	fresh, freshText := probe(false)
+	want := map[string]any{"ifaces": []any{"lo"}, "readEtc": "refused", "writeOutside": "refused", "writeScratch": "ok", "pid": 2.0, "ppid": 1.0, "fds": nil}
+	for k, v := range want {
+		if b, _ := json.Marshal(fresh[k]); string(b) != func() string { w, _ := json.Marshal(v); return string(w) }() {
+			t.Fatalf("fresh init: %s is %s, want %v (%s)", k, b, v, freshText)
+		}
+	}
+	probe(true) // the first call of a serve process makes its own
+	waitWarm(t, kind, warmSpares)
+	pids := warmInitPids(kind)
+	warm, warmText := probe(true)
+	// The call took one (and its end started another).
+	if after := warmInitPids(kind); slices.ContainsFunc(pids, func(p int) bool { return !slices.Contains(after, p) }) == false {
+		t.Fatalf("the call took none of the warm inits %v (idle after: %v)", pids, after)
+	}
+	fresh["args"], warm["args"] = nil, nil // the fake's path differs per test dir
+	fb, _ := json.Marshal(fresh)
+	wb, _ := json.Marshal(warm)
+	if string(fb) != string(wb) {
+		t.Fatalf("a warm init's call reaches what a fresh one's does not:\nfresh %s\nwarm  %s\n(%s)", fb, wb, warmText)
+	}
+	wd, _ := os.Getwd()
+	if warm["cwd"] != wd {
+		t.Fatalf("warm init's program runs in %v, want rukh's %s", warm["cwd"], wd)
+	}
+	if warm["stdin"] != "[105 110] <nil>" {
+		t.Fatalf("warm init's program read stdin %v", warm["stdin"])
+	}
+}
+
+// warmInitPids are the pids of the idle warm inits of kind.
+func warmInitPids(kind int) []int {
+	warmPool.mu.Lock()
+	defer warmPool.mu.Unlock()
+	var ps []int
+	for _, w := range warmPool.idle[kind] {
+		ps = append(ps, w.cmd.Process.Pid)
+	}
+	return ps
+}
+
+// TestWarmInitDroppedIdleIsNotUsed: a warm init that died while idle is
+// not sent a call; the call gets another and succeeds.
+func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	for i := range 2 {
+		refillWarm(kind)
+		waitWarm(t, kind, warmSpares)
+		for _, pid := range warmInitPids(kind) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			waitGone(t, pid)
+		}
+		inv := confinedFake(t, "text", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			t.Fatalf("round %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+	}
+}
+
+// warmServerArg runs this test binary as a serving rukh: warm
+// confining inits made ahead, then one confined call under one of them,
+// escape-hang, its stdout on ours.
+const warmServerArg = "rukh-test-warm-server"
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != warmServerArg {
+		return
+	}
+	exe, _ := os.Executable()
+	// No scratch directory: the killed server would leave it for a sweep.
+	conf := Confine{Network: NetworkNone, Read: []string{PathRelease}}
+	// /proc for os.Executable (and the call's own /proc, mounted by its
+	// init in a mount namespace of its own).
+	conf.Read = append(conf.Read, "/proc")
+	conf.Write = append(conf.Write, "/dev/null") // the escapees' stdin
+	for _, d := range []string{"/lib", "/lib64", "/usr"} {
+		if _, err := os.Stat(d); err == nil {
+			conf.Read = append(conf.Read, d)
+		}
+	}
+	kind := warmKind(conf)
+	refillWarm(kind)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		warmPool.mu.Lock()
+		n := len(warmPool.idle[kind])
+		warmPool.mu.Unlock()
+		if n == warmSpares {
+			break
+		}
+	}
+	r := NewRunner()
+	r.Slots = true
+	res := r.Invoke(context.Background(), &Invocation{
+		Command: &Command{ID: "fake.escape-hang", Path: []string{"fake", "escape-hang"},
+			Execute: Execute{Program: filepath.Base(exe), Args: []string{fakeArg, "escape-hang"}, Result: textDecl}},
+		Dir:     filepath.Dir(exe),
+		Request: Request{Command: "fake.escape-hang"},
+		Limits:  Limits{Timeout: time.Minute, Confine: &conf, Template: "t"},
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+	})
+	fmt.Fprintln(os.Stderr, res.Outcome, res.Reason)
+	os.Exit(3)
+}
+
+// TestWarmInitKill9: a kill -9 of a serving rukh takes its warm confining
+// inits with it, idle or running a call, and the call's whole tree: the
+// program and what it left in sessions of their own.
+func TestWarmInitKill9(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(exe, warmServerArg)
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line == "" {
+		srv.Wait()
+		t.Fatalf("the served call did not start its escapees: %s", stderr.String())
+	}
+	set := map[int]bool{}
+	newTableIndex(plat.snapshot()).closure(set, srv.Process.Pid)
+	delete(set, srv.Process.Pid)
+	warmIdle := 0
+	for pid := range set {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), WarmArgv0+"\x00") {
+			warmIdle++
+		}
+	}
+	// The call's init, the program, its two escapees, and a warm init
+	// idle (the one left of the two made ahead, or its refill).
+	if len(set) < 5 || warmIdle < 1 {
+		t.Fatalf("the server's tree is %v (%d warm inits idle), want the call's init, the program, two escapees and an idle warm init", set, warmIdle)
+	}
+	srv.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
+	for pid := range set {
+		waitGone(t, pid)
+	}
+}
+
+// TestWarmInitTemplates: templates whose steps differ (a pids cgroup on
+// its own descriptor, a /proc of the call's own in a mount namespace,
+// network host) run under warm inits as under fresh ones.
+func TestWarmInitTemplates(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	for _, tt := range []struct {
+		name string
+		conf Confine
+	}{
+		{"processes", Confine{Network: NetworkNone, Read: []string{PathRelease}, Processes: 8}},
+		{"own /proc", Confine{Network: NetworkNone, Read: []string{PathRelease, "/proc"}}},
+		{"network host", Confine{Read: []string{PathRelease}, Write: []string{PathScratch}}},
+	} {
+		if tt.conf.Processes > 0 && os.Getuid() != 0 {
+			continue // rukh's own init watches processes, without a pids cgroup
+		}
+		kind := warmKind(tt.conf)
+		refillWarm(kind)
+		waitWarm(t, kind, warmSpares)
+		before := warmInitPids(kind)
+		inv := confinedFake(t, "text", tt.conf)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		res := r.Invoke(context.Background(), inv)
+		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			if tt.conf.Processes > 0 && strings.Contains(res.Reason, "pids cgroup") {
+				t.Logf("%s: no pids cgroup here: %s", tt.name, res.Reason)
+				continue
+			}
+			t.Fatalf("%s: %s %s %s\n%s", tt.name, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+		if after := warmInitPids(kind); len(before) > 0 && slices.Contains(after, before[len(before)-1]) {
+			t.Fatalf("%s: the call did not take the warm init %d", tt.name, before[len(before)-1])
+		}
+		waitWarm(t, kind, warmSpares)
+	}
+}
+
+// TestWarmInitStop: a confined call under a warm init is stopped as under
+// a fresh one: past its deadline, the program that ignores SIGTERM is
+// killed with its init, and the call ends cancelled in time.
+func TestWarmInitStop(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	refillWarm(kind)
+	waitWarm(t, kind, warmSpares)
+	for _, behaviour := range []string{"hang", "ignore-term"} {
+		before := warmInitPids(kind)
+		inv := confinedFake(t, behaviour, benchTemplate)
+		inv.Limits.Timeout = 300 * time.Millisecond
+		r := fastRunner()
+		r.Slots = true
+		start := time.Now()
+		res := r.Invoke(context.Background(), inv)
+		took := time.Since(start)
+		if res.Outcome != Cancelled || res.Reason != "deadline exceeded" || took > stopBound {
+			t.Errorf("%s: got %s %q after %v, want cancelled %q within %v", behaviour, res.Outcome, res.Reason, took, "deadline exceeded", stopBound)
+		}
+		if after := warmInitPids(kind); slices.Contains(after, before[len(before)-1]) {
+			t.Fatalf("%s: the call did not take the warm init %d", behaviour, before[len(before)-1])
+		} else {
+			waitGone(t, before[len(before)-1])
+		}
+		waitWarm(t, kind, warmSpares)
+	}
+}
+
+// TestWarmInitBackoff: while warm inits cannot be started, a confined
+// call starts a fresh init (and succeeds), and none is tried meanwhile.
+func TestWarmInitBackoff(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	warmPool.mu.Lock()
+	warmPool.retryAt = time.Now().Add(time.Minute)
+	warmPool.mu.Unlock()
+	spawned := warmPool.spawned.Load()
+	inv := confinedFake(t, "text", benchTemplate)
+	diag := NewDiagnostics(4096)
+	inv.Stdout, inv.Stderr = diag, diag
+	r := fastRunner()
+	r.Slots = true
+	if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+		t.Fatalf("%s %s %s\n%s", res.Outcome, res.Reason, res.CommandResult, diag.String())
+	}
+	time.Sleep(50 * time.Millisecond) // past the spares' delay
+	if n := warmPool.spawned.Load() - spawned; n > 0 || len(warmInitPids(kind)) > 0 {
+		t.Fatalf("%d warm inits started while starting them was backed off", n)
+	}
+}
+
+// TestWarmArgv0MatchesTheInit: the machine-code init knows it was started
+// warm by four bytes of its argv[0], at the offset its source compares.
+func TestWarmArgv0MatchesTheInit(t *testing.T) {
+	src, err := os.ReadFile("../scripts/init/confine_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const off = 13
+	word := uint32(WarmArgv0[off]) | uint32(WarmArgv0[off+1])<<8 | uint32(WarmArgv0[off+2])<<16 | uint32(WarmArgv0[off+3])<<24
+	want := fmt.Sprintf("cmpl\t$0x%x, %d(%%rax)", word, off)
+	if !strings.Contains(string(src), want) {
+		t.Fatalf("confine_amd64.s does not compare %q of %s (%s)", WarmArgv0[off:off+4], WarmArgv0, want)
+	}
+	if strings.HasPrefix(InitMachineArgv0[off:], WarmArgv0[off:off+4]) {
+		t.Fatalf("%s and %s do not differ where the init looks", InitMachineArgv0, WarmArgv0)
+	}
+}
