@@ -434,7 +434,7 @@ func (s *Session) startCall(req *Request, e era, ad *admission, token jsontext.V
 		s.runCall(ad.ctx, ad.key, req, e, ad.c, inv, ps, true)
 		return
 	}
-	s.goCall(func() { s.runCall(ad.ctx, ad.key, req, e, ad.c, inv, ps, false) })
+	go s.runCall(ad.ctx, ad.key, req, e, ad.c, inv, ps, false)
 }
 
 // callerGone reports whether the request's caller is gone (a closed HTTP

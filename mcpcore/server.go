@@ -197,7 +197,6 @@ type Session struct {
 	legacy  map[string]Reply // PerRequest: legacy requests in flight, by id
 	running int
 	held    int
-	workers callWorkers
 	wg      sync.WaitGroup
 }
 
@@ -206,7 +205,6 @@ type Session struct {
 // what it ends).
 func (ep *Endpoint) NewSession(owner context.Context, scfg SessionConfig) *Session {
 	s := &Session{Endpoint: ep, scfg: scfg, calls: make(map[string]*call), legacy: make(map[string]Reply), owner: owner}
-	s.workers.work = make(chan func())
 	// The session outlives owner by as long as it takes to answer the
 	// calls the owner's cancel ends.
 	s.ctx, s.stop = context.WithCancelCause(context.WithoutCancel(owner))
