@@ -293,8 +293,16 @@ func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) err
 // left, writes the index with a sink, and completes the Binding.
 func (bd *builder) finish() (*Binding, []string, error) {
 	b := bd.b
-	var err error
-	if b.Routes, err = buildRoutes(b.Commands); err != nil {
+	// The routes and the warnings (which sort each endpoint's tools) only
+	// read the commands: one is made on each CPU.
+	routed := make(chan error, 1)
+	go func() {
+		var err error
+		b.Routes, err = buildRoutes(b.Commands)
+		routed <- err
+	}()
+	warnings := bd.warnings()
+	if err := <-routed; err != nil {
 		return nil, nil, err
 	}
 	for _, e := range bd.eps {
@@ -302,7 +310,6 @@ func (bd *builder) finish() (*Binding, []string, error) {
 			return nil, nil, e.err
 		}
 	}
-	warnings := bd.warnings()
 	if bd.sink != nil {
 		if err := bd.write(); err != nil {
 			return nil, nil, err
