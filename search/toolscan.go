@@ -13,6 +13,7 @@ import (
 // accepts and reads the same.
 func scanToolObject(object []byte) (toolObject, bool) {
 	s := toolScanner{b: object}
+	s.names = s.room[:0]
 	var o toolObject
 	s.space()
 	if s.literal("null") {
@@ -70,9 +71,11 @@ func scanToolObject(object []byte) (toolObject, bool) {
 // toolScanner reads JSON from b at i; every method reports false where
 // it gives up, and the scan is then abandoned.
 type toolScanner struct {
-	b   []byte
-	i   int
-	tmp []byte
+	b     []byte
+	i     int
+	tmp   []byte
+	names [][]byte // the names of the objects being read, outermost first
+	room  [32][]byte
 }
 
 // scanDepth bounds the nesting the scanner follows.
@@ -116,25 +119,25 @@ func (s *toolScanner) members(depth int, member func(name []byte) bool) bool {
 		return false
 	}
 	s.i++
-	var seen [16][]byte
-	names := seen[:0]
 	s.space()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
 		return true
 	}
+	base := len(s.names) // this object's names are s.names[base:]
+	defer func() { s.names = s.names[:base] }()
 	for {
 		s.space()
 		name, ok := s.rawString()
 		if !ok {
 			return false
 		}
-		for _, n := range names {
+		for _, n := range s.names[base:] {
 			if bytes.Equal(n, name) {
 				return false
 			}
 		}
-		names = append(names, name)
+		s.names = append(s.names, name)
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
 			return false
@@ -166,16 +169,19 @@ func (s *toolScanner) rawString() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	ascii := true
 	for j := start; j < len(s.b); j++ {
 		switch c := s.b[j]; {
 		case c == '"':
-			if !utf8.Valid(s.b[start:j]) {
+			if !ascii && !utf8.Valid(s.b[start:j]) {
 				return nil, false
 			}
 			s.i = j + 1
 			return s.b[start:j], true
 		case c == '\\' || c < 0x20:
 			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return nil, false
@@ -202,7 +208,7 @@ func (s *toolScanner) stringValue() ([]byte, bool) {
 	}
 	start := s.i + 1
 	out := s.tmp[:0]
-	copied := false
+	copied, ascii := false, true
 	from := start
 	for j := start; j < len(s.b); j++ {
 		c := s.b[j]
@@ -213,13 +219,15 @@ func (s *toolScanner) stringValue() ([]byte, bool) {
 				out = append(out, s.b[from:j]...)
 				v, s.tmp = out, out
 			}
-			if !utf8.Valid(v) {
+			if !ascii && !utf8.Valid(v) {
 				return nil, false
 			}
 			s.i = j + 1
 			return v, true
 		case c < 0x20:
 			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		case c == '\\':
 			if j+1 >= len(s.b) {
 				return nil, false
