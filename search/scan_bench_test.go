@@ -27,3 +27,12 @@ func BenchmarkObjectBag(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkObjectDoc(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := objectDoc(benchBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -60,7 +60,10 @@ func ObjectBag(object []byte) (Bag, error) {
 func CommandBag(command string) Bag { return Analyze(Doc{Fields: []Field{{command, WeightPath}}}) }
 
 func objectDoc(object []byte) (Doc, error) {
-	o, err := readToolObject(object)
+	if d, ok := scanObjectDoc(object); ok {
+		return d, nil
+	}
+	o, err := decodeToolObject(object)
 	if err != nil {
 		return Doc{}, err
 	}

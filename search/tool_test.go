@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -77,6 +78,39 @@ func TestScanToolObjectAsDecoder(t *testing.T) {
 			t.Errorf("%s: scanned %+v, decoded %+v", in, got, want)
 		}
 	}
+	for _, in := range append(made, others...) {
+		checkScanDoc(t, in, slices.Contains(made, in))
+	}
+}
+
+// checkScanDoc checks that scanObjectDoc makes the document objectDoc
+// makes through the decoder, wherever it does not give up (and, with
+// must, that it does not).
+func checkScanDoc(t *testing.T, in string, must bool) {
+	t.Helper()
+	got, ok := scanObjectDoc([]byte(in))
+	if !ok {
+		if must {
+			t.Errorf("%s: document not scanned", in)
+		}
+		return
+	}
+	o, err := decodeToolObject([]byte(in))
+	if err != nil {
+		t.Fatalf("%q: document scanned, the decoder fails: %v", in, err)
+	}
+	title := o.Title
+	if title == "" {
+		title = o.Annotations.Title
+	}
+	want := Doc{Fields: []Field{{title, WeightTitle}, {o.Description, WeightDescription}}}
+	for _, id := range slices.Sorted(maps.Keys(o.InputSchema.Properties)) {
+		p := o.InputSchema.Properties[id]
+		want.Fields = append(want.Fields, Field{id, WeightParam}, Field{p.Title + " " + p.Description, WeightParamDescription})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: document scanned %+v, decoded %+v", in, got, want)
+	}
 }
 
 func FuzzScanToolObject(f *testing.F) {
@@ -94,5 +128,6 @@ func FuzzScanToolObject(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: scanned %+v, decoded %+v", in, got, want)
 		}
+		checkScanDoc(t, in, true)
 	})
 }

@@ -2,6 +2,9 @@ package search
 
 import (
 	"bytes"
+	"slices"
+	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -343,4 +346,132 @@ func (s *toolScanner) number() bool {
 	}
 	s.i = i
 	return true
+}
+
+// scanObjectDoc is objectDoc for the objects scanToolObject reads: the
+// document's texts are cut from one string instead of each of its own, and
+// the params are sorted in a slice instead of a map. It reports false
+// where scanToolObject would.
+func scanObjectDoc(object []byte) (Doc, bool) {
+	sc := docScratch.Get().(*docScan)
+	s := &sc.s
+	*s = toolScanner{b: object, tmp: s.tmp[:0]}
+	s.names = s.room[:0]
+	defer func() {
+		*s = toolScanner{tmp: s.tmp[:0]} // keep nothing of object
+		docScratch.Put(sc)
+	}()
+	sc.buf, sc.props = sc.buf[:0], sc.props[:0]
+	var title, annTitle, desc span
+	s.space()
+	ok := s.literal("null") || s.members(0, func(name []byte) bool {
+		switch string(name) {
+		case "title":
+			return sc.text(s, &title)
+		case "description":
+			return sc.text(s, &desc)
+		case "annotations":
+			return s.object(1, func(name []byte) bool {
+				if string(name) == "title" {
+					return sc.text(s, &annTitle)
+				}
+				return s.skip(2)
+			})
+		case "inputSchema":
+			return s.object(1, func(name []byte) bool {
+				if string(name) != "properties" {
+					return s.skip(2)
+				}
+				if s.literal("null") {
+					sc.props = sc.props[:0]
+					return true
+				}
+				sc.props = sc.props[:0] // a repeated properties is refused, so none yet
+				return s.members(2, func(id []byte) bool {
+					p := propSpan{id: sc.add(id)}
+					ok := s.object(3, func(name []byte) bool {
+						switch string(name) {
+						case "title":
+							return sc.text(s, &p.title)
+						case "description":
+							return sc.text(s, &p.desc)
+						}
+						return s.skip(4)
+					})
+					sc.props = append(sc.props, p)
+					return ok
+				})
+			})
+		}
+		return s.skip(1)
+	})
+	if !ok || !s.end() {
+		return Doc{}, false
+	}
+	if title.lo == title.hi {
+		title = annTitle
+	}
+	slices.SortFunc(sc.props, func(a, b propSpan) int { return bytes.Compare(sc.of(a.id), sc.of(b.id)) })
+	// The texts in the order the fields take them, then one string of them.
+	n := title.len() + desc.len()
+	for _, p := range sc.props {
+		n += p.id.len() + p.title.len() + 1 + p.desc.len()
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.Write(sc.of(title))
+	b.Write(sc.of(desc))
+	for _, p := range sc.props {
+		b.Write(sc.of(p.id))
+		b.Write(sc.of(p.title))
+		b.WriteByte(' ')
+		b.Write(sc.of(p.desc))
+	}
+	text := b.String()
+	d := Doc{Fields: make([]Field, 2, 2+2*len(sc.props))}
+	at := 0
+	cut := func(n int) string { at += n; return text[at-n : at] }
+	d.Fields[0] = Field{cut(title.len()), WeightTitle}
+	d.Fields[1] = Field{cut(desc.len()), WeightDescription}
+	for _, p := range sc.props {
+		d.Fields = append(d.Fields, Field{cut(p.id.len()), WeightParam}, Field{cut(p.title.len() + 1 + p.desc.len()), WeightParamDescription})
+	}
+	return d, true
+}
+
+// span is where a text lies in a docScan's buf.
+type span struct{ lo, hi int }
+
+func (p span) len() int { return p.hi - p.lo }
+
+type propSpan struct{ id, title, desc span }
+
+// docScan is scanObjectDoc's scratch, kept for the next object.
+type docScan struct {
+	s     toolScanner
+	buf   []byte
+	props []propSpan
+}
+
+var docScratch = sync.Pool{New: func() any { return new(docScan) }}
+
+func (sc *docScan) add(b []byte) span {
+	lo := len(sc.buf)
+	sc.buf = append(sc.buf, b...)
+	return span{lo, len(sc.buf)}
+}
+
+func (sc *docScan) of(p span) []byte { return sc.buf[p.lo:p.hi] }
+
+// text reads a string (null leaves dst as it is) into buf, at dst.
+func (sc *docScan) text(s *toolScanner, dst *span) bool {
+	s.space()
+	if s.literal("null") {
+		return true
+	}
+	v, ok := s.stringValue()
+	if ok {
+		*dst = sc.add(v)
+	}
+	return ok
 }
