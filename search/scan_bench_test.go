@@ -36,3 +36,14 @@ func BenchmarkObjectDoc(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkAnalyzeBody(b *testing.B) {
+	d, err := objectDoc(benchBody)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyze(d)
+	}
+}
