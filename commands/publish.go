@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -77,7 +78,12 @@ func (a *app) runPublish(o publishOptions) error {
 	if o.json {
 		return printJSON(a.stdout, rep)
 	}
-	a.printPublish(a.stdout, *rep, oldRev)
+	// Buffered: a large publish reports a line per release, route and
+	// tool, and one write each was a system call each. As before, a failed
+	// write of the report does not fail a publish that is committed.
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	a.printPublish(w, *rep, oldRev)
+	_ = w.Flush()
 	return nil
 }
 

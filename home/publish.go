@@ -76,18 +76,20 @@ func (h *Home) Publish(o PublishOptions) (*PublishReport, store.Revision, error)
 			return nil, oldRev, err
 		}
 	}
-	var id string
+	var rep *PublishReport
 	if o.DryRun {
+		var id string
 		if id, err = h.nextRevisionID(); err == nil {
-			err = c.build(id, nil)
+			if err = c.build(id, nil); err == nil {
+				rep = c.report(id)
+			}
 		}
 	} else {
-		id, err = h.writeRevision(oldRev, c)
+		rep, err = h.writeRevision(oldRev, c)
 	}
 	if err != nil {
 		return nil, oldRev, err
 	}
-	rep := c.report(id)
 	missing, err := h.MissingSettings(c.built.Releases, endpointNames(c.built))
 	if err != nil {
 		return nil, oldRev, err
@@ -134,13 +136,19 @@ func (h *Home) nextRevisionID() (string, error) {
 }
 
 // writeRevision builds the candidate into a new revision's index after
-// oldRev and commits it; it returns the new revision's id.
-func (h *Home) writeRevision(oldRev store.Revision, c *candidate) (string, error) {
-	rev, err := h.Store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
+// oldRev and commits it; it returns the report of the new revision.
+func (h *Home) writeRevision(oldRev store.Revision, c *candidate) (*PublishReport, error) {
+	var reported chan *PublishReport
+	_, err := h.Store.Publish(oldRev.Number, func(number uint64, id string, w *store.IndexWriter) (store.Revision, error) {
 		w.IndexSearch(search.ObjectBag) // for discovery, and 'rukh tools --search'
 		if err := c.build(id, w); err != nil {
 			return store.Revision{}, err
 		}
+		// The report reads only the built candidate, so it is made on the
+		// other CPU while the store writes the index's objects and commits,
+		// which wait on the disk more than they use a CPU.
+		reported = make(chan *PublishReport, 1)
+		go func() { reported <- c.report(id) }()
 		r := store.Revision{Number: number, ID: id, CreatedAt: time.Now().UTC(), Parent: oldRev.Number, Note: c.o.Note}
 		if c.o.From != nil {
 			r.RollbackOf = c.o.From.Number
@@ -150,7 +158,14 @@ func (h *Home) writeRevision(oldRev store.Revision, c *candidate) (string, error
 		}
 		return r, nil
 	})
-	return rev.ID, err
+	var rep *PublishReport
+	if reported != nil {
+		rep = <-reported
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 // candidate is one publish's candidate as it is built.

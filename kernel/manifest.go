@@ -124,47 +124,75 @@ func DecodeInstalled(data []byte) (*Manifest, error) {
 // into slices of their own length: grown as they are read, each was
 // allocated again at every growth, the largest part of what decoding a
 // publish's stored manifests allocated.
-var exactSlices = json.WithUnmarshalers(json.JoinUnmarshalers(
-	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Command) error { return decodeExact(d, v, &commandScratch) }),
-	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Param) error { return decodeExact(d, v, &paramScratch) }),
-))
+var exactSlices = json.WithUnmarshalers(json.UnmarshalFromFunc(decodeCommands))
+
+// noUnmarshalers decodes a command with no function of ours: with one, the
+// decoder looks up each value's type among them, most of what they cost.
+var noUnmarshalers = json.WithUnmarshalers(nil)
 
 var commandScratch, paramScratch sync.Pool // of *[]Command, *[]Param
 
-// decodeExact reads an array into a scratch slice from pool, then copies
-// it into *v, a slice of its length. Anything but an array (null, or what
-// is not valid there) is left to the decoder's own handling.
-func decodeExact[T any](d *jsontext.Decoder, v *[]T, pool *sync.Pool) error {
+// scratchParams is how many params a command's are read into before the
+// decoder grows their slice itself.
+const scratchParams = 16
+
+// decodeCommands reads an array of commands into a scratch slice, then
+// copies it into *v, a slice of its length. Each command's params are
+// read into a scratch slice given to the decoder, whose room it fills
+// (and grows only past it), and copied out the same way. Anything but an
+// array (null, or what is not valid there) is left to the decoder's own
+// handling.
+func decodeCommands(d *jsontext.Decoder, v *[]Command) error {
 	if d.PeekKind() != '[' {
 		return errors.ErrUnsupported // the decoder's own handling
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
-	sp, _ := pool.Get().(*[]T)
+	sp, _ := commandScratch.Get().(*[]Command)
 	if sp == nil {
-		sp = new([]T)
+		sp = new([]Command)
 	}
-	s := (*sp)[:0]
+	pp, _ := paramScratch.Get().(*[]Param)
+	if pp == nil {
+		pp = &[]Param{}
+	}
+	if cap(*pp) < scratchParams {
+		*pp = make([]Param, scratchParams)
+	}
+	s, params := (*sp)[:0], (*pp)[:cap(*pp)]
 	defer func() {
-		clear(s) // nothing decoded stays reachable from the pool
+		clear(s) // nothing decoded stays reachable from the pools
+		clear(params)
 		*sp = s[:0]
-		pool.Put(sp)
+		commandScratch.Put(sp)
+		paramScratch.Put(pp)
 	}()
 	for d.PeekKind() != ']' {
-		var zero T
-		s = append(s, zero)
-		if err := json.UnmarshalDecode(d, &s[len(s)-1]); err != nil {
+		s = append(s, Command{Params: params[:0]})
+		c := &s[len(s)-1]
+		if err := json.UnmarshalDecode(d, c, noUnmarshalers); err != nil {
 			return err
 		}
+		n := len(c.Params)
+		switch {
+		case sameArray(c.Params, params) && n == 0:
+			c.Params = nil // absent: as the decoder leaves it
+		case sameArray(c.Params, params) || n < cap(c.Params):
+			c.Params = append(make([]Param, 0, n), c.Params...)
+		}
+		clear(params[:min(n, len(params))]) // grown past it: filled before the growth
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return err
 	}
-	*v = make([]T, len(s))
+	*v = make([]Command, len(s))
 	copy(*v, s)
 	return nil
 }
+
+// sameArray reports whether a and b start at the same element.
+func sameArray(a, b []Param) bool { return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0] }
 
 // rejectNulls refuses null anywhere but inside a result schema: json.Unmarshal
 // would quietly read null as "absent", and null never means absent here.

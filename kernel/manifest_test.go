@@ -422,6 +422,7 @@ func TestDecodeInstalledExact(t *testing.T) {
 		{"params null", `{"commands":[` + cmd(`,"params":null`) + `]}`, false},
 		{"params empty", `{"commands":[` + cmd(`,"params":[]`) + `]}`, false},
 		{"params", `{"commands":[` + cmd(`,"params":[{"id":"x","type":"string","flag":"x"},{"id":"y","type":"integer","position":0}]`) + `,` + cmd(`,"params":[{"id":"z","type":"boolean","flag":"z"}]`) + `]}`, false},
+		{"more params than the scratch holds", `{"commands":[` + cmd(`,"params":[`+manyParams(20)+`]`) + `,` + cmd(`,"params":[`+manyParams(16)+`]`) + `,` + cmd(`,"params":[`+manyParams(2)+`]`) + `]}`, false},
 		{"commands an object", `{"commands":{}}`, true},
 		{"params a string", `{"commands":[` + cmd(`,"params":"x"`) + `]}`, true},
 		{"a param a number", `{"commands":[` + cmd(`,"params":[1]`) + `]}`, true},
@@ -462,6 +463,16 @@ func TestDecodeInstalledExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyParams is n params of a command, as JSON array elements.
+func manyParams(n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		n := strconv.Itoa(i)
+		ps[i] = `{"id":"p` + n + `","type":"string","flag":"p` + n + `","description":"param ` + n + `"}`
+	}
+	return strings.Join(ps, ",")
 }
 
 // A manifest accepted at install stays readable when a later rule would

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -293,8 +294,16 @@ func (bd *builder) buildReleases(source func(yield func(ReleaseInput) error) err
 // left, writes the index with a sink, and completes the Binding.
 func (bd *builder) finish() (*Binding, []string, error) {
 	b := bd.b
-	var err error
-	if b.Routes, err = buildRoutes(b.Commands); err != nil {
+	// The routes and the warnings (which sort each endpoint's tools) only
+	// read the commands: one is made on each CPU.
+	routed := make(chan error, 1)
+	go func() {
+		var err error
+		b.Routes, err = buildRoutes(b.Commands)
+		routed <- err
+	}()
+	warnings := bd.warnings()
+	if err := <-routed; err != nil {
 		return nil, nil, err
 	}
 	for _, e := range bd.eps {
@@ -302,7 +311,6 @@ func (bd *builder) finish() (*Binding, []string, error) {
 			return nil, nil, e.err
 		}
 	}
-	warnings := bd.warnings()
 	if bd.sink != nil {
 		if err := bd.write(); err != nil {
 			return nil, nil, err
@@ -1017,10 +1025,112 @@ func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer, in *[]byte) error {
 	default:
 		w.Description = c.Summary + c.Description
 	}
+	if b, ok := appendWireBody(dst.AvailableBuffer(), &w, plainBody(c)); ok {
+		dst.Write(b)
+		return nil
+	}
 	if err := json.MarshalWrite(dst, w, json.Deterministic(true)); err != nil {
 		return wrapCommand(err, bc, "encode tool")
 	}
 	return nil
+}
+
+// plainBody reports whether c's tool object holds only what rukh wrote:
+// its output schema is one of the fixed ones (no publisher's schema of
+// structured data in it) and its input schema has no two params of one id.
+func plainBody(c *kernel.Command) bool {
+	if r := c.Execute.Result; r != nil && r.Kind != kernel.ResultText {
+		return false
+	}
+	for i := range c.Params {
+		for j := range i {
+			if c.Params[i].ID == c.Params[j].ID {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// appendWireBody appends w as the encoder writes it, for a body whose
+// schemas rukh wrote (plain): compact, valid, no repeated names, which
+// the encoder would parse only to copy. It reports false, having written
+// nothing worth keeping, where it cannot tell (a schema with spaces, a
+// string that is not UTF-8); the encoder then writes w, or says why not.
+func appendWireBody(b []byte, w *wireBody, plain bool) ([]byte, bool) {
+	if !plain || !compactJSON(w.InputSchema) || !compactJSON(w.OutputSchema) {
+		return b, false
+	}
+	var err error
+	str := func(s string) {
+		if err == nil {
+			b, err = jsontext.AppendQuote(b, s)
+		}
+	}
+	hint := func(name string, v *bool) {
+		if v != nil {
+			b = append(append(b, name...), strconv.FormatBool(*v)...)
+		}
+	}
+	b = append(b, '{')
+	sep := ""
+	if w.Title != "" {
+		b = append(b, `"title":`...)
+		str(w.Title)
+		sep = ","
+	}
+	if w.Description != "" {
+		b = append(append(b, sep...), `"description":`...)
+		str(w.Description)
+		sep = ","
+	}
+	b = append(append(append(b, sep...), `"inputSchema":`...), w.InputSchema...)
+	b = append(append(b, `,"outputSchema":`...), w.OutputSchema...)
+	if a := w.Annotations; a != nil {
+		start := len(b)
+		b = append(b, `,"annotations":{`...)
+		n := len(b)
+		if a.Title != "" {
+			b = append(b, `"title":`...)
+			str(a.Title)
+		}
+		for _, h := range []struct {
+			name string
+			v    *bool
+		}{{`"readOnlyHint":`, a.ReadOnlyHint}, {`"destructiveHint":`, a.DestructiveHint}, {`"idempotentHint":`, a.IdempotentHint}, {`"openWorldHint":`, a.OpenWorldHint}} {
+			if h.v != nil && len(b) > n {
+				b = append(b, ',')
+			}
+			hint(h.name, h.v)
+		}
+		if len(b) == n {
+			b = b[:start] // empty: omitted, as the encoder omits it
+		} else {
+			b = append(b, '}')
+		}
+	}
+	if e := w.Execution; e != nil {
+		b = append(b, `,"execution":{"taskSupport":`...)
+		str(e.TaskSupport)
+		b = append(b, '}')
+	}
+	return append(b, '}'), err == nil
+}
+
+// compactJSON reports whether v has no white space outside its strings.
+func compactJSON(v []byte) bool {
+	in := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return len(v) > 0 && !in
 }
 
 func wrapCommand(err error, bc *BoundCommand, what string) error {

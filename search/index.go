@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -83,9 +84,10 @@ type Bag []TermWeight
 
 // Analyze tokenises d's fields into its bag.
 func Analyze(d Doc) Bag {
-	// Occurrences sorted by term, stably so each term's weights are summed
-	// in the order they came: a map and its sorted keys cost a publish
-	// more in allocations than the rest of the analysis.
+	// Occurrences sorted by term and, within one, by their place in the
+	// text, so each term's weights are summed in the order they came (a
+	// stable sort does the same, more slowly): a map and its sorted keys
+	// cost a publish more in allocations than the rest of the analysis.
 	occp := occurrences.Get().(*[]occurrence)
 	occ := (*occp)[:0]
 	defer func() {
@@ -97,9 +99,9 @@ func Analyze(d Doc) Bag {
 		if f.Weight <= 0 {
 			continue
 		}
-		appendTokens(f.Text, func(t string) { occ = append(occ, occurrence{t, f.Weight}) })
+		appendTokens(f.Text, func(t string) { occ = append(occ, occurrence{t, f.Weight, int32(len(occ))}) })
 	}
-	slices.SortStableFunc(occ, func(a, b occurrence) int { return cmp.Compare(a.term, b.term) })
+	slices.SortFunc(occ, func(a, b occurrence) int { return cmp.Or(strings.Compare(a.term, b.term), cmp.Compare(a.seq, b.seq)) })
 	n := 0
 	for i := range occ {
 		if i == 0 || occ[i].term != occ[i-1].term {
@@ -122,6 +124,7 @@ func Analyze(d Doc) Bag {
 type occurrence struct {
 	term   string
 	weight float64
+	seq    int32 // its place in the text: equal terms keep their order
 }
 
 // occurrences are the slices Analyze sorts a text's terms in, kept for the

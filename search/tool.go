@@ -60,7 +60,10 @@ func ObjectBag(object []byte) (Bag, error) {
 func CommandBag(command string) Bag { return Analyze(Doc{Fields: []Field{{command, WeightPath}}}) }
 
 func objectDoc(object []byte) (Doc, error) {
-	o, err := readToolObject(object)
+	if d, ok := scanObjectDoc(object); ok {
+		return d, nil
+	}
+	o, err := decodeToolObject(object)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -93,9 +96,18 @@ var objectReaders = sync.Pool{New: func() any {
 }}
 
 // readToolObject reads what a toolObject holds of object as
-// json.Unmarshal would, in one pass of tokens: members it does not know
-// are skipped, not decoded.
+// json.Unmarshal would: the objects a publish makes straight from their
+// bytes (scanToolObject), any other in one pass of a decoder's tokens.
 func readToolObject(object []byte) (toolObject, error) {
+	if o, ok := scanToolObject(object); ok {
+		return o, nil
+	}
+	return decodeToolObject(object)
+}
+
+// decodeToolObject is readToolObject in one pass of tokens: members it
+// does not know are skipped, not decoded.
+func decodeToolObject(object []byte) (toolObject, error) {
 	or := objectReaders.Get().(*objectReader)
 	defer func() {
 		or.r.Reset(nil)
