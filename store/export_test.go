@@ -114,3 +114,33 @@ func SearchKeyForTest(s *Store, n uint64, endpoint, term string) (key string, er
 	})
 	return key, err
 }
+
+// PageForTest reads the raw record of list page i of endpoint in revision
+// n, and the key of its bodies' object ("" in the older shape).
+func PageForTest(s *Store, n uint64, endpoint string, i int) (key string, record []byte, object string, err error) {
+	err = s.ViewRevision(n, func(ix *Index) error {
+		k := genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i)))
+		record = clone(ix.gens.Get(k))
+		key = string(k)
+		if _, bodies, _ := decodePage(record); bodies != "" {
+			object = string(objPage) + bodies
+		}
+		return nil
+	})
+	return key, record, object, err
+}
+
+// PageRecordForTest is a page record of the same tools as record, naming
+// the page object of bodies (none: the shape written before page objects),
+// and that object's key and content.
+func PageRecordForTest(record []byte, bodies ...[]byte) (out []byte, key string, object []byte) {
+	entries, _, _ := decodePage(record)
+	if bodies == nil {
+		return encodePage(entries, ""), "", nil
+	}
+	for _, b := range bodies {
+		object = appendPageBodies(object, b)
+	}
+	k := objectKey(objPage, object)
+	return encodePage(entries, string(k[1:])), string(k), object
+}

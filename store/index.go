@@ -26,7 +26,9 @@ import (
 //	  't' endpoint 0x00 name       one MCP tool: command, release, refs
 //	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
 //	                               of listed tools only (a progressive
-//	                               endpoint lists a few; 't' has them all)
+//	                               endpoint lists a few; 't' has them all),
+//	                               then the ref of its 'g' object (absent in
+//	                               records written before them)
 //	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
 //	                               numbers with their scores, best first
 //	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
@@ -35,6 +37,9 @@ import (
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
 //	  'l' the bound releases (opaque JSON); the header names its ref;
+//	  'g' a list page's bodies, in its order, so a page the servers do not
+//	  hold is two reads, not one per tool (names stay in the page record:
+//	  pages of unchanged bodies are one object whatever their names);
 //	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
 //	  terms, so that a publish analyses only bodies no revision had with
 //	  the same analyser (keyed by the body, not its own content; a missing
@@ -72,6 +77,7 @@ const (
 	objBody     = 'b'
 	objReleases = 'l'
 	objTerms    = 'k'
+	objPage     = 'g'
 
 	genIDLen = 16
 	refLen   = sha256.Size
@@ -320,25 +326,60 @@ func decodeTool(name string, b []byte) (Tool, bool) {
 // pageEntry is one tool of a list page.
 type pageEntry struct{ name, body string }
 
-func encodePage(entries []pageEntry) []byte {
+// encodePage is a page record: its entries, then the ref of its bodies'
+// object. Appended, so older readers, which stop after the entries, read
+// each body instead.
+func encodePage(entries []pageEntry, bodies string) []byte {
 	e := enc(nil).uint(uint64(len(entries)))
 	for _, p := range entries {
 		e = e.str(p.name).str(p.body)
 	}
+	if bodies != "" {
+		e = e.str(bodies)
+	}
 	return e
 }
 
-func decodePage(b []byte) ([]pageEntry, bool) {
+// decodePage decodes a page record; bodies is "" in records written
+// before page objects.
+func decodePage(b []byte) (entries []pageEntry, bodies string, ok bool) {
 	d := dec{b: b}
 	n := d.uint()
 	if d.err || n > PageTools {
-		return nil, false
+		return nil, "", false
 	}
 	out := make([]pageEntry, 0, n)
 	for range n {
 		out = append(out, pageEntry{name: d.str(), body: d.str()})
 	}
-	return out, !d.err
+	if !d.err && len(d.b) > 0 {
+		bodies = d.str()
+	}
+	return out, bodies, !d.err && len(d.b) == 0
+}
+
+// appendPageBodies appends one body to a page object being built: the
+// object is the bodies, each length-prefixed, in the page's order.
+func appendPageBodies(obj, body []byte) []byte { return enc(obj).bytes(body) }
+
+// pageBodies calls fn for each body of a page object, in order, once it
+// is known to hold exactly n of them: a broken one is reported before fn
+// sees any.
+func pageBodies(obj []byte, n int, fn func(i int, body []byte) error) (ok bool, err error) {
+	d := dec{b: obj}
+	for range n {
+		d.bytes()
+	}
+	if d.err || len(d.b) != 0 {
+		return false, nil
+	}
+	d = dec{b: obj}
+	for i := range n {
+		if err := fn(i, d.bytes()); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 func clone(b []byte) []byte {

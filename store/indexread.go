@@ -428,15 +428,24 @@ func (ix *Index) Tools(endpoint string, fn func(Tool) error) error {
 }
 
 // Page calls fn for each tool of list page i of an endpoint, in order,
-// with its name and body. body is bbolt's memory: valid only during fn.
+// with its name and body. body is the store's memory: valid only during fn.
+// A page is its record and its bodies' object; a page written before those
+// objects reads each body.
 func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) error) error {
-	v := ix.get(ix.gens, genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i))))
-	if v == nil {
-		return ix.broken("tool page")
+	entries, bodies, err := ix.pageRecord(endpoint, i)
+	if err != nil {
+		return err
 	}
-	entries, ok := decodePage(v)
-	if !ok {
-		return ix.broken("tool page")
+	if bodies != "" {
+		obj, err := ix.pageObject(bodies)
+		if err != nil {
+			return err
+		}
+		ok, err := pageBodies(obj, len(entries), func(j int, body []byte) error { return fn(entries[j].name, body) })
+		if !ok {
+			return ix.broken("tool page")
+		}
+		return err
 	}
 	for _, e := range entries {
 		body := ix.get(ix.object, append([]byte{objBody}, e.body...))
@@ -449,6 +458,37 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 	}
 	return nil
 }
+
+func (ix *Index) pageRecord(endpoint string, i int) ([]pageEntry, string, error) {
+	v := ix.get(ix.gens, genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i))))
+	if v == nil {
+		return nil, "", ix.broken("tool page")
+	}
+	entries, bodies, ok := decodePage(v)
+	if !ok {
+		return nil, "", ix.broken("tool page")
+	}
+	return entries, bodies, nil
+}
+
+// pageObject reads a page's bodies object. A snapshot read does not keep
+// it among the pages every view reads: each is read once per walk, and the
+// servers' cache holds the pages they answer.
+func (ix *Index) pageObject(ref string) ([]byte, error) {
+	if t, ok := ix.tx.(transientReader); ok {
+		t.transient(true)
+		defer t.transient(false)
+	}
+	v := ix.get(ix.object, append([]byte{objPage}, ref...))
+	if v == nil {
+		return nil, ix.broken("a tool page's bodies")
+	}
+	return v, nil
+}
+
+// transientReader is a transaction told that what it reads next is read
+// once, not by every view (a snapshot read then does not keep it).
+type transientReader interface{ transient(on bool) }
 
 // ErrNoSearch is returned (wrapped in a CodeUnsupported kernel.Error) for
 // a search on an endpoint of a revision published before search records.

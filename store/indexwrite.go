@@ -66,13 +66,18 @@ type IndexWriter struct {
 	pageSize int
 	lastTool string
 
+	// bodyAt is where each body put lies among the spilled objects, for
+	// the page objects that copy them; read through bodyWin.
+	bodyAt  map[string]int32
+	bodyWin spillWindow
+	pageObj []byte // the page object being built, reused
+
 	// With search: where the terms of each tool body lie in the scratch
 	// file (encoded bags, by body ref; held there, not in memory, until
 	// the tools that need them come) and the current endpoint's index.
 	analyze    func(body []byte) (search.Bag, error)
 	bags       map[string]spillRange // n < 0: not resolved yet
-	bagBuf     []byte                // a window of the scratch file the bags are read through
-	bagOff     int64                 // where bagBuf starts in the file
+	bagWin     spillWindow           // the bags are read through it
 	unresolved []pendingBody
 	searchIx   *search.Builder
 	reused     int
@@ -91,7 +96,7 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 	if _, err := rand.Read(gen); err != nil {
 		return nil, s.internal("cannot read random bytes", err)
 	}
-	return &IndexWriter{s: s, gen: gen}, nil
+	return &IndexWriter{s: s, gen: gen, bodyAt: map[string]int32{}}, nil
 }
 
 // spilledObject is an object in the scratch file: its key, where its
@@ -255,33 +260,44 @@ func (w *IndexWriter) spillBytes(content []byte) (int64, error) {
 }
 
 // bagWindow is how much of the scratch file is read at once for the term
-// bags of the tools: they come in about the order they were spilled.
+// bags of the tools, and for the bodies of a list page: they come in
+// about the order they were spilled.
 const bagWindow = 64 << 10
 
+// spillWindow is a part of the scratch file read into memory.
+type spillWindow struct {
+	buf []byte
+	off int64 // where buf starts in the file
+}
+
 // spilledBag reads the encoded bag at r of the scratch file.
-func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
+func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) { return w.spilled(&w.bagWin, r) }
+
+// spilled reads r of the scratch file through win: valid until the next
+// read through it.
+func (w *IndexWriter) spilled(win *spillWindow, r spillRange) ([]byte, error) {
 	if w.spillBuf.Buffered() > 0 {
 		if err := w.spillBuf.Flush(); err != nil {
 			return nil, w.fail(w.s.internal("cannot write a scratch file", err))
 		}
-		w.bagBuf = w.bagBuf[:0]
+		w.bagWin.buf, w.bodyWin.buf = w.bagWin.buf[:0], w.bodyWin.buf[:0]
 	}
-	if r.off < w.bagOff || r.off+int64(r.n) > w.bagOff+int64(len(w.bagBuf)) {
+	if r.off < win.off || r.off+int64(r.n) > win.off+int64(len(win.buf)) {
 		n := max(bagWindow, r.n)
-		if cap(w.bagBuf) < n {
-			w.bagBuf = make([]byte, n)
+		if cap(win.buf) < n {
+			win.buf = make([]byte, n)
 		}
-		got, err := w.spill.ReadAt(w.bagBuf[:n], r.off)
+		got, err := w.spill.ReadAt(win.buf[:n], r.off)
 		if got < r.n {
 			if err == nil {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, w.fail(w.s.internal("cannot read a scratch file", err))
 		}
-		w.bagBuf, w.bagOff = w.bagBuf[:got], r.off
+		win.buf, win.off = win.buf[:got], r.off
 	}
-	start := r.off - w.bagOff
-	return w.bagBuf[start : start+int64(r.n)], nil
+	start := r.off - win.off
+	return win.buf[start : start+int64(r.n)], nil
 }
 
 // putObjects writes the spilled objects in key order, each once.
@@ -395,7 +411,7 @@ func (w *IndexWriter) closeSpill() {
 	if w.spill != nil {
 		_ = w.spill.Close()
 		_ = os.Remove(w.spill.Name())
-		w.spill, w.spillBuf, w.objs = nil, nil, nil
+		w.spill, w.spillBuf, w.objs, w.bodyAt = nil, nil, nil, nil
 	}
 }
 
@@ -407,8 +423,14 @@ func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(
 // at once: stored by an earlier publish, or analysed and stored.
 func (w *IndexWriter) PutBody(body []byte) (string, error) {
 	ref, err := w.object(objBody, body)
-	if err != nil || w.analyze == nil {
+	if err != nil {
 		return ref, err
+	}
+	if _, ok := w.bodyAt[ref]; !ok {
+		w.bodyAt[ref] = int32(len(w.objs) - 1)
+	}
+	if w.analyze == nil {
+		return ref, nil
 	}
 	if _, ok := w.bags[ref]; !ok {
 		w.bags[ref] = spillRange{n: -1}
@@ -667,9 +689,27 @@ func (w *IndexWriter) endPage() error {
 	if len(w.page) == 0 {
 		return w.err
 	}
+	obj := w.pageObj[:0]
+	for _, e := range w.page {
+		at, ok := w.bodyAt[e.body]
+		if !ok {
+			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", e.name))
+		}
+		o := w.objs[at]
+		body, err := w.spilled(&w.bodyWin, spillRange{o.off, int(o.n)})
+		if err != nil {
+			return err
+		}
+		obj = appendPageBodies(obj, body)
+	}
+	w.pageObj = obj
+	ref, err := w.object(objPage, obj)
+	if err != nil {
+		return err
+	}
 	k := genKey(w.gen, tagPage, []byte(w.ep.Name), []byte{0}, itob(uint64(w.ep.Pages)))
 	w.ep.Pages++
-	v := encodePage(w.page)
+	v := encodePage(w.page, ref)
 	w.page, w.pageSize = w.page[:0], 0
 	return w.put(bucketGens, k, v, false)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -315,6 +316,18 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 	}); err != nil {
 		return err
 	}
+	if err := ix.walk(genKey(g, tagPage), func(k, v []byte) error {
+		_, bodies, ok := decodePage(v)
+		if !ok {
+			return s.internal("an index page record is unreadable", nil)
+		}
+		if bodies != "" {
+			used[string(objPage)+bodies] = struct{}{}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return ix.walk(genKey(g, tagTool), func(k, v []byte) error {
 		t, ok := decodeTool("", v)
 		if !ok {
@@ -395,7 +408,8 @@ func (s *Store) deletePrefix(name, prefix []byte, then func(tx txn) error) error
 }
 
 // checkIndex verifies one indexed revision: header, releases, and that
-// every route and tool names objects that exist.
+// every route and tool names objects that exist, and every page bodies
+// that exist.
 func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 	ix, err := s.openIndex(tx, rec.Number)
 	if err != nil {
@@ -432,7 +446,7 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		}
 		paged := 0
 		for i := range ep.Pages {
-			if err := ix.Page(ep.Name, i, func(string, []byte) error { paged++; return nil }); err != nil {
+			if err := ix.checkPage(ep.Name, i, func() { paged++ }); err != nil {
 				return s.broken("revision %s: endpoint %s page %d: %v", rec.ID, ep.Name, i, err)
 			}
 		}
@@ -451,4 +465,24 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		}
 	}
 	return nil
+}
+
+// checkPage reads list page i of an endpoint and checks that its bodies
+// are the ones its record names: a page object that decodes but holds
+// another body would list a tool that no call of it reaches.
+func (ix *Index) checkPage(endpoint string, i int, each func()) error {
+	entries, bodies, err := ix.pageRecord(endpoint, i)
+	if err != nil || bodies == "" {
+		return ix.Page(endpoint, i, func(string, []byte) error { each(); return nil })
+	}
+	j := 0
+	return ix.Page(endpoint, i, func(name string, body []byte) error {
+		each()
+		e := entries[j]
+		j++
+		if sum := sha256.Sum256(body); string(sum[:]) != e.body {
+			return fmt.Errorf("the body listed for tool %s is not the one its record names", name)
+		}
+		return nil
+	})
 }

@@ -119,7 +119,12 @@ type snapTx struct {
 	// badPage is the first page that looked wrong (verifyPages names it).
 	badPage uint64
 	bufs    [][]byte // leaf pages read, reused once the view ends
+	// once: the values read now are read once (a list page's bodies), so
+	// their overflow pages are not kept.
+	once bool
 }
+
+func (t *snapTx) transient(on bool) { t.once = on }
 
 // leafBufs recycles the page-sized buffers of leaf pages: what a view
 // returns is valid only until it ends, as with bbolt.
@@ -208,7 +213,7 @@ func (t *snapTx) page(id uint64) []byte {
 		t.failAt(id)
 		return nil
 	}
-	if ne.Uint16(p[8:]) == pageBranch || len(p) > ps {
+	if ne.Uint16(p[8:]) == pageBranch || (len(p) > ps && !t.once) {
 		// Kept until the state changes, first come first kept: every lookup
 		// passes the upper levels first, and every view reads the revision's
 		// header first, so they are what stays. A page of one size is a
