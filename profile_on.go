@@ -14,7 +14,9 @@ import (
 // measuring (go build -tags rukhprof), never a shipped binary.
 // RUKH_CPUPROFILE=FILE writes a CPU profile of the whole run;
 // RUKH_HEAPPROFILE=FILE a heap profile taken whenever the live heap after
-// a collection reaches a new high, so it shows what is held at the peak.
+// a collection reaches a new high, so it shows what is held at the peak;
+// RUKH_MUTEXPROFILE=FILE and RUKH_BLOCKPROFILE=FILE the contended locks and
+// the waits of the whole run, written at its end.
 func profiled(f func() int) int {
 	if p := os.Getenv("RUKH_CPUPROFILE"); p != "" {
 		if out, err := os.Create(p); err == nil {
@@ -50,6 +52,23 @@ func profiled(f func() int) int {
 			}
 		}()
 		defer func() { close(stop); <-done }()
+	}
+	for _, w := range []struct{ env, name string }{{"RUKH_MUTEXPROFILE", "mutex"}, {"RUKH_BLOCKPROFILE", "block"}} {
+		p := os.Getenv(w.env)
+		if p == "" {
+			continue
+		}
+		if w.name == "mutex" {
+			runtime.SetMutexProfileFraction(1)
+		} else {
+			runtime.SetBlockProfileRate(1000) // a sample per µs blocked
+		}
+		defer func() {
+			if out, err := os.Create(p); err == nil {
+				_ = pprof.Lookup(w.name).WriteTo(out, 0)
+				_ = out.Close()
+			}
+		}()
 	}
 	return f()
 }

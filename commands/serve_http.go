@@ -2,6 +2,9 @@ package commands
 
 import (
 	"context"
+	"os"
+	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/rukh-dev/rukh/kernel"
@@ -68,6 +71,9 @@ type serveHTTPOptions struct {
 
 func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 	kernel.DetachTerminal() // as serve-mcp does
+	if n := runtime.GOMAXPROCS(0); serveHTTPProcs(os.Getenv, n) != n {
+		runtime.GOMAXPROCS(serveHTTPProcs(os.Getenv, n))
+	}
 	log := newVerbLog(a.stderr, "serve-http")
 	defer log.close()
 	a.h.Runner.WarmSlots(log.Logf) // as serve-mcp does
@@ -88,4 +94,19 @@ func (a *app) runServeHTTP(ctx context.Context, o serveHTTPOptions) error {
 		Logf:          log.Logf,
 		Line:          log.Line,
 	})
+}
+
+// serveHTTPProcs is how many Ps serve-http's goroutines run on, given the
+// number Go chose (n, its CPUs or its container's share): one fewer, at
+// least one. Most of a call's CPU is not the server's (the program and its
+// init are processes of their own), and every P is per-P memory and
+// threads held at the peak of many agents at once (docs/performance.md).
+// A GOMAXPROCS the owner set (a positive integer, as Go reads it) is kept.
+// Setting it stops Go following later changes of the CPU limit; the count
+// is fixed for the server's life.
+func serveHTTPProcs(getenv func(string) string, n int) int {
+	if v, err := strconv.Atoi(getenv("GOMAXPROCS")); err == nil && v > 0 {
+		return n
+	}
+	return max(1, n-1)
 }

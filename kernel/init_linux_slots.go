@@ -58,8 +58,11 @@ type slot struct {
 // whole suite through them (RUKH_TEST_SLOTS).
 var slotsAlways bool
 
-// maxIdleSlots bounds the warm slots kept between calls.
-const maxIdleSlots = 16
+// maxIdleSlots bounds the warm slots kept between calls: as many as the
+// calls a busy serve process runs at once, so that none of them starts a
+// slot on its own path (spawns are one at a time, on the spawning thread)
+// only for another call's end to drop one; idle ones age out.
+const maxIdleSlots = 64
 
 // Variables, so that tests can shorten them (under slots.mu, as they
 // are read).
@@ -284,8 +287,10 @@ func sweepSlots() {
 		stop := len(kept) == 0
 		slots.sweeping = !stop
 		slots.mu.Unlock()
+		// Killed, not asked: an idle init runs nothing of any call, and
+		// one that is stopped would never read the end of its socket.
 		for i, sl := range ended {
-			sl.drop(false, whys[i])
+			sl.drop(true, whys[i])
 		}
 		if stop {
 			return
@@ -314,7 +319,7 @@ func freeSlotNamespaces(err error) bool {
 	slots.idle = nil
 	slots.mu.Unlock()
 	for _, sl := range idle {
-		sl.drop(false, "") // returns once its namespace is gone
+		sl.drop(true, "") // returns once its namespace is gone
 	}
 	if len(idle) > 0 {
 		slotLog("closed %d idle containment slots: the kernel refused a new PID namespace (%v)", len(idle), err)

@@ -671,3 +671,47 @@ func TestContainmentThroughSlots(t *testing.T) {
 		t.Fatalf("the containment tests through slots: %v\n%s", err, out)
 	}
 }
+
+// TestSlotsKeptForCallsAtOnce: the slots of more calls at once than the
+// old bound of 16 all go back to the idle stack.
+func TestSlotsKeptForCallsAtOnce(t *testing.T) {
+	resetSlots(t)
+	t.Cleanup(func() { resetSlots(t) })
+	const n = 24
+	if n > maxIdleSlots {
+		t.Fatalf("the test wants %d idle slots, over the bound of %d", n, maxIdleSlots)
+	}
+	r := NewRunner()
+	r.Slots = true
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	// Every call reads its stdin to the end: all run at once until pw closes.
+	res := make(chan Result, n)
+	for range n {
+		inv := fakeInvocation(t, "stdin", textDecl)
+		inv.Stdin = pr
+		go func() { res <- r.Invoke(context.Background(), inv) }()
+	}
+	// Each call gives up after its own timeout, so this waits less.
+	deadline := time.Now().Add(8 * time.Second)
+	for len(slotInits()) < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	started := len(slotInits())
+	pw.Close()
+	if started < n {
+		t.Fatalf("%d of %d calls at once had a slot", started, n)
+	}
+	for range n {
+		if got := <-res; got.Outcome != Succeeded {
+			t.Fatalf("outcome %s: %s", got.Outcome, got.Reason)
+		}
+	}
+	if idle := idleSlotPids(); len(idle) < n {
+		t.Errorf("%d idle slots after %d calls at once, want %d", len(idle), n, n)
+	}
+}

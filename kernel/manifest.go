@@ -2,10 +2,12 @@ package kernel
 
 import (
 	"bytes"
+	"errors"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -100,7 +102,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 // the CLI copes with such declarations where they matter.
 func DecodeInstalled(data []byte) (*Manifest, error) {
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := json.Unmarshal(data, &m, exactSlices); err != nil {
 		return nil, JSONError(err)
 	}
 	for i := range m.Commands {
@@ -116,6 +118,52 @@ func DecodeInstalled(data []byte) (*Manifest, error) {
 		}
 	}
 	return &m, nil
+}
+
+// exactSlices decodes a manifest's commands and each command's params
+// into slices of their own length. Grown as they are read, each was
+// allocated several times over on the way, most of what decoding the
+// stored manifests of a large publish allocated.
+var exactSlices = json.WithUnmarshalers(json.JoinUnmarshalers(
+	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Command) error { return decodeExact(d, v, &commandScratch) }),
+	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Param) error { return decodeExact(d, v, &paramScratch) }),
+))
+
+var commandScratch, paramScratch sync.Pool // of *[]Command, *[]Param
+
+// decodeExact reads an array into a scratch slice from pool, then copies
+// it into *v, a slice of its length. Anything but an array (null, or what
+// is not valid there) is left to the decoder's own handling.
+func decodeExact[T any](d *jsontext.Decoder, v *[]T, pool *sync.Pool) error {
+	if d.PeekKind() != '[' {
+		return errors.ErrUnsupported // the decoder's own handling
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	sp, _ := pool.Get().(*[]T)
+	if sp == nil {
+		sp = new([]T)
+	}
+	s := (*sp)[:0]
+	defer func() {
+		clear(s) // nothing decoded stays reachable from the pool
+		*sp = s[:0]
+		pool.Put(sp)
+	}()
+	for d.PeekKind() != ']' {
+		var zero T
+		s = append(s, zero)
+		if err := json.UnmarshalDecode(d, &s[len(s)-1]); err != nil {
+			return err
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	*v = make([]T, len(s))
+	copy(*v, s)
+	return nil
 }
 
 // rejectNulls refuses null anywhere but inside a result schema: json.Unmarshal

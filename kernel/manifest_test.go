@@ -3,9 +3,12 @@ package kernel
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 )
 
 // baseManifest is valid; each case changes it at JSON pointers.
@@ -396,6 +399,68 @@ func TestParseManifestKeepsBytes(t *testing.T) {
 	m.Commands[0].Params[2].Default[0] = '4'
 	if !bytes.Equal(in, orig) {
 		t.Fatal("ParseManifest result aliases or modified the input bytes")
+	}
+}
+
+// DecodeInstalled reads commands and params into slices of their own
+// length and otherwise as plain json.Unmarshal does: null, empty and
+// absent arrays, and what is not an array, alike.
+func TestDecodeInstalledExact(t *testing.T) {
+	cmd := func(params string) string {
+		return `{"id":"a.b","path":["a"]` + params + `,"execute":{"program":"bin/x","mode":"managed","lifetime":"foreground"}}`
+	}
+	tests := []struct {
+		name, in string
+		bad      bool
+	}{
+		{"base", baseManifest, false},
+		{"input", inputManifest, false},
+		{"no commands", `{"name":"a"}`, false},
+		{"null commands", `{"commands":null}`, false},
+		{"empty commands", `{"commands":[]}`, false},
+		{"params absent", `{"commands":[` + cmd("") + `]}`, false},
+		{"params null", `{"commands":[` + cmd(`,"params":null`) + `]}`, false},
+		{"params empty", `{"commands":[` + cmd(`,"params":[]`) + `]}`, false},
+		{"params", `{"commands":[` + cmd(`,"params":[{"id":"x","type":"string","flag":"x"},{"id":"y","type":"integer","position":0}]`) + `,` + cmd(`,"params":[{"id":"z","type":"boolean","flag":"z"}]`) + `]}`, false},
+		{"commands an object", `{"commands":{}}`, true},
+		{"params a string", `{"commands":[` + cmd(`,"params":"x"`) + `]}`, true},
+		{"a param a number", `{"commands":[` + cmd(`,"params":[1]`) + `]}`, true},
+		{"truncated in params", `{"commands":[` + cmd(`,"params":[{"id":"x"`), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeInstalled([]byte(tt.in))
+			var want Manifest
+			wantErr := json.Unmarshal([]byte(tt.in), &want)
+			if (err != nil) != tt.bad || (wantErr != nil) != tt.bad {
+				t.Fatalf("errors %v and %v, want bad=%v", err, wantErr, tt.bad)
+			}
+			if tt.bad {
+				return
+			}
+			if (got.Commands == nil) != (want.Commands == nil) || cap(got.Commands) != len(got.Commands) {
+				t.Fatalf("commands: len %d cap %d nil %v, want nil %v", len(got.Commands), cap(got.Commands), got.Commands == nil, want.Commands == nil)
+			}
+			for i := range want.Commands {
+				g, w := got.Commands[i], &want.Commands[i]
+				if (g.Params == nil) != (w.Params == nil) || cap(g.Params) != len(g.Params) {
+					t.Fatalf("command %d params: len %d cap %d nil %v, want nil %v", i, len(g.Params), cap(g.Params), g.Params == nil, w.Params == nil)
+				}
+				// The defaults DecodeInstalled fills in, on the plain decoding.
+				if w.Execute.Mode == "" {
+					w.Execute.Mode = ModeManaged
+				}
+				if w.Execute.Lifetime == "" {
+					w.Execute.Lifetime = LifetimeForeground
+				}
+				if w.Machine != nil && w.Machine.Interaction == "" {
+					w.Machine.Interaction = InteractionNone
+				}
+			}
+			if !reflect.DeepEqual(got, &want) {
+				t.Fatalf("decoded\n%+v\nwant\n%+v", got, &want)
+			}
+		})
 	}
 }
 

@@ -9,33 +9,72 @@ import (
 )
 
 // object builds one JSON object with members in the order they are added,
-// so generated schemas are byte-for-byte deterministic.
-type object struct{ b []byte }
+// so generated schemas are byte-for-byte deterministic. A member that is an
+// object is written into the same bytes (open, then close): a tool's
+// schema is made for every command a publish binds, and a buffer for each
+// nested object and value was most of what making it allocated.
+type object struct {
+	b    []byte
+	some bool // the object being written has a member
+}
 
-func (o *object) raw(k string, v []byte) *object {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
+// key starts member k.
+func (o *object) key(k string) {
+	if o.some {
 		o.b = append(o.b, ',')
+	} else {
+		o.b = append(o.b, '{')
 	}
+	o.some = true
 	o.b, _ = jsontext.AppendQuote(o.b, k)
 	o.b = append(o.b, ':')
+}
+
+func (o *object) raw(k string, v []byte) *object {
+	o.key(k)
 	o.b = append(o.b, v...)
 	return o
 }
 
 func (o *object) str(k, v string) *object {
-	q, _ := jsontext.AppendQuote(nil, v)
-	return o.raw(k, q)
+	o.key(k)
+	o.b, _ = jsontext.AppendQuote(o.b, v)
+	return o
 }
 
 func (o *object) int(k string, n int) *object {
-	return o.raw(k, strconv.AppendInt(nil, int64(n), 10))
+	o.key(k)
+	o.b = strconv.AppendInt(o.b, int64(n), 10)
+	return o
+}
+
+// value is member k with v as appendValue writes it.
+func (o *object) value(k string, v any) *object {
+	o.key(k)
+	o.b = appendValue(o.b, v)
+	return o
+}
+
+// open starts member k, an object whose members are added next, up to
+// close.
+func (o *object) open(k string) {
+	o.key(k)
+	o.some = false
+}
+
+// close ends the object open started.
+func (o *object) close() {
+	if o.some {
+		o.b = append(o.b, '}')
+	} else {
+		o.b = append(o.b, "{}"...)
+	}
+	o.some = true
 }
 
 func (o *object) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
+	if !o.some {
+		return append(o.b, "{}"...)
 	}
 	return append(o.b, '}')
 }
@@ -49,10 +88,6 @@ func stringArray(ss []string) []byte {
 		b, _ = jsontext.AppendQuote(b, s)
 	}
 	return append(b, ']')
-}
-
-func valueArray(vs []any) []byte {
-	return appendValue(nil, vs)
 }
 
 // scalarSchema renders the JSON Schema of one scalar of r.
@@ -102,14 +137,14 @@ func scalarSchema(o *object, r *rules, description string) {
 			}
 		}
 		if lo != nil {
-			o.raw("minimum", appendValue(nil, lo))
+			o.value("minimum", lo)
 		}
 		if hi != nil {
-			o.raw("maximum", appendValue(nil, hi))
+			o.value("maximum", hi)
 		}
 	}
 	if len(r.enum) > 0 {
-		o.raw("enum", valueArray(r.enum))
+		o.value("enum", r.enum)
 	}
 }
 
@@ -118,49 +153,60 @@ func scalarSchema(o *object, r *rules, description string) {
 // order. Params that are required and have no default are listed in
 // "required". The bytes are deterministic.
 func InputSchema(c *Command) (jsontext.Value, error) {
+	b, err := AppendInputSchema(nil, c)
+	return jsontext.Value(b), err
+}
+
+// AppendInputSchema appends InputSchema(c) to b; on an error b is
+// returned as it was.
+func AppendInputSchema(b []byte, c *Command) ([]byte, error) {
 	ss, err := specs(c)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
-	props := &object{}
+	o := &object{b: b}
+	o.str("type", "object")
+	o.open("properties")
 	var required []string
 	for i := range ss {
 		s := &ss[i]
-		p := &object{}
-		if s.lr != nil {
-			p.str("type", "array")
-			if s.p.Description != "" {
-				p.str("description", s.p.Description)
-			}
-			items := &object{}
-			scalarSchema(items, &s.lr.items, "")
-			p.raw("items", items.bytes())
-			if s.lr.minItems >= 0 {
-				p.int("minItems", s.lr.minItems)
-			}
-			p.int("maxItems", s.lr.maxCount())
-		} else {
-			scalarSchema(p, s.r, s.p.Description)
-		}
+		var def any
 		if s.p.Default != nil {
 			v, err := s.fromJSON(s.p.Default, "")
 			if err != nil {
-				return nil, Errorf(CodeInternal, "default does not convert").AtPath("/params/" + strconv.Itoa(i) + "/default").Wrap(err)
+				return b, Errorf(CodeInternal, "default does not convert").AtPath("/params/" + strconv.Itoa(i) + "/default").Wrap(err)
 			}
-			p.raw("default", appendValue(nil, v))
+			def = v
 		} else if s.p.Required {
 			required = append(required, s.p.ID)
 		}
-		props.raw(s.p.ID, p.bytes())
+		o.open(s.p.ID)
+		if s.lr != nil {
+			o.str("type", "array")
+			if s.p.Description != "" {
+				o.str("description", s.p.Description)
+			}
+			o.open("items")
+			scalarSchema(o, &s.lr.items, "")
+			o.close()
+			if s.lr.minItems >= 0 {
+				o.int("minItems", s.lr.minItems)
+			}
+			o.int("maxItems", s.lr.maxCount())
+		} else {
+			scalarSchema(o, s.r, s.p.Description)
+		}
+		if s.p.Default != nil {
+			o.value("default", def)
+		}
+		o.close()
 	}
-	root := &object{}
-	root.str("type", "object")
-	root.raw("properties", props.bytes())
+	o.close()
 	if len(required) > 0 {
-		root.raw("required", stringArray(required))
+		o.raw("required", stringArray(required))
 	}
-	root.raw("additionalProperties", []byte("false"))
-	return jsontext.Value(root.bytes()), nil
+	o.raw("additionalProperties", []byte("false"))
+	return o.bytes(), nil
 }
 
 // Outcomes lists every final outcome in a fixed order.
@@ -174,6 +220,24 @@ var Outcomes = []Outcome{Succeeded, CommandFailed, ExecutionFailed, Rejected, Ca
 func OutputSchema(c *Command) (jsontext.Value, error) { return outputSchema(c, false) }
 
 func outputSchema(c *Command, started bool) (jsontext.Value, error) {
+	v, shared, err := sharedOutputSchema(c, started)
+	if err == nil && shared {
+		v = slices.Clone(v)
+	}
+	return v, err
+}
+
+// SharedOutputSchema is OutputSchema(c) (StartedOutputSchema when started)
+// without a copy of its own: for most commands it is bytes shared by every
+// caller, which must not be changed. A publish makes one for each tool,
+// and reads it only to encode the tool.
+func SharedOutputSchema(c *Command, started bool) (jsontext.Value, error) {
+	v, _, err := sharedOutputSchema(c, started)
+	return v, err
+}
+
+// sharedOutputSchema also says whether the bytes are shared.
+func sharedOutputSchema(c *Command, started bool) (v jsontext.Value, shared bool, err error) {
 	r := c.Execute.Result
 	if r == nil || r.Kind == ResultText {
 		// The same few bytes for most tools of a catalogue: built once.
@@ -184,9 +248,10 @@ func outputSchema(c *Command, started bool) (jsontext.Value, error) {
 		if started {
 			i += 2
 		}
-		return slices.Clone(fixedOutputSchemas()[i]), nil
+		return fixedOutputSchemas()[i], true, nil
 	}
-	return buildOutputSchema(r, started)
+	v, err = buildOutputSchema(r, started)
+	return v, false, err
 }
 
 // fixedOutputSchemas are the output schemas that depend on nothing but
@@ -198,7 +263,8 @@ var fixedOutputSchemas = sync.OnceValue(func() (v [4]jsontext.Value) {
 		if i%2 == 1 {
 			r = &ResultDecl{Kind: ResultText}
 		}
-		v[i], _ = buildOutputSchema(r, i >= 2)
+		b, _ := buildOutputSchema(r, i >= 2)
+		v[i] = slices.Clip(b) // an append by a caller copies
 	}
 	return v
 })

@@ -218,3 +218,27 @@ func TestFixedOutputSchemas(t *testing.T) {
 		}
 	}
 }
+
+// OutputSchema's bytes are the caller's own: changing them changes no
+// later schema, shared or not.
+func TestOutputSchemaIsACopy(t *testing.T) {
+	for _, r := range []*ResultDecl{nil, {Kind: ResultText}} {
+		for _, started := range []bool{false, true} {
+			c := &Command{ID: "a.b", Execute: Execute{Result: r}}
+			want, _ := SharedOutputSchema(c, started)
+			want = bytes.Clone(want)
+			get := OutputSchema
+			if started {
+				get = StartedOutputSchema
+			}
+			v, err := get(c)
+			if err != nil || !bytes.Equal(v, want) {
+				t.Fatalf("result %v started %v: %s, %v; want %s", r, started, v, err, want)
+			}
+			clear(v)
+			if again, _ := SharedOutputSchema(c, started); !bytes.Equal(again, want) {
+				t.Fatalf("result %v started %v: changing a returned schema changed the shared one: %q", r, started, again)
+			}
+		}
+	}
+}

@@ -357,62 +357,134 @@ func (h *Handler) originAllowed(origin, host string) bool {
 	return strings.EqualFold(u.Host, host)
 }
 
+// serveMCP answers one MCP request. What precedes the call (admission,
+// the body, its decoding) runs in functions of its own, so their frames
+// are gone from the connection's goroutine while the call runs: its stack
+// is whatever the deepest moment needs, and keeps that size until a
+// collection (docs/performance.md).
 func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
-	ep := h.eps[r.PathValue("namespace")+"/"+r.PathValue("endpoint")]
+	ep, cred, auth := h.admit(w, r)
 	if ep == nil {
-		http.NotFound(w, r)
-		return
-	}
-	name := ep.cfg.Core.Endpoint
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		plain(w, http.StatusMethodNotAllowed, "method not allowed: MCP requests are POSTed (no GET stream, no sessions)")
-		return
-	}
-	if h.draining.Load() {
-		w.Header().Set("Retry-After", "1")
-		plain(w, http.StatusServiceUnavailable, "the server is stopping")
-		return
-	}
-	auth := ep.auth.Load()
-	cred, ok := h.authenticate(w, r, ep, auth)
-	if !ok {
 		return
 	}
 	as := ep.session(h, sessionKey(cred))
 	defer ep.release(h, as)
+	req, legacy, hdr := h.request(w, r, ep, as, cred)
+	if req == nil {
+		return
+	}
+	req.Auth = &admission{cred: cred, oauth: auth.oauth}
+	if req.ID() == nil {
+		as.s.HandleEra(req, nil, legacy, nil) // notifications/cancelled ends a legacy request
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	rep := newReply(r.Context())
+	defer rep.cancel()
+	defer h.claims.CompareAndDelete(cred.Hash, req) // spent by now, or free again
+	// A call that may report progress answers on an event stream
+	// (docs/http.md), even when no progress comes; anything else as JSON
+	// unless a notification precedes its response.
+	stream := req.Method() == "tools/call" && req.HasProgressToken()
+	end := as.s.HandleEra(req, rep, legacy, hdr)
+	defer end()
+	h.write(w, r, rep, legacy, stream, auth.oauth)
+}
+
+// admit finds the request's endpoint and credential, or answers; a nil
+// endpoint means it was answered.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (*endpoint, *kernel.Credential, *endpointAuth) {
+	ep := h.eps[r.PathValue("namespace")+"/"+r.PathValue("endpoint")]
+	if ep == nil {
+		http.NotFound(w, r)
+		return nil, nil, nil
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		plain(w, http.StatusMethodNotAllowed, "method not allowed: MCP requests are POSTed (no GET stream, no sessions)")
+		return nil, nil, nil
+	}
+	if h.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		plain(w, http.StatusServiceUnavailable, "the server is stopping")
+		return nil, nil, nil
+	}
+	auth := ep.auth.Load()
+	cred, ok := h.authenticate(w, r, ep, auth)
+	if !ok {
+		return nil, nil, nil
+	}
+	return ep, cred, auth
+}
+
+// request reads and decodes the body of an admitted request, or answers
+// (a nil request): its agent's rate, its headers, its size.
+func (h *Handler) request(w http.ResponseWriter, r *http.Request, ep *endpoint, as *agentSession, cred *kernel.Credential) (*mcpcore.Request, bool, *mcpcore.Headers) {
 	if as.lim != nil {
 		res := as.lim.Reserve()
 		if d := res.Delay(); d > 0 {
 			res.Cancel()
-			h.observe(name, "rate")
+			h.observe(ep.cfg.Core.Endpoint, "rate")
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 			plain(w, http.StatusTooManyRequests, "too many requests for agent "+strconv.Quote(cred.Agent))
-			return
+			return nil, false, nil
 		}
 	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return nil, false, nil
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, nil, mcpcore.NewError(mcpcore.CodeParseError, "parse error: the request body is empty")))
+		return nil, false, nil
+	}
+	req, id, rerr := mcpcore.Decode(body)
+	if rerr != nil {
+		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, id, rerr))
+		return nil, false, nil
+	}
+	if req == nil {
+		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
+		return nil, false, nil
+	}
+	legacy := !mcpcore.IsModern(req)
+	if legacy {
+		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !mcpcore.IsLegacyVersion(v) {
+			legacy = false // a modern request that lacks its _meta: the core says -32602
+		}
+	}
+	var hdr *mcpcore.Headers
+	if !legacy && req.ID() != nil {
+		hdr = readHeaders(r)
+	}
+	return req, legacy, hdr
+}
+
+// readBody checks the body's declared type, encoding and size and reads
+// it whole, or answers.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := parseMediaType(ct); err != nil || mt != "application/json" {
 			plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
-			return
+			return nil, false
 		}
 	} else {
 		plain(w, http.StatusUnsupportedMediaType, "unsupported media type: Content-Type must be application/json")
-		return
+		return nil, false
 	}
 	for _, ce := range r.Header.Values("Content-Encoding") {
 		if !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 			plain(w, http.StatusUnsupportedMediaType, "unsupported media type: the body must not be encoded (no Content-Encoding)")
-			return
+			return nil, false
 		}
 	}
 	if !acceptable(r.Header.Values("Accept")) {
 		plain(w, http.StatusNotAcceptable, "not acceptable: Accept must list application/json and text/event-stream")
-		return
+		return nil, false
 	}
 	if r.ContentLength > mcpcore.MaxMessageBytes {
 		plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
-		return
+		return nil, false
 	}
 	rb := r.Body
 	tracked, _ := rb.(*body)
@@ -433,12 +505,12 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			plain(w, http.StatusRequestEntityTooLarge, "request too large: at most 1 MiB per message")
-			return
+			return nil, false
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			plain(w, http.StatusRequestTimeout, "request timeout: the body did not arrive in time")
 		}
-		return // the client went away
+		return nil, false // the client went away
 	}
 	if r.ContentLength != 0 {
 		// Read whole: the connection may serve the next request, and
@@ -450,45 +522,7 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			http.NewResponseController(w).SetReadDeadline(time.Time{})
 		}
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, nil, mcpcore.NewError(mcpcore.CodeParseError, "parse error: the request body is empty")))
-		return
-	}
-	req, id, rerr := mcpcore.Decode(body)
-	if rerr != nil {
-		writeJSON(w, http.StatusBadRequest, mcpcore.AppendError(nil, id, rerr))
-		return
-	}
-	if req == nil {
-		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to answer
-		return
-	}
-	req.Auth = &admission{cred: cred, oauth: auth.oauth}
-	legacy := !mcpcore.IsModern(req)
-	if legacy {
-		if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !mcpcore.IsLegacyVersion(v) {
-			legacy = false // a modern request that lacks its _meta: the core says -32602
-		}
-	}
-	if req.ID() == nil {
-		as.s.HandleEra(req, nil, legacy, nil) // notifications/cancelled ends a legacy request
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	var hdr *mcpcore.Headers
-	if !legacy {
-		hdr = readHeaders(r)
-	}
-	rep := newReply(r.Context())
-	defer rep.cancel()
-	defer h.claims.CompareAndDelete(cred.Hash, req) // spent by now, or free again
-	// A call that may report progress answers on an event stream
-	// (docs/http.md), even when no progress comes; anything else as JSON
-	// unless a notification precedes its response.
-	stream := req.Method() == "tools/call" && req.HasProgressToken()
-	end := as.s.HandleEra(req, rep, legacy, hdr)
-	defer end()
-	h.write(w, r, rep, legacy, stream, auth.oauth)
+	return body, true
 }
 
 // authenticate finds the request's credential, or answers 401. The token
@@ -503,73 +537,96 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, ep *endpo
 	}
 	token, ok := bearer(r)
 	o := auth.oauth
-	if isOAuth(auth.httpAuth) {
-		switch {
-		case !ok:
-			h.observe(name, "auth")
-			if o == nil {
-				oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
-				return nil, false
-			}
-			unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> with an access token of the identity provider its metadata names ("+o.MetadataURL+")")
-			return nil, false
-		case !strings.HasPrefix(token, "rukh_"):
-			if o == nil {
-				h.observe(name, "unavailable")
-				oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
-				return nil, false
-			}
-			return h.verify(w, r, ep, o, token)
-		case o == nil || !o.AcceptRukh:
-			h.observe(name, "auth")
-			h.cfg.Logf("refused a request on endpoint %q: a Rukh token, and its httpAuth is oauth", name)
-			err := errors.New("this endpoint accepts only access tokens of its identity provider, not Rukh tokens")
-			if o == nil {
-				unauthorized(w, "unauthorized: "+err.Error())
-			} else {
-				unauthorizedOAuth(w, o, err, "unauthorized: "+err.Error())
-			}
-			return nil, false
-		}
+	if isOAuth(auth.httpAuth) && (!ok || !strings.HasPrefix(token, "rukh_") || o == nil || !o.AcceptRukh) {
+		return h.authenticateOAuth(w, r, ep, o, token, ok)
 	}
 	if !ok || h.cfg.Credentials == nil {
-		h.observe(name, "auth")
-		if o != nil {
-			unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> (an access token of the identity provider, or one of 'rukh agent add' or 'rukh agent token')")
-			return nil, false
-		}
-		unauthorized(w, "unauthorized: send Authorization: Bearer <token> (the owner gives one with 'rukh agent add' or 'rukh agent token')")
+		h.refuseMissing(w, name, o)
 		return nil, false
 	}
 	cred, err := h.cfg.Credentials.Authenticate(token)
 	if err == nil && cred.Endpoint != name {
-		// A token of another endpoint is as good as none here.
-		h.cfg.Logf("refused a request on endpoint %q: %s is agent %q's, for endpoint %q", name, cred.LogID(), cred.Agent, cred.Endpoint)
-		err = errOtherEndpoint
+		err = h.otherEndpoint(name, &cred)
 	}
+	if err != nil {
+		h.refuseToken(w, r, name, o, &cred, err)
+		return nil, false
+	}
+	return &cred, true
+}
+
+// authenticateOAuth is authenticate on an endpoint with httpAuth oauth or
+// rukh+oauth for any request but one with a Rukh token it accepts.
+func (h *Handler) authenticateOAuth(w http.ResponseWriter, r *http.Request, ep *endpoint, o *OAuthEndpoint, token string, ok bool) (*kernel.Credential, bool) {
+	name := ep.cfg.Core.Endpoint
+	switch {
+	case !ok:
+		h.observe(name, "auth")
+		if o == nil {
+			oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
+			return nil, false
+		}
+		unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> with an access token of the identity provider its metadata names ("+o.MetadataURL+")")
+		return nil, false
+	case !strings.HasPrefix(token, "rukh_"):
+		if o == nil {
+			h.observe(name, "unavailable")
+			oauthUnavailable(w, oauthRetryAfter, "the endpoint's identity provider is not configured yet; retry")
+			return nil, false
+		}
+		return h.verify(w, r, ep, o, token)
+	default: // o == nil || !o.AcceptRukh
+		h.observe(name, "auth")
+		h.cfg.Logf("refused a request on endpoint %q: a Rukh token, and its httpAuth is oauth", name)
+		err := errors.New("this endpoint accepts only access tokens of its identity provider, not Rukh tokens")
+		if o == nil {
+			unauthorized(w, "unauthorized: "+err.Error())
+		} else {
+			unauthorizedOAuth(w, o, err, "unauthorized: "+err.Error())
+		}
+		return nil, false
+	}
+}
+
+// refuseMissing answers a request without a bearer token (or with one
+// where no credentials are kept).
+func (h *Handler) refuseMissing(w http.ResponseWriter, name string, o *OAuthEndpoint) {
+	h.observe(name, "auth")
+	if o != nil {
+		unauthorizedOAuth(w, o, nil, "unauthorized: send Authorization: Bearer <token> (an access token of the identity provider, or one of 'rukh agent add' or 'rukh agent token')")
+		return
+	}
+	unauthorized(w, "unauthorized: send Authorization: Bearer <token> (the owner gives one with 'rukh agent add' or 'rukh agent token')")
+}
+
+// otherEndpoint refuses a token of another endpoint: as good as none here.
+func (h *Handler) otherEndpoint(name string, cred *kernel.Credential) error {
+	h.cfg.Logf("refused a request on endpoint %q: %s is agent %q's, for endpoint %q", name, cred.LogID(), cred.Agent, cred.Endpoint)
+	return errOtherEndpoint
+}
+
+// refuseToken answers a request whose bearer token Credentials refused
+// (err), or could not check.
+func (h *Handler) refuseToken(w http.ResponseWriter, r *http.Request, name string, o *OAuthEndpoint, cred *kernel.Credential, err error) {
 	if kernel.ErrorCode(err) == kernel.CodeUnavailable {
 		// The store could not say: the token may be good, so no 401.
 		h.cfg.Logf("refused a request on endpoint %q: %v", name, err)
 		w.Header().Set("Retry-After", "1")
 		plain(w, http.StatusServiceUnavailable, "the store is unavailable; retry")
-		return nil, false
+		return
 	}
-	if err != nil {
-		h.observe(name, "auth")
-		if cred.Agent != "" && cred.Endpoint == name && h.cfg.Refused != nil {
-			// A credential the store knows and refuses (a spent one-time
-			// token replayed): the attempt is recorded against its agent,
-			// with the tool its headers name; the body is never read.
-			h.cfg.Refused(name, headerTool(r), "", &cred, err)
-		}
-		if o != nil {
-			unauthorizedOAuth(w, o, errors.New("the Rukh token is not valid for this endpoint"), "unauthorized: the bearer token is not valid for this endpoint")
-			return nil, false
-		}
-		unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
-		return nil, false
+	h.observe(name, "auth")
+	if cred.Agent != "" && cred.Endpoint == name && h.cfg.Refused != nil {
+		// A credential the store knows and refuses (a spent one-time
+		// token replayed): the attempt is recorded against its agent,
+		// with the tool its headers name; the body is never read.
+		h.cfg.Refused(name, headerTool(r), "", cred, err)
 	}
-	return &cred, true
+	if o != nil {
+		unauthorizedOAuth(w, o, errors.New("the Rukh token is not valid for this endpoint"), "unauthorized: the bearer token is not valid for this endpoint")
+		return
+	}
+	unauthorized(w, "unauthorized: the bearer token is not valid for this endpoint")
 }
 
 // headerTool is the tool a modern tools/call's Mcp-Name header names, ""

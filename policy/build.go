@@ -422,6 +422,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 		defer close(p.done)
 		buf := scratch.Get().(*bytes.Buffer)
 		defer scratch.Put(buf)
+		var schema []byte
 		rel := r.Name + "@" + r.Version
 		for i := range r.Manifest.Commands {
 			c, pc := &r.Manifest.Commands[i], &p.cmds[i]
@@ -449,7 +450,7 @@ func (bd *builder) prepare(r ReleaseInput) *prepared {
 				}
 				pb.have = true
 				buf.Reset()
-				if pb.err = toolBody(&bc, kind, buf); pb.err != nil {
+				if pb.err = toolBody(&bc, kind, buf, &schema); pb.err != nil {
 					continue
 				}
 				body := buf.Bytes()
@@ -560,14 +561,68 @@ func grow[T any](s []T, n, built, count int) []T {
 }
 
 // summaryOf is what Stream keeps of a declaration: what routes, reports
-// and fixes read.
+// and fixes read. Its Machine and Result (the kind alone) are values shared
+// by every summary with the same ones when they are of the usual few: one
+// of each per command, kept to the end of a publish, were objects the
+// collector marked again and again.
 func summaryOf(c *kernel.Command) kernel.Command {
-	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary, Machine: c.Machine,
+	s := kernel.Command{ID: c.ID, Path: c.Path, Aliases: c.Aliases, Summary: c.Summary,
 		Execute: kernel.Execute{Mode: c.Execute.Mode, Lifetime: c.Execute.Lifetime, Needs: c.Execute.Needs}}
-	if c.Execute.Result != nil {
-		s.Execute.Result = &kernel.ResultDecl{Kind: c.Execute.Result.Kind}
+	if m := c.Machine; m != nil {
+		s.Machine = summaryMachine(m)
+	}
+	if r := c.Execute.Result; r != nil {
+		s.Execute.Result = summaryResult(r.Kind)
 	}
 	return s
+}
+
+// The shared summary Machines: by eligibility, interaction (in the order
+// of interactions) and required features (none, or commandResult alone).
+var (
+	interactions    = [...]string{kernel.InteractionNone, kernel.InteractionOptional, kernel.InteractionRequired}
+	commandResult   = []kernel.Feature{{ID: "command-result", Version: 1}}
+	summaryMachines = func() (ms [2][len(interactions)][2]kernel.Machine) {
+		for e := range ms {
+			for i, in := range interactions {
+				ms[e][i][0] = kernel.Machine{Eligible: e == 1, Interaction: in}
+				ms[e][i][1] = kernel.Machine{Eligible: e == 1, Interaction: in, RequiredFeatures: commandResult}
+			}
+		}
+		return ms
+	}()
+	summaryResults = [...]kernel.ResultDecl{{Kind: kernel.ResultText}, {Kind: kernel.ResultStructured}}
+)
+
+// summaryMachine is m as a summary keeps it: a shared value equal to it,
+// or m itself.
+func summaryMachine(m *kernel.Machine) *kernel.Machine {
+	i := slices.Index(interactions[:], m.Interaction)
+	f := -1
+	switch {
+	case m.RequiredFeatures == nil:
+		f = 0
+	case slices.Equal(m.RequiredFeatures, commandResult):
+		f = 1
+	}
+	if i < 0 || f < 0 {
+		return m
+	}
+	e := 0
+	if m.Eligible {
+		e = 1
+	}
+	return &summaryMachines[e][i][f]
+}
+
+// summaryResult is a result of kind as a summary keeps it.
+func summaryResult(kind string) *kernel.ResultDecl {
+	for i := range summaryResults {
+		if summaryResults[i].Kind == kind {
+			return &summaryResults[i]
+		}
+	}
+	return &kernel.ResultDecl{Kind: kind}
 }
 
 // tools makes bc a tool on every endpoint that publishes it. A
@@ -930,21 +985,20 @@ const (
 // started answer in its output schema; a task-only one declares
 // execution.taskSupport "required", the tool member MCP defines for a tool
 // that cannot be called but as a task.
-func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer) error {
+//
+// in is scratch for the input schema, kept for the next body (the encoder
+// copies it into dst).
+func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer, in *[]byte) error {
 	c := &bc.Declaration
-	in, err := kernel.InputSchema(c)
-	if err != nil {
+	var err error
+	if *in, err = kernel.AppendInputSchema((*in)[:0], c); err != nil {
 		return wrapCommand(err, bc, "input schema")
 	}
-	outputSchema := kernel.OutputSchema
-	if kind == toolStarted {
-		outputSchema = kernel.StartedOutputSchema
-	}
-	out, err := outputSchema(c)
+	out, err := kernel.SharedOutputSchema(c, kind == toolStarted)
 	if err != nil {
 		return wrapCommand(err, bc, "output schema")
 	}
-	w := wireBody{Title: c.Summary, InputSchema: in, OutputSchema: out}
+	w := wireBody{Title: c.Summary, InputSchema: *in, OutputSchema: out}
 	if kind == toolTaskOnly {
 		w.Execution = &wireExecution{TaskSupport: "required"}
 	}
