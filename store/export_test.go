@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -130,17 +131,62 @@ func PageForTest(s *Store, n uint64, endpoint string, i int) (key string, record
 	return key, record, object, err
 }
 
-// PageRecordForTest is a page record of the same tools as record, naming
-// the page object of bodies (none: the shape written before page objects),
-// and that object's key and content.
-func PageRecordForTest(record []byte, bodies ...[]byte) (out []byte, key string, object []byte) {
-	entries, _, _ := decodePage(record)
-	if bodies == nil {
-		return encodePage(entries, ""), "", nil
-	}
+// PageObjectForTest is the content of a page object of bodies.
+func PageObjectForTest(bodies ...[]byte) (object []byte) {
 	for _, b := range bodies {
 		object = appendPageBodies(object, b)
 	}
-	k := objectKey(objPage, object)
-	return encodePage(entries, string(k[1:])), string(k), object
+	return object
+}
+
+// PageRecordNamingForTest is record naming the page object of key
+// instead of its own.
+func PageRecordNamingForTest(record []byte, key string) []byte {
+	entries, _, _ := decodePage(record)
+	return encodePage(entries, key[1:])
+}
+
+// OldShapePageForTest turns list page i of endpoint in revision n into the
+// shape written before page objects: its record names none, its tools'
+// records no place in one, and each body is an object of its own.
+func OldShapePageForTest(s *Store, n uint64, endpoint string, i int) error {
+	var entries []pageEntry
+	var obj []byte
+	var key []byte
+	var tools [][2][]byte
+	err := s.ViewRevision(n, func(ix *Index) error {
+		key = genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i)))
+		var bodies string
+		var ok bool
+		entries, bodies, ok = decodePage(ix.gens.Get(key))
+		if !ok || bodies == "" {
+			return fmt.Errorf("page %d: no page object", i)
+		}
+		obj = clone(ix.object.Get(append([]byte{objPage}, bodies...)))
+		for _, e := range entries {
+			t, _, err := ix.Tool(endpoint, e.name)
+			if err != nil {
+				return err
+			}
+			t.page, t.slot = "", 0
+			tools = append(tools, [2][]byte{genKey(ix.gen, tagTool, []byte(endpoint), []byte{0}, []byte(e.name)), t.encode()})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.update(func(tx txn) error {
+		if _, err := pageBodies(obj, len(entries), func(j int, body []byte) error {
+			return tx.Bucket(bucketObjects).Put(append([]byte{objBody}, entries[j].body...), clone(body))
+		}); err != nil {
+			return err
+		}
+		for _, t := range tools {
+			if err := tx.Bucket(bucketGens).Put(t[0], t[1]); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketGens).Put(key, encodePage(entries, ""))
+	})
 }

@@ -23,12 +23,16 @@ import (
 //	  'r' depth words…             one CLI route, words joined by 0x00;
 //	                               the depth byte keeps a group's children
 //	                               contiguous and apart from grandchildren
-//	  't' endpoint 0x00 name       one MCP tool: command, release, refs
+//	  't' endpoint 0x00 name       one MCP tool: command, release, refs; a
+//	                               listed tool also names its page's 'g'
+//	                               object and its place there (its body is
+//	                               stored only there)
 //	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
 //	                               of listed tools only (a progressive
 //	                               endpoint lists a few; 't' has them all),
 //	                               then the ref of its 'g' object (absent in
-//	                               records written before them)
+//	                               records written before schema 3, whose
+//	                               bodies are all 'b' objects)
 //	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
 //	                               numbers with their scores, best first
 //	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
@@ -37,9 +41,12 @@ import (
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
 //	  'l' the bound releases (opaque JSON); the header names its ref;
-//	  'g' a list page's bodies, in its order, so a page the servers do not
-//	  hold is two reads, not one per tool (names stay in the page record:
-//	  pages of unchanged bodies are one object whatever their names);
+//	  'g' + sha256(the page's body refs, in order): a list page's bodies,
+//	  each length-prefixed, so a page the servers do not hold is two reads,
+//	  not one per tool; the one home of a listed tool's body (a 'b' object
+//	  holds only bodies of tools no page lists). Names stay in the page
+//	  record: pages of unchanged bodies are one object whatever their
+//	  names, found by their refs before a publish builds them;
 //	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
 //	  terms, so that a publish analyses only bodies no revision had with
 //	  the same analyser (keyed by the body, not its own content; a missing
@@ -304,12 +311,20 @@ type Tool struct {
 	Body    string // tool body ref
 	// Security is the command's level on the endpoint; "" is standard.
 	Security string
+
+	// page is the ref of the 'g' object that holds the body of a listed
+	// tool, and slot its place there; "": the body is a 'b' object.
+	page string
+	slot int
 }
 
 func (t *Tool) encode() []byte {
 	e := enc(nil).str(t.Command).str(t.Release).str(t.Decl).str(t.Body)
-	if t.Security != "" {
+	if t.Security != "" || t.page != "" {
 		e = e.str(t.Security) // absent for standard, and in older records
+	}
+	if t.page != "" {
+		e = e.str(t.page).uint(uint64(t.slot))
 	}
 	return e
 }
@@ -320,7 +335,15 @@ func decodeTool(name string, b []byte) (Tool, bool) {
 	if !d.err && len(d.b) > 0 {
 		t.Security = d.str()
 	}
-	return t, !d.err
+	if !d.err && len(d.b) > 0 {
+		t.page = d.str()
+		slot := d.uint()
+		if slot >= PageTools || len(t.page) != refLen {
+			return t, false
+		}
+		t.slot = int(slot)
+	}
+	return t, !d.err && len(d.b) == 0
 }
 
 // pageEntry is one tool of a list page.
@@ -362,6 +385,18 @@ func decodePage(b []byte) (entries []pageEntry, bodies string, ok bool) {
 // object is the bodies, each length-prefixed, in the page's order.
 func appendPageBodies(obj, body []byte) []byte { return enc(obj).bytes(body) }
 
+// pageRef is the ref of the page object of entries' bodies, in order:
+// the hash of their refs, known from the page's record without its bodies.
+func pageRef(entries []pageEntry) [refLen]byte {
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e.body))
+	}
+	var sum [refLen]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
 // pageBodies calls fn for each body of a page object, in order, once it
 // is known to hold exactly n of them: a broken one is reported before fn
 // sees any.
@@ -380,6 +415,30 @@ func pageBodies(obj []byte, n int, fn func(i int, body []byte) error) (ok bool, 
 		}
 	}
 	return true, nil
+}
+
+// pageBody is body slot of a page object; false: it has no such body.
+func pageBody(obj []byte, slot int) ([]byte, bool) {
+	d := dec{b: obj}
+	for range slot {
+		d.bytes()
+	}
+	b := d.bytes()
+	return b, !d.err
+}
+
+// pageObjectRef is the ref a page object is stored under, found from
+// the bodies it holds; false: it does not decode.
+func pageObjectRef(obj []byte) ([refLen]byte, bool) {
+	d := dec{b: obj}
+	h := sha256.New()
+	for len(d.b) > 0 && !d.err {
+		sum := sha256.Sum256(d.bytes())
+		h.Write(sum[:])
+	}
+	var sum [refLen]byte
+	h.Sum(sum[:0])
+	return sum, !d.err
 }
 
 func clone(b []byte) []byte {

@@ -25,6 +25,10 @@ type Index struct {
 	hdr    *header
 	gens   bucket
 	object bucket
+
+	// the page object read last, valid for the view
+	lastPage string
+	lastObj  []byte
 }
 
 func (ix *Index) get(b bucket, k []byte) []byte {
@@ -380,13 +384,25 @@ func (ix *Index) Decl(ref string) ([]byte, error) {
 	return clone(v), nil
 }
 
-// Body returns a tool body by ref (a copy).
-func (ix *Index) Body(ref string) ([]byte, error) {
-	v := ix.get(ix.object, append([]byte{objBody}, ref...))
-	if v == nil {
-		return nil, ix.broken("a tool body")
+// Body returns a tool's body (a copy): from its page's object if a page
+// lists it, else its own object.
+func (ix *Index) Body(t Tool) ([]byte, error) {
+	if t.page == "" {
+		v := ix.get(ix.object, append([]byte{objBody}, t.Body...))
+		if v == nil {
+			return nil, ix.broken("a tool body")
+		}
+		return clone(v), nil
 	}
-	return clone(v), nil
+	obj, err := ix.pageObject(t.page)
+	if err != nil {
+		return nil, err
+	}
+	body, ok := pageBody(obj, t.slot)
+	if !ok {
+		return nil, ix.broken("tool " + t.Name + "'s body")
+	}
+	return clone(body), nil
 }
 
 // BodySum is the SHA-256 of the tool body that ref names, known without
@@ -473,8 +489,12 @@ func (ix *Index) pageRecord(endpoint string, i int) ([]pageEntry, string, error)
 
 // pageObject reads a page's bodies object. A snapshot read does not keep
 // it among the pages every view reads: each is read once per walk, and the
-// servers' cache holds the pages they answer.
+// servers' cache holds the pages they answer. The last one read is held
+// for the view: a walk of tools by name reads each page's once.
 func (ix *Index) pageObject(ref string) ([]byte, error) {
+	if ref == ix.lastPage && ix.lastObj != nil {
+		return ix.lastObj, nil
+	}
 	if t, ok := ix.tx.(transientReader); ok {
 		t.transient(true)
 		defer t.transient(false)
@@ -483,6 +503,7 @@ func (ix *Index) pageObject(ref string) ([]byte, error) {
 	if v == nil {
 		return nil, ix.broken("a tool page's bodies")
 	}
+	ix.lastPage, ix.lastObj = ref, v
 	return v, nil
 }
 
@@ -577,7 +598,7 @@ func (ix *Index) SearchTools(endpoint, query string, limit int) ([]FoundTool, er
 		if err != nil {
 			return nil, err
 		}
-		body, err := ix.Body(t.Body)
+		body, err := ix.Body(t)
 		if err != nil {
 			return nil, err
 		}

@@ -66,11 +66,14 @@ type IndexWriter struct {
 	pageSize int
 	lastTool string
 
-	// bodyAt is where each body put lies among the spilled objects, for
-	// the page objects that copy them; read through bodyWin.
-	bodyAt  map[string]int32
-	bodyWin spillWindow
-	pageObj []byte // the page object being built, reused
+	// bodyAt is where each body put lies among the spilled objects: a
+	// page's object is made of its bodies at the end, and a body a page
+	// lists is stored only there. pageTools are the tool records of the
+	// page being cut (they name its object, known once it ends);
+	// pageBodies where the bodies of every page's object lie, in order.
+	bodyAt     map[string]int32
+	pageTools  []pageTool
+	pageBodies []spillRange
 
 	// With search: where the terms of each tool body lie in the scratch
 	// file (encoded bags, by body ref; held there, not in memory, until
@@ -99,13 +102,42 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 	return &IndexWriter{s: s, gen: gen, bodyAt: map[string]int32{}}, nil
 }
 
+// pageTool is the record of a listed tool, written once its page ends.
+type pageTool struct {
+	k []byte
+	t Tool
+}
+
 // spilledObject is an object in the scratch file: its key, where its
 // content starts and how long it is. A publish holds one per object until
 // its end, so it is kept small.
 type spilledObject struct {
-	key [1 + refLen]byte
-	n   uint32
-	off int64
+	key  [1 + refLen]byte
+	mark uint8 // what else the object is: spilledListed…
+	n    uint32
+	off  int64
+}
+
+// Marks of a spilled object. A body that only listed tools have is not
+// written: their pages' objects hold it. A page object is not in the
+// scratch file: n bodies from off of pageBodies, read as it is written;
+// one already stored is not read at all.
+const (
+	spilledListed   = 1 << iota // a body a page lists
+	spilledUnlisted             // a body a tool has that no page lists
+	spilledPage                 // a page object, built at the end
+	spilledStored               // a page object the store holds already
+)
+
+// written says whether the object is to be written.
+func (o *spilledObject) written() bool {
+	switch {
+	case o.mark&spilledPage != 0:
+		return o.mark&spilledStored == 0
+	case o.mark&spilledListed != 0:
+		return o.mark&spilledUnlisted != 0
+	}
+	return true
 }
 
 // spillRange is where some bytes lie in the scratch file.
@@ -280,7 +312,7 @@ func (w *IndexWriter) spilled(win *spillWindow, r spillRange) ([]byte, error) {
 		if err := w.spillBuf.Flush(); err != nil {
 			return nil, w.fail(w.s.internal("cannot write a scratch file", err))
 		}
-		w.bagWin.buf, w.bodyWin.buf = w.bagWin.buf[:0], w.bodyWin.buf[:0]
+		w.bagWin.buf = w.bagWin.buf[:0]
 	}
 	if r.off < win.off || r.off+int64(r.n) > win.off+int64(len(win.buf)) {
 		n := max(bagWindow, r.n)
@@ -377,7 +409,7 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 	}
 	for i := range w.objs {
 		o := &w.objs[i]
-		if i > 0 && o.key == w.objs[i-1].key {
+		if i > 0 && o.key == w.objs[i-1].key || !o.written() {
 			continue
 		}
 		n := int(o.n)
@@ -392,8 +424,16 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 		}
 		at := len(c.arena)
 		c.arena = append(c.arena, o.key[:]...)
-		c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
-		if _, err := w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err != nil && !(err == io.EOF && n == 0) {
+		var err error
+		if o.mark&spilledPage != 0 {
+			c.arena, err = w.readPage(c.arena, o)
+		} else {
+			c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
+			if _, err = w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err == io.EOF && n == 0 {
+				err = nil
+			}
+		}
+		if err != nil {
 			c.err = err
 			send()
 			return
@@ -406,12 +446,69 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 	}
 }
 
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// readPage appends page object o to buf, its bodies read from the
+// scratch file.
+func (w *IndexWriter) readPage(buf []byte, o *spilledObject) ([]byte, error) {
+	bodies := w.pageBodies[o.off+1:][:w.pageBodies[o.off].n]
+	for _, r := range bodies {
+		buf = binary.AppendUvarint(buf, uint64(r.n))
+		at := len(buf)
+		buf = slices.Grow(buf, r.n)[:at+r.n]
+		if _, err := w.spill.ReadAt(buf[at:], r.off); err != nil && !(err == io.EOF && r.n == 0) {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// markStored marks the page objects the store holds already: an
+// unchanged page is not read back from the scratch file nor written.
+func (w *IndexWriter) markStored() error {
+	var keys [][]byte
+	var at []int
+	for i := range w.objs {
+		if w.objs[i].mark&spilledPage != 0 {
+			keys, at = append(keys, w.objs[i].key[:]), append(at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := w.s.view(func(tx txn) error {
+		o := tx.Bucket(bucketObjects)
+		if o == nil {
+			return nil
+		}
+		if pf, ok := o.(prefetcher); ok {
+			pf.prefetch(keys)
+		}
+		for j, k := range keys {
+			if o.Get(k) != nil {
+				w.objs[at[j]].mark |= spilledStored
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
 // closeSpill drops the scratch file.
 func (w *IndexWriter) closeSpill() {
 	if w.spill != nil {
 		_ = w.spill.Close()
 		_ = os.Remove(w.spill.Name())
-		w.spill, w.spillBuf, w.objs, w.bodyAt = nil, nil, nil, nil
+		w.spill, w.spillBuf, w.objs, w.bodyAt, w.pageBodies = nil, nil, nil, nil, nil
 	}
 }
 
@@ -422,13 +519,15 @@ func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(
 // terms are found when a tool first needs them, for all bodies put by then
 // at once: stored by an earlier publish, or analysed and stored.
 func (w *IndexWriter) PutBody(body []byte) (string, error) {
+	sum := sha256.Sum256(body)
+	if _, ok := w.bodyAt[string(sum[:])]; ok {
+		return w.ref(sum[:]), w.err
+	}
 	ref, err := w.object(objBody, body)
 	if err != nil {
 		return ref, err
 	}
-	if _, ok := w.bodyAt[ref]; !ok {
-		w.bodyAt[ref] = int32(len(w.objs) - 1)
-	}
+	w.bodyAt[ref] = int32(len(w.objs) - 1)
 	if w.analyze == nil {
 		return ref, nil
 	}
@@ -627,6 +726,10 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
 	}
 	w.lastTool = name
+	at, ok := w.bodyAt[body]
+	if !ok {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+	}
 	if listed {
 		if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
 			if err := w.endPage(); err != nil {
@@ -635,6 +738,9 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		}
 		w.page = append(w.page, pageEntry{name: name, body: body})
 		w.pageSize += wireSize + 1
+		w.objs[at].mark |= spilledListed
+	} else {
+		w.objs[at].mark |= spilledUnlisted
 	}
 	doc := w.ep.Tools
 	w.ep.Tools++
@@ -661,7 +767,13 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		}
 	}
 	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
-	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
+	k := genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name))
+	if listed {
+		// Written once its page ends: the record names the page's object.
+		w.pageTools = append(w.pageTools, pageTool{k, t})
+		return w.err
+	}
+	return w.put(bucketGens, k, t.encode(), false)
 }
 
 // docKey is a tool number as a key: 4 bytes, big-endian.
@@ -685,28 +797,39 @@ func (w *IndexWriter) endSearch() error {
 	return nil
 }
 
+// endPage writes the page's record and its tools' records, and spills its
+// object as the place of its bodies, read from the scratch file as it is
+// written: the object's ref is the hash of their refs.
 func (w *IndexWriter) endPage() error {
 	if len(w.page) == 0 {
 		return w.err
 	}
-	obj := w.pageObj[:0]
+	sum := pageRef(w.page)
+	o := spilledObject{mark: spilledPage, off: int64(len(w.pageBodies))}
+	o.key[0] = objPage
+	copy(o.key[1:], sum[:])
+	w.pageBodies = append(w.pageBodies, spillRange{n: len(w.page)})
+	size := 0
 	for _, e := range w.page {
-		at, ok := w.bodyAt[e.body]
-		if !ok {
-			return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", e.name))
-		}
-		o := w.objs[at]
-		body, err := w.spilled(&w.bodyWin, spillRange{o.off, int(o.n)})
-		if err != nil {
+		b := w.objs[w.bodyAt[e.body]]
+		w.pageBodies = append(w.pageBodies, spillRange{b.off, int(b.n)})
+		size += uvarintLen(uint64(b.n)) + int(b.n)
+	}
+	if uint64(size) > math.MaxUint32 {
+		return w.fail(kernel.Errorf(kernel.CodeInvalid, "index: a list page of %d bytes is too large to store", size))
+	}
+	o.n = uint32(size)
+	w.objs = append(w.objs, o)
+	ref := w.ref(sum[:])
+	for i := range w.pageTools {
+		pt := &w.pageTools[i]
+		pt.t.page, pt.t.slot = ref, i
+		if err := w.put(bucketGens, pt.k, pt.t.encode(), false); err != nil {
 			return err
 		}
-		obj = appendPageBodies(obj, body)
 	}
-	w.pageObj = obj
-	ref, err := w.object(objPage, obj)
-	if err != nil {
-		return err
-	}
+	clear(w.pageTools)
+	w.pageTools = w.pageTools[:0]
 	k := genKey(w.gen, tagPage, []byte(w.ep.Name), []byte{0}, itob(uint64(w.ep.Pages)))
 	w.ep.Pages++
 	v := encodePage(w.page, ref)
@@ -740,7 +863,10 @@ func (w *IndexWriter) finish() error {
 		return err
 	}
 	w.hdr.Releases = ref
-	err = w.putObjects()
+	err = w.markStored()
+	if err == nil {
+		err = w.putObjects()
+	}
 	w.closeSpill()
 	if err != nil {
 		return err

@@ -38,28 +38,33 @@ func TestPageObjects(t *testing.T) {
 		checkErrs string // "": the store checks
 	}{
 		{name: "as published", poke: func(*testing.T, *store.Store, string, []byte, string, []string) {}, reads: 1 + 2},
-		{name: "a page record without its object (older publish)", reads: 1 + 1 + 32,
+		{name: "a page and its tools in the shape before page objects", reads: 1 + 1 + 32,
 			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
-				old, _, _ := store.PageRecordForTest(record)
-				poke(t, s, "gens", key, old)
+				if err := store.OldShapePageForTest(s, 1, "local", 1); err != nil {
+					t.Fatal(err)
+				}
 			}},
-		{name: "page object missing", readErr: "tool page's bodies is unreadable", checkErrs: "page 1",
+		{name: "page object missing", readErr: "tool page's bodies is unreadable", checkErrs: "tool page's bodies is unreadable",
 			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
 				poke(t, s, "objects", object, nil)
 			}},
-		{name: "page object with a body short", readErr: "tool page is unreadable", checkErrs: "page 1",
+		{name: "page object with a body short", readErr: "tool page is unreadable", checkErrs: "is unreadable",
 			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
-				rec, k, obj := store.PageRecordForTest(record, bytesOf(want[:len(want)-1])...)
-				poke(t, s, "objects", k, obj)
-				poke(t, s, "gens", key, rec)
+				poke(t, s, "objects", object, store.PageObjectForTest(bytesOf(want[:len(want)-1])...))
 			}},
 		{name: "page object of other bodies", reads: 1 + 2, checkErrs: "is not the one its record names",
 			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
 				other := slices.Clone(want)
 				slices.Reverse(other)
-				rec, k, obj := store.PageRecordForTest(record, bytesOf(other)...)
-				poke(t, s, "objects", k, obj)
-				poke(t, s, "gens", key, rec)
+				poke(t, s, "objects", object, store.PageObjectForTest(bytesOf(other)...))
+			}},
+		{name: "page record naming another page's object", readErr: "tool page is unreadable", checkErrs: "is not the one of the bodies its record names",
+			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
+				_, _, other, err := store.PageForTest(s, 1, "local", 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				poke(t, s, "gens", key, store.PageRecordNamingForTest(record, other))
 			}},
 	}
 	for _, c := range cases {

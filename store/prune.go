@@ -334,7 +334,11 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 			return s.internal("an index tool record is unreadable", nil)
 		}
 		used[string(objDecl)+t.Decl] = struct{}{}
-		used[string(objBody)+t.Body] = struct{}{}
+		if t.page != "" {
+			used[string(objPage)+t.page] = struct{}{}
+		} else {
+			used[string(objBody)+t.Body] = struct{}{}
+		}
 		used[string(termsKey(t.Body))] = struct{}{}
 		return nil
 	})
@@ -437,8 +441,22 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		tools := 0
 		if err := ix.Tools(ep.Name, func(t Tool) error {
 			tools++
-			if objs.Get(append([]byte{objDecl}, t.Decl...)) == nil || objs.Get(append([]byte{objBody}, t.Body...)) == nil {
+			if objs.Get(append([]byte{objDecl}, t.Decl...)) == nil {
 				return s.broken("revision %s: tool %s names a missing object", rec.ID, t.Name)
+			}
+			if t.page == "" {
+				if objs.Get(append([]byte{objBody}, t.Body...)) == nil {
+					return s.broken("revision %s: tool %s names a missing object", rec.ID, t.Name)
+				}
+				return nil
+			}
+			// A listed tool's body is in its page's object, at its slot.
+			body, err := ix.Body(t)
+			if err != nil {
+				return s.broken("revision %s: tool %s: %v", rec.ID, t.Name, err)
+			}
+			if sum := sha256.Sum256(body); string(sum[:]) != t.Body {
+				return s.broken("revision %s: tool %s: the body at its place in its page is not the one its record names", rec.ID, t.Name)
 			}
 			return nil
 		}); err != nil {
@@ -467,22 +485,16 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 	return nil
 }
 
-// checkPage reads list page i of an endpoint and checks that its bodies
-// are the ones its record names: a page object that decodes but holds
-// another body would list a tool that no call of it reaches.
+// checkPage reads list page i of an endpoint and checks that its object
+// is the one of the bodies its record names: the object's key is the hash
+// of its bodies' refs, which the check of the objects verifies.
 func (ix *Index) checkPage(endpoint string, i int, each func()) error {
 	entries, bodies, err := ix.pageRecord(endpoint, i)
-	if err != nil || bodies == "" {
-		return ix.Page(endpoint, i, func(string, []byte) error { each(); return nil })
+	if err != nil {
+		return err
 	}
-	j := 0
-	return ix.Page(endpoint, i, func(name string, body []byte) error {
-		each()
-		e := entries[j]
-		j++
-		if sum := sha256.Sum256(body); string(sum[:]) != e.body {
-			return fmt.Errorf("the body listed for tool %s is not the one its record names", name)
-		}
-		return nil
-	})
+	if sum := pageRef(entries); bodies != "" && bodies != string(sum[:]) {
+		return fmt.Errorf("its bodies' object is not the one of the bodies its record names")
+	}
+	return ix.Page(endpoint, i, func(string, []byte) error { each(); return nil })
 }
