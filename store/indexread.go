@@ -489,8 +489,9 @@ func (ix *Index) pageRecord(endpoint string, i int) ([]pageEntry, string, error)
 
 // pageObject reads a page's bodies object. A snapshot read does not keep
 // it among the pages every view reads: each is read once per walk, and the
-// servers' cache holds the pages they answer. The last one read is held
-// for the view: a walk of tools by name reads each page's once.
+// servers' cache holds the pages they answer; what it returns is valid
+// until the next page object is read. The last one read is held for the
+// view: a walk of tools by name reads each page's once.
 func (ix *Index) pageObject(ref string) ([]byte, error) {
 	if ref == ix.lastPage && ix.lastObj != nil {
 		return ix.lastObj, nil

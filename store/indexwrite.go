@@ -479,29 +479,35 @@ func (w *IndexWriter) markStored() error {
 			keys, at = append(keys, w.objs[i].key[:]), append(at, i)
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	_, err := w.s.view(func(tx txn) error {
-		o := tx.Bucket(bucketObjects)
-		if o == nil {
-			return nil
-		}
-		if pf, ok := o.(prefetcher); ok {
-			pf.prefetch(keys)
-		}
-		for j, k := range keys {
-			if o.Get(k) != nil {
-				w.objs[at[j]].mark |= spilledStored
+	// In views of a bounded number each: a lookup maps the file around the
+	// page object's first page, and a view keeps what it mapped.
+	for len(keys) > 0 {
+		n := min(len(keys), storedBatch)
+		_, err := w.s.view(func(tx txn) error {
+			o := tx.Bucket(bucketObjects)
+			if o == nil {
+				return nil
 			}
+			if pf, ok := o.(prefetcher); ok {
+				pf.prefetch(keys[:n])
+			}
+			for j, k := range keys[:n] {
+				if o.Get(k) != nil {
+					w.objs[at[j]].mark |= spilledStored
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return w.fail(err)
 		}
-		return nil
-	})
-	if err != nil {
-		return w.fail(err)
+		keys, at = keys[n:], at[n:]
 	}
 	return nil
 }
+
+// storedBatch is how many page objects one view of markStored looks up.
+const storedBatch = 256
 
 // closeSpill drops the scratch file.
 func (w *IndexWriter) closeSpill() {
@@ -519,12 +525,15 @@ func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(
 // terms are found when a tool first needs them, for all bodies put by then
 // at once: stored by an earlier publish, or analysed and stored.
 func (w *IndexWriter) PutBody(body []byte) (string, error) {
+	var k [1 + refLen]byte
+	k[0] = objBody
 	sum := sha256.Sum256(body)
-	if _, ok := w.bodyAt[string(sum[:])]; ok {
-		return w.ref(sum[:]), w.err
+	copy(k[1:], sum[:])
+	ref := w.ref(sum[:])
+	if _, ok := w.bodyAt[ref]; ok {
+		return ref, w.err
 	}
-	ref, err := w.object(objBody, body)
-	if err != nil {
+	if err := w.objectAt(k[:], body); err != nil {
 		return ref, err
 	}
 	w.bodyAt[ref] = int32(len(w.objs) - 1)

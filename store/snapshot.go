@@ -120,8 +120,10 @@ type snapTx struct {
 	badPage uint64
 	bufs    [][]byte // leaf pages read, reused once the view ends
 	// once: the values read now are read once (a list page's bodies), so
-	// their overflow pages are not kept.
-	once bool
+	// their overflow pages are not kept, and are read into onceBuf: such a
+	// value is valid only until the next one is read.
+	once    bool
+	onceBuf []byte
 }
 
 func (t *snapTx) transient(on bool) { t.once = on }
@@ -148,6 +150,30 @@ func (t *snapTx) release() {
 		leafBufs.Put(&b)
 	}
 	t.bufs = nil
+	if b := t.onceBuf; b != nil {
+		onceBufs.Put(&b)
+		t.onceBuf = nil
+	}
+}
+
+// onceBufs recycles the buffers of values read once: a walk reads one
+// per page, each in its own view.
+var onceBufs sync.Pool
+
+// overflow is a buffer of n bytes for a page and its overflow.
+func (t *snapTx) overflow(n uint64) []byte {
+	if !t.once {
+		return make([]byte, n)
+	}
+	if t.onceBuf == nil {
+		if b, ok := onceBufs.Get().(*[]byte); ok {
+			t.onceBuf = *b
+		}
+	}
+	if uint64(cap(t.onceBuf)) < n {
+		t.onceBuf = make([]byte, n)
+	}
+	return t.onceBuf[:n]
 }
 
 // still reports whether the state read is still the newest committed one.
@@ -201,7 +227,7 @@ func (t *snapTx) page(id uint64) []byte {
 			t.failAt(id)
 			return nil
 		}
-		full := make([]byte, (over+1)*uint64(ps))
+		full := t.overflow((over + 1) * uint64(ps))
 		copy(full, p)
 		if n, _ := t.f.ReadAt(full[ps:], int64(id+1)*int64(ps)); n != len(full)-ps {
 			t.failAt(id)
