@@ -121,9 +121,9 @@ func DecodeInstalled(data []byte) (*Manifest, error) {
 }
 
 // exactSlices decodes a manifest's commands and each command's params
-// into slices of their own length. Grown as they are read, each was
-// allocated several times over on the way, most of what decoding the
-// stored manifests of a large publish allocated.
+// into slices of their own length: grown as they are read, each was
+// allocated again at every growth, the largest part of what decoding a
+// publish's stored manifests allocated.
 var exactSlices = json.WithUnmarshalers(json.JoinUnmarshalers(
 	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Command) error { return decodeExact(d, v, &commandScratch) }),
 	json.UnmarshalFromFunc(func(d *jsontext.Decoder, v *[]Param) error { return decodeExact(d, v, &paramScratch) }),
