@@ -92,6 +92,12 @@ func SetClockForTest(now func() time.Time) (restore func()) {
 // in this build: inotify, kqueue or poll.
 const WatchKindForTest = watchKind
 
+// PageMinToolsForTest and PageCutForTest are the writer's rule for where a
+// list page ends, besides its bounds.
+const PageMinToolsForTest = pageMinTools
+
+var PageCutForTest = pageCut
+
 // ForgetUntrustedForTest removes the list of untrusted releases, as a home
 // written before the list existed has none.
 func ForgetUntrustedForTest(s *Store) error {
@@ -132,12 +138,7 @@ func PageForTest(s *Store, n uint64, endpoint string, i int) (key string, record
 }
 
 // PageObjectForTest is the content of a page object of bodies.
-func PageObjectForTest(bodies ...[]byte) (object []byte) {
-	for _, b := range bodies {
-		object = appendPageBodies(object, b)
-	}
-	return object
-}
+func PageObjectForTest(bodies ...[]byte) []byte { return encodePageObject(bodies) }
 
 // PageRecordNamingForTest is record naming the page object of key
 // instead of its own.

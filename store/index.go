@@ -11,7 +11,7 @@ import (
 	"github.com/rukh-dev/rukh/search"
 )
 
-// The indexed revision layout (schema 2).
+// The indexed revision layout (schema 3).
 //
 // A published revision is not one value but an index: small records, each
 // read on its own, so a CLI command, a tools/list page or a tools/call
@@ -41,12 +41,15 @@ import (
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
 //	  'l' the bound releases (opaque JSON); the header names its ref;
-//	  'g' + sha256(the page's body refs, in order): a list page's bodies,
-//	  each length-prefixed, so a page the servers do not hold is two reads,
-//	  not one per tool; the one home of a listed tool's body (a 'b' object
-//	  holds only bodies of tools no page lists). Names stay in the page
-//	  record: pages of unchanged bodies are one object whatever their
-//	  names, found by their refs before a publish builds them;
+//	  'g' + sha256(the page's body refs, in order): a list page's bodies
+//	  after a table of where each ends, so a page the servers do not hold
+//	  is two reads, not one per tool, and one body is read without the
+//	  others; the one home of a listed tool's body (a 'b' object holds
+//	  only bodies of tools no page lists). Names stay in the page record:
+//	  pages of unchanged bodies are one object whatever their names, found
+//	  by their refs before a publish builds them; pages end where their
+//	  tools' names say (pageCut), so one tool added or removed makes one
+//	  new page object, not one for every page after it;
 //	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
 //	  terms, so that a publish analyses only bodies no revision had with
 //	  the same analyser (keyed by the body, not its own content; a missing
@@ -97,6 +100,23 @@ const (
 	PageTools = 32
 	PageBytes = 1 << 20
 )
+
+// Where the writer ends a list page, besides the bounds: after a tool once
+// the page holds pageMinTools, when the hash of the tool's name ends in
+// pageCutMask's bits. Cut by names, one tool added or removed changes the
+// page it falls in and no other: every later page ends where it did, so
+// its object is the one stored already.
+const (
+	pageMinTools = 12
+	pageCutMask  = 15
+)
+
+// pageCut reports whether a list page ends after the tool name, once it
+// holds pageMinTools.
+func pageCut(name string) bool {
+	sum := sha256.Sum256([]byte(name))
+	return sum[0]&pageCutMask == pageCutMask
+}
 
 // Route kinds as stored (the same words policy uses).
 const (
@@ -381,9 +401,66 @@ func decodePage(b []byte) (entries []pageEntry, bodies string, ok bool) {
 	return out, bodies, !d.err && len(d.b) == 0
 }
 
-// appendPageBodies appends one body to a page object being built: the
-// object is the bodies, each length-prefixed, in the page's order.
-func appendPageBodies(obj, body []byte) []byte { return enc(obj).bytes(body) }
+// A page object is its bodies' count (one byte), the end of each body
+// (4 bytes big-endian, from the end of this table), then the bodies in the
+// page's order: one body is found without reading those before it.
+func pageObjectHead(n int) int { return 1 + 4*n }
+
+// encodePageObject is the page object of bodies.
+func encodePageObject(bodies [][]byte) []byte {
+	size := pageObjectHead(len(bodies))
+	for _, b := range bodies {
+		size += len(b)
+	}
+	obj := make([]byte, pageObjectHead(len(bodies)), size)
+	obj[0] = byte(len(bodies))
+	end := 0
+	for i, b := range bodies {
+		end += len(b)
+		binary.BigEndian.PutUint32(obj[1+4*i:], uint32(end))
+	}
+	for _, b := range bodies {
+		obj = append(obj, b...)
+	}
+	return obj
+}
+
+// pageObjectEnds checks a page object's table: false if it does not hold
+// exactly n bodies (n < 0: any number) that end where its table says.
+func pageObjectEnds(obj []byte, n int) (int, bool) {
+	if len(obj) == 0 || n >= 0 && int(obj[0]) != n || obj[0] > PageTools {
+		return 0, false
+	}
+	n = int(obj[0])
+	head := pageObjectHead(n)
+	if len(obj) < head {
+		return 0, false
+	}
+	prev := uint32(0)
+	for i := range n {
+		end := binary.BigEndian.Uint32(obj[1+4*i:])
+		if end < prev {
+			return 0, false
+		}
+		prev = end
+	}
+	return n, uint64(prev) == uint64(len(obj)-head)
+}
+
+// pageObjectBody is body i of a page object whose table has n entries:
+// bounds-checked against the object, not against the other entries.
+func pageObjectBody(obj []byte, n, i int) ([]byte, bool) {
+	head := pageObjectHead(n)
+	start := uint32(0)
+	if i > 0 {
+		start = binary.BigEndian.Uint32(obj[1+4*(i-1):])
+	}
+	end := binary.BigEndian.Uint32(obj[1+4*i:])
+	if start > end || uint64(end) > uint64(len(obj)-head) {
+		return nil, false
+	}
+	return obj[head+int(start) : head+int(end) : head+int(end)], true
+}
 
 // pageRef is the ref of the page object of entries' bodies, in order:
 // the hash of their refs, known from the page's record without its bodies.
@@ -401,44 +478,43 @@ func pageRef(entries []pageEntry) [refLen]byte {
 // is known to hold exactly n of them: a broken one is reported before fn
 // sees any.
 func pageBodies(obj []byte, n int, fn func(i int, body []byte) error) (ok bool, err error) {
-	d := dec{b: obj}
-	for range n {
-		d.bytes()
-	}
-	if d.err || len(d.b) != 0 {
+	if _, ok := pageObjectEnds(obj, n); !ok {
 		return false, nil
 	}
-	d = dec{b: obj}
 	for i := range n {
-		if err := fn(i, d.bytes()); err != nil {
+		b, _ := pageObjectBody(obj, n, i)
+		if err := fn(i, b); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
 }
 
-// pageBody is body slot of a page object; false: it has no such body.
+// pageBody is body slot of a page object, read through its table alone;
+// false: it has no such body.
 func pageBody(obj []byte, slot int) ([]byte, bool) {
-	d := dec{b: obj}
-	for range slot {
-		d.bytes()
+	if len(obj) == 0 || slot >= int(obj[0]) || len(obj) < pageObjectHead(int(obj[0])) {
+		return nil, false
 	}
-	b := d.bytes()
-	return b, !d.err
+	return pageObjectBody(obj, int(obj[0]), slot)
 }
 
 // pageObjectRef is the ref a page object is stored under, found from
 // the bodies it holds; false: it does not decode.
 func pageObjectRef(obj []byte) ([refLen]byte, bool) {
-	d := dec{b: obj}
-	h := sha256.New()
-	for len(d.b) > 0 && !d.err {
-		sum := sha256.Sum256(d.bytes())
-		h.Write(sum[:])
-	}
 	var sum [refLen]byte
+	n, ok := pageObjectEnds(obj, -1)
+	if !ok {
+		return sum, false
+	}
+	h := sha256.New()
+	for i := range n {
+		b, _ := pageObjectBody(obj, n, i)
+		s := sha256.Sum256(b)
+		h.Write(s[:])
+	}
 	h.Sum(sum[:0])
-	return sum, !d.err
+	return sum, true
 }
 
 func clone(b []byte) []byte {

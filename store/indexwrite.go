@@ -64,6 +64,7 @@ type IndexWriter struct {
 	ep       *EndpointInfo
 	page     []pageEntry
 	pageSize int
+	pageEnds bool // the page ends before the next listed tool (pageCut)
 	lastTool string
 
 	// bodyAt is where each body put lies among the spilled objects: a
@@ -168,7 +169,9 @@ func (w *IndexWriter) put(bucket, k, v []byte, object bool) error {
 
 // flush writes the buffered records in one transaction; the first one
 // also marks the generation pending, so prune can remove it if this
-// publish never finishes.
+// publish never finishes and sweeps no object while it runs, and stamps
+// the file with this layout: objects an older rukh cannot read may be
+// written from here on, even if this publish never ends.
 func (w *IndexWriter) flush() error {
 	if w.err != nil {
 		return w.err
@@ -188,6 +191,9 @@ func (w *IndexWriter) flush() error {
 	err := w.s.update(func(tx txn) error {
 		if !w.flushed {
 			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+			if err := stampSchema(tx); err != nil {
 				return err
 			}
 		}
@@ -446,20 +452,17 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 	}
 }
 
-func uvarintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
-		n++
-	}
-	return n
-}
-
 // readPage appends page object o to buf, its bodies read from the
 // scratch file.
 func (w *IndexWriter) readPage(buf []byte, o *spilledObject) ([]byte, error) {
 	bodies := w.pageBodies[o.off+1:][:w.pageBodies[o.off].n]
+	buf = append(buf, byte(len(bodies)))
+	end := uint32(0)
 	for _, r := range bodies {
-		buf = binary.AppendUvarint(buf, uint64(r.n))
+		end += uint32(r.n)
+		buf = binary.BigEndian.AppendUint32(buf, end)
+	}
+	for _, r := range bodies {
 		at := len(buf)
 		buf = slices.Grow(buf, r.n)[:at+r.n]
 		if _, err := w.spill.ReadAt(buf[at:], r.off); err != nil && !(err == io.EOF && r.n == 0) {
@@ -470,8 +473,13 @@ func (w *IndexWriter) readPage(buf []byte, o *spilledObject) ([]byte, error) {
 }
 
 // markStored marks the page objects the store holds already: an
-// unchanged page is not read back from the scratch file nor written.
+// unchanged page is not read back from the scratch file nor written. Only
+// after the first flush: a prune then sweeps none of the objects found
+// here before the revision that names them is recorded.
 func (w *IndexWriter) markStored() error {
+	if !w.flushed {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: stored pages looked up before the publish is marked pending"))
+	}
 	var keys [][]byte
 	var at []int
 	for i := range w.objs {
@@ -480,7 +488,8 @@ func (w *IndexWriter) markStored() error {
 		}
 	}
 	// In views of a bounded number each: a lookup maps the file around the
-	// page object's first page, and a view keeps what it mapped.
+	// page object's first page, and a view keeps what it mapped. Whether
+	// each exists is all that is asked: etcd sends keys only.
 	for len(keys) > 0 {
 		n := min(len(keys), storedBatch)
 		_, err := w.s.view(func(tx txn) error {
@@ -488,11 +497,12 @@ func (w *IndexWriter) markStored() error {
 			if o == nil {
 				return nil
 			}
-			if pf, ok := o.(prefetcher); ok {
-				pf.prefetch(keys[:n])
+			if t, ok := tx.(transientReader); ok {
+				t.transient(true)
+				defer t.transient(false)
 			}
-			for j, k := range keys[:n] {
-				if o.Get(k) != nil {
+			for j, ok := range present(o, keys[:n]) {
+				if ok {
 					w.objs[at[j]].mark |= spilledStored
 				}
 			}
@@ -508,6 +518,22 @@ func (w *IndexWriter) markStored() error {
 
 // storedBatch is how many page objects one view of markStored looks up.
 const storedBatch = 256
+
+// presence is a bucket that says which keys it holds without their values
+// (etcd: keys only, many per request).
+type presence interface{ present(keys [][]byte) []bool }
+
+// present says which of keys b holds.
+func present(b bucket, keys [][]byte) []bool {
+	if p, ok := b.(presence); ok {
+		return p.present(keys)
+	}
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		out[i] = b.Get(k) != nil
+	}
+	return out
+}
 
 // closeSpill drops the scratch file.
 func (w *IndexWriter) closeSpill() {
@@ -740,13 +766,14 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
 	}
 	if listed {
-		if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
+		if len(w.page) > 0 && (w.pageEnds || len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
 			if err := w.endPage(); err != nil {
 				return err
 			}
 		}
 		w.page = append(w.page, pageEntry{name: name, body: body})
 		w.pageSize += wireSize + 1
+		w.pageEnds = len(w.page) >= pageMinTools && pageCut(name)
 		w.objs[at].mark |= spilledListed
 	} else {
 		w.objs[at].mark |= spilledUnlisted
@@ -810,6 +837,7 @@ func (w *IndexWriter) endSearch() error {
 // object as the place of its bodies, read from the scratch file as it is
 // written: the object's ref is the hash of their refs.
 func (w *IndexWriter) endPage() error {
+	w.pageEnds = false
 	if len(w.page) == 0 {
 		return w.err
 	}
@@ -818,11 +846,11 @@ func (w *IndexWriter) endPage() error {
 	o.key[0] = objPage
 	copy(o.key[1:], sum[:])
 	w.pageBodies = append(w.pageBodies, spillRange{n: len(w.page)})
-	size := 0
+	size := pageObjectHead(len(w.page))
 	for _, e := range w.page {
 		b := w.objs[w.bodyAt[e.body]]
 		w.pageBodies = append(w.pageBodies, spillRange{b.off, int(b.n)})
-		size += uvarintLen(uint64(b.n)) + int(b.n)
+		size += int(b.n)
 	}
 	if uint64(size) > math.MaxUint32 {
 		return w.fail(kernel.Errorf(kernel.CodeInvalid, "index: a list page of %d bytes is too large to store", size))
@@ -872,7 +900,12 @@ func (w *IndexWriter) finish() error {
 		return err
 	}
 	w.hdr.Releases = ref
-	err = w.markStored()
+	// Marked pending first: from then on no prune sweeps what markStored
+	// finds stored.
+	err = w.flush()
+	if err == nil {
+		err = w.markStored()
+	}
 	if err == nil {
 		err = w.putObjects()
 	}
@@ -897,8 +930,8 @@ func (w *IndexWriter) discard() {
 }
 
 // commitIndex is the last step inside the final transaction: the generation
-// is no longer pending, and the file is marked schema 2 so an older rukh
-// refuses it instead of misreading it.
+// is no longer pending, and the file is stamped with this layout (as the
+// first flush did) so an older rukh refuses it instead of misreading it.
 func (w *IndexWriter) commitIndex(tx txn) error {
 	if err := tx.Bucket(bucketPending).Delete(w.gen); err != nil {
 		return err
@@ -906,7 +939,16 @@ func (w *IndexWriter) commitIndex(tx txn) error {
 	if tx.Bucket(bucketGens).Get(genKey(w.gen, tagHeader)) == nil {
 		return w.s.internal("the revision index was not written completely", nil)
 	}
-	return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	return stampSchema(tx)
+}
+
+// stampSchema stamps the file with this layout, if it is not already.
+func stampSchema(tx txn) error {
+	meta, v := tx.Bucket(bucketMeta), strconv.Itoa(SchemaVersion)
+	if string(meta.Get(keySchema)) == v {
+		return nil
+	}
+	return meta.Put(keySchema, []byte(v))
 }
 
 func (w *IndexWriter) genHex() string { return hex.EncodeToString(w.gen) }
