@@ -191,3 +191,17 @@ func OldShapePageForTest(s *Store, n uint64, endpoint string, i int) error {
 		return tx.Bucket(bucketGens).Put(key, encodePage(entries, ""))
 	})
 }
+
+// ObjectsForTest counts the objects of one kind and their bytes (keys and
+// values).
+func ObjectsForTest(s *Store, kind byte) (n int, size int64, err error) {
+	_, err = s.view(func(tx txn) error {
+		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
+			if len(k) > 0 && k[0] == kind {
+				n, size = n+1, size+int64(len(k)+len(v))
+			}
+			return nil
+		})
+	})
+	return n, size, err
+}
