@@ -906,6 +906,9 @@ func (w *IndexWriter) finish() error {
 	if err == nil {
 		err = w.markStored()
 	}
+	if err == nil && afterStoredLookup != nil {
+		afterStoredLookup()
+	}
 	if err == nil {
 		err = w.putObjects()
 	}
@@ -918,6 +921,10 @@ func (w *IndexWriter) finish() error {
 	}
 	return w.flush()
 }
+
+// afterStoredLookup, set by tests, runs where a prune in another process
+// could: after markStored, before the objects are written.
+var afterStoredLookup func()
 
 // discard removes what the writer wrote, after a failed or refused publish.
 // Objects stay: other revisions may share them, and prune sweeps the rest.
