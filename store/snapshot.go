@@ -227,7 +227,14 @@ func (t *snapTx) page(id uint64) []byte {
 			t.failAt(id)
 			return nil
 		}
-		full := t.overflow((over + 1) * uint64(ps))
+		// A branch page is kept for other views: never in the buffer of
+		// values read once, which the next one overwrites.
+		var full []byte
+		if ne.Uint16(p[8:]) == pageBranch {
+			full = make([]byte, (over+1)*uint64(ps))
+		} else {
+			full = t.overflow((over + 1) * uint64(ps))
+		}
 		copy(full, p)
 		if n, _ := t.f.ReadAt(full[ps:], int64(id+1)*int64(ps)); n != len(full)-ps {
 			t.failAt(id)
