@@ -38,7 +38,7 @@ func TestPageObjects(t *testing.T) {
 		checkErrs string // "": the store checks
 	}{
 		{name: "as published", poke: func(*testing.T, *store.Store, string, []byte, string, []string) {}, reads: 1 + 2},
-		{name: "a page and its tools in the shape before page objects", reads: 1 + 1 + 32,
+		{name: "a page and its tools in the shape before page objects", reads: -1, // 1 + 1 + a body each
 			poke: func(t *testing.T, s *store.Store, key string, record []byte, object string, want []string) {
 				if err := store.OldShapePageForTest(s, 1, "local", 1); err != nil {
 					t.Fatal(err)
@@ -72,7 +72,7 @@ func TestPageObjects(t *testing.T) {
 			s := mustStore(t)
 			r := publishIndexed(t, s, 100, 200)
 			want, _, err := page(s, r.Number)
-			if err != nil || len(want.names) != 32 || !strings.HasPrefix(want.bodies[0], strings.TrimSuffix(want.names[0], "__r1")) {
+			if err != nil || len(want.names) < 12 || !strings.HasPrefix(want.bodies[0], strings.TrimSuffix(want.names[0], "__r1")) {
 				t.Fatalf("page 1 as published: %v, %v", want.names, err)
 			}
 			key, record, object, err := store.PageForTest(s, r.Number, "local", 1)
@@ -95,8 +95,8 @@ func TestPageObjects(t *testing.T) {
 				}
 			case err != nil || !slices.Equal(got.names, want.names) || !slices.Equal(got.bodies, want.bodies) && c.checkErrs == "":
 				t.Errorf("page read: %v, %v; want %v", got.names, err, want.names)
-			case reads != c.reads:
-				t.Errorf("page read %d records, want %d", reads, c.reads)
+			case c.reads >= 0 && reads != c.reads || c.reads < 0 && reads != int64(2+len(want.names)):
+				t.Errorf("page read %d records, want %d (-1: one per body and two)", reads, c.reads)
 			}
 			err = s.Check()
 			if c.checkErrs == "" && err != nil || c.checkErrs != "" && (err == nil || !strings.Contains(err.Error(), c.checkErrs)) {
