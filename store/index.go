@@ -48,8 +48,8 @@ import (
 //	  only bodies of tools no page lists). Names stay in the page record:
 //	  pages of unchanged bodies are one object whatever their names, found
 //	  by their refs before a publish builds them; pages end where their
-//	  tools' names say (pageCut), so one tool added or removed makes one
-//	  new page object, not one for every page after it;
+//	  tools' commands say (pageCut), so one tool added or removed makes
+//	  one new page object, not one for every page after it;
 //	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
 //	  terms, so that a publish analyses only bodies no revision had with
 //	  the same analyser (keyed by the body, not its own content; a missing
@@ -102,19 +102,21 @@ const (
 )
 
 // Where the writer ends a list page, besides the bounds: after a tool once
-// the page holds pageMinTools, when the hash of the tool's name ends in
-// pageCutMask's bits. Cut by names, one tool added or removed changes the
-// page it falls in and no other: every later page ends where it did, so
-// its object is the one stored already.
+// the page holds pageMinTools, when the hash of the tool's command
+// identity ends in pageCutMask's bits. Cut by what the tools are, one tool
+// added or removed changes the page it falls in and no other: every later
+// page ends where it did, so its object is the one stored already. Not by
+// the tool's name: a name may carry the revision, and then every page
+// would end elsewhere in every revision.
 const (
 	pageMinTools = 12
 	pageCutMask  = 15
 )
 
-// pageCut reports whether a list page ends after the tool name, once it
-// holds pageMinTools.
-func pageCut(name string) bool {
-	sum := sha256.Sum256([]byte(name))
+// pageCut reports whether a list page ends after the tool of command,
+// once it holds pageMinTools.
+func pageCut(command string) bool {
+	sum := sha256.Sum256([]byte(command))
 	return sum[0]&pageCutMask == pageCutMask
 }
 

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -15,15 +14,8 @@ import (
 // publishIndexed publishes a revision of n commands "c<i>" under group
 // "g<i/100>", every one a tool of endpoint "local" with a body of size
 // bodySize; decls and bodies do not depend on the revision, tool names
-// do ("c<i>__<revision id>").
+// do ("c<i>__<revision id>"), as compact names do.
 func publishIndexed(t *testing.T, s *store.Store, n, bodySize int) store.Revision {
-	t.Helper()
-	return publishIndexedAs(t, s, n, bodySize, "")
-}
-
-// publishIndexedAs is publishIndexed with tool names "c<i>__<suffix>", the
-// same in every revision, unless suffix is "".
-func publishIndexedAs(t *testing.T, s *store.Store, n, bodySize int, suffix string) store.Revision {
 	t.Helper()
 	active, err := s.Active()
 	if err != nil {
@@ -51,7 +43,7 @@ func publishIndexedAs(t *testing.T, s *store.Store, n, bodySize int, suffix stri
 			if err := w.PutRoute([]string{g, cmd}, store.RouteCommand, cmd, decl, "summary of "+cmd); err != nil {
 				return store.Revision{}, err
 			}
-			tools = append(tools, tool{name: cmd + "__" + cmp.Or(suffix, id), cmd: cmd, decl: decl, body: body})
+			tools = append(tools, tool{name: cmd + "__" + id, cmd: cmd, decl: decl, body: body})
 		}
 		for g := range groups {
 			if err := w.PutRoute([]string{g}, store.RouteGroup, "", "", "group "+g); err != nil {
@@ -146,7 +138,7 @@ func TestIndexedRevision(t *testing.T) {
 
 // checkPageCuts checks that the n listed tools of endpoint are cut into
 // pages as the writer's rule says: each page ends at the first tool from
-// the minimum on whose name says so, at the most tools, or at the end.
+// the minimum on whose command says so, at the most tools, or at the end.
 func checkPageCuts(t *testing.T, ix *store.Index, endpoint string, pages, n int) {
 	t.Helper()
 	total, prev := 0, ""
@@ -163,11 +155,15 @@ func checkPageCuts(t *testing.T, ix *store.Index, endpoint string, pages, n int)
 				t.Fatalf("page %d: %q after %q", i, name, prev)
 			}
 			prev = name
-			cut := j+1 >= store.PageMinToolsForTest && store.PageCutForTest(name)
+			tl, _, err := ix.Tool(endpoint, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := j+1 >= store.PageMinToolsForTest && store.PageCutForTest(tl.Command)
 			last := j == len(names)-1
 			switch {
 			case cut && !last:
-				t.Errorf("page %d goes on after %q (tool %d), where its name ends a page", i, name, j+1)
+				t.Errorf("page %d goes on after %q (tool %d), where its command ends a page", i, name, j+1)
 			case last && !cut && len(names) != store.PageTools && i != pages-1:
 				t.Errorf("page %d ends at %q (tool %d), which neither ends a page nor fills one", i, name, j+1)
 			}
@@ -199,13 +195,14 @@ func TestIndexPagesRespectBytes(t *testing.T) {
 // only they used, and never the active one.
 func TestIndexSharesObjectsAndPrunes(t *testing.T) {
 	s := mustStore(t)
-	r1 := publishIndexedAs(t, s, 100, 200, "x")
+	r1 := publishIndexed(t, s, 100, 200)
 	size1 := objectCount(t, s)
-	publishIndexedAs(t, s, 100, 200, "x")
-	r3 := publishIndexedAs(t, s, 120, 200, "x")
-	// A listed body is stored only in its page's object: r2 shares all of
-	// r1's; r3's 20 new commands come last, so only its pages from r1's
-	// last one on are new.
+	publishIndexed(t, s, 100, 200)
+	r3 := publishIndexed(t, s, 120, 200)
+	// A listed body is stored only in its page's object, and pages end
+	// where their commands say, whatever the tools' names (which carry
+	// the revision here): r2 shares all of r1's; r3's 20 new commands come
+	// last, so only its pages from r1's last one on are new.
 	p1, p3 := pageObjects(t, s, r1.Number), pageObjects(t, s, r3.Number)
 	fresh := 0
 	for i, o := range p3 {
@@ -234,7 +231,7 @@ func TestIndexSharesObjectsAndPrunes(t *testing.T) {
 	if err != nil || !slices.Equal(p.Revisions, []string{"r1", "r2"}) || !p.Swept || p.Objects != gone {
 		t.Fatalf("prune: %+v, %v (want %d objects)", p, err, gone)
 	}
-	publishIndexedAs(t, s, 100, 200, "x") // r4 drops the 20
+	publishIndexed(t, s, 100, 200) // r4 drops the 20
 	p, err = s.PruneRevisions(1)
 	if err != nil || !slices.Equal(p.Revisions, []string{"r3"}) || p.Objects != 20+fresh {
 		t.Fatalf("prune: %+v, %v (want %d objects)", p, err, 20+fresh)

@@ -773,7 +773,7 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		}
 		w.page = append(w.page, pageEntry{name: name, body: body})
 		w.pageSize += wireSize + 1
-		w.pageEnds = len(w.page) >= pageMinTools && pageCut(name)
+		w.pageEnds = len(w.page) >= pageMinTools && pageCut(command)
 		w.objs[at].mark |= spilledListed
 	} else {
 		w.objs[at].mark |= spilledUnlisted

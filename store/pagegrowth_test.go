@@ -8,8 +8,9 @@ import (
 	"github.com/rukh-dev/rukh/store"
 )
 
-// publishNamed publishes one endpoint "local" listing a tool per name,
-// each with a body of bodySize bytes made from its name and version.
+// publishNamed publishes one endpoint "local" listing a tool per command
+// name, each with a body of bodySize bytes made from its name and version;
+// the tool's name carries the revision, as compact names do.
 func publishNamed(t *testing.T, s *store.Store, names []string, bodySize int, version func(name string) int) {
 	t.Helper()
 	active, err := s.Active()
@@ -38,7 +39,7 @@ func publishNamed(t *testing.T, s *store.Store, names []string, bodySize int, ve
 			return store.Revision{}, err
 		}
 		for i, n := range names {
-			if err := w.PutTool(n, "cmd", "p@1.0.0", decl, bodies[i], "", bodySize+len(n)+10, true); err != nil {
+			if err := w.PutTool(n+"__"+id, n, "p@1.0.0", decl, bodies[i], "", bodySize+len(n)+10, true); err != nil {
 				return store.Revision{}, err
 			}
 		}

@@ -29,7 +29,7 @@ func fillNames(w *IndexWriter, id string, names []string, tag string) error {
 		return err
 	}
 	for i, n := range names {
-		if err := w.PutTool(n, "cmd", "p@1.0.0", decl, bodies[i], "", 330, true); err != nil {
+		if err := w.PutTool(n+"__"+id, n, "p@1.0.0", decl, bodies[i], "", 330, true); err != nil {
 			return err
 		}
 	}
