@@ -189,7 +189,7 @@ func walkIndex(ix *store.Index, d depth) (*policy.Binding, error) {
 		p := policy.Projection{Endpoint: ep.Name, Namespace: m.Namespace, ToolNames: m.ToolNames, Subject: m.Subject, Template: m.Template, Tools: []policy.Tool{},
 			Unavailable: m.Unavailable, Withheld: m.Withheld}
 		err = ix.Tools(ep.Name, func(t store.Tool) error {
-			body, err := ix.Body(t.Body)
+			body, err := ix.Body(t)
 			if err != nil {
 				return err
 			}

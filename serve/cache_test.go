@@ -149,7 +149,7 @@ func TestServeViewKeepsWhatItRead(t *testing.T) {
 // catalogue map the store file once, not sixteen times.
 func TestServeViewSharesPageReads(t *testing.T) {
 	h, reads := newTestHome(t), newStoreReads()
-	servetest.PublishCatalog(t, h.Store, 200, 10) // 63 pages: more than the cache keeps
+	servetest.PublishCatalog(t, h.Store, 200, 10) // some 90 pages: more than the cache keeps
 	cache := primedCache(h, reads, "local")
 	view := cache.view
 	page := func(i int) ([]string, error) {
@@ -161,7 +161,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 	}
 	before := h.Store.RecordsRead()
 	want, err := page(40)
-	if err != nil || len(want) != 32 {
+	if err != nil || len(want) < 12 {
 		t.Fatalf("page 40: %v, %d tools", err, len(want))
 	}
 	cache.settle()
@@ -195,7 +195,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 	for range agents {
 		select {
 		case ans := <-answers:
-			if ans.err != nil || len(ans.names) != 32 || ans.names[0] == want[0] {
+			if ans.err != nil || len(ans.names) < 12 || ans.names[0] == want[0] {
 				t.Errorf("page 50: %v, %d tools", ans.err, len(ans.names))
 			}
 		case <-time.After(10 * time.Second):
@@ -213,7 +213,7 @@ func TestServeViewSharesPageReads(t *testing.T) {
 // page read; pages read ahead that nobody takes stay within their bound.
 func TestServeViewReadsAhead(t *testing.T) {
 	h, reads := newTestHome(t), newStoreReads()
-	servetest.PublishCatalog(t, h.Store, 200, 10) // 63 pages: more than the cache keeps
+	servetest.PublishCatalog(t, h.Store, 200, 10) // some 90 pages: more than the cache keeps
 	cache := primedCache(h, reads, "local")
 	page := func(i int) int64 {
 		t.Helper()
@@ -233,15 +233,17 @@ func TestServeViewReadsAhead(t *testing.T) {
 	if one == 0 {
 		t.Fatal("page 0 read nothing ahead")
 	}
-	for i := 1; i < 61; i++ {
+	last := listPages(t, h) - 1
+	for i := 1; i < last-1; i++ {
 		if got := page(i); got != one {
 			t.Fatalf("page %d read %d records, want %d: the next page only", i, got, one)
 		}
 	}
-	if got := page(61); got == 0 || got >= one {
-		t.Fatalf("page 61 read %d records, want those of the last page (16 tools)", got)
+	// A page is two records whatever its tools: the last too.
+	if got := page(last - 1); got != one {
+		t.Fatalf("page %d read %d records, want %d: the last page, read ahead", last-1, got, one)
 	}
-	if got := page(62); got != 0 {
+	if got := page(last); got != 0 {
 		t.Fatalf("the last page read %d records, want 0: it was read ahead and has no next", got)
 	}
 	r := cache.rev
@@ -286,16 +288,37 @@ func TestServeViewReadsAhead(t *testing.T) {
 	// making room for the newest.
 	servetest.PublishCatalog(t, h.Store, 201, 10)
 	cache = primedCache(h, reads, "local")
-	for i := 0; i < 62; i += 2 {
+	asked := 0
+	for i := 0; i+1 < listPages(t, h); i += 2 {
 		page(i)
+		asked = i
 	}
 	r = cache.rev
 	if r.aheadBytes > cacheAheadBytes || r.pageBytes > cachePageBytes {
 		t.Errorf("kept %d bytes of pages and %d read ahead, bounds %d and %d", r.pageBytes, r.aheadBytes, cachePageBytes, cacheAheadBytes)
 	}
-	if _, kept := r.ahead[61]; !kept {
-		t.Errorf("the page read ahead last (61) was not kept: %v", slices.Sorted(maps.Keys(r.ahead)))
+	if _, kept := r.ahead[asked+1]; !kept {
+		t.Errorf("the page read ahead last (%d) was not kept: %v", asked+1, slices.Sorted(maps.Keys(r.ahead)))
 	}
+}
+
+// listPages is how many list pages endpoint "local" of the active
+// revision has.
+func listPages(t *testing.T, h *home.Home) int {
+	t.Helper()
+	active, err := h.Store.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	if err := h.Store.ViewRevision(active, func(ix *store.Index) error {
+		ep, _ := ix.Endpoint("local")
+		pages = ep.Pages
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return pages
 }
 
 // TestPagesReadInRequestOrder: the reader takes the pages requests wait
@@ -471,7 +494,7 @@ func TestCatalogReadAt(t *testing.T) {
 // keeps it once no one holds it.
 func TestServeViewSharesPagesStillHeld(t *testing.T) {
 	h, reads := newTestHome(t), newStoreReads()
-	servetest.PublishCatalog(t, h.Store, 200, 10) // 63 pages: more than the cache keeps
+	servetest.PublishCatalog(t, h.Store, 200, 10) // some 90 pages: more than the cache keeps
 	cache := primedCache(h, reads, "local")
 	wire := func(i int) []byte {
 		t.Helper()

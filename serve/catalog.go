@@ -164,7 +164,7 @@ func (c *storeCatalog) Tool(name string) ([]byte, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	body, err := c.ix.Body(t.Body)
+	body, err := c.ix.Body(t)
 	if err == nil {
 		err = policy.CheckToolBody(name, body)
 	}

@@ -221,6 +221,12 @@ func (s *Store) checkObjects(tx txn) error {
 			}
 			return nil
 		}
+		if len(k) == 1+refLen && k[0] == objPage {
+			if sum, ok := pageObjectRef(v); !ok || string(sum[:]) != string(k[1:]) {
+				return s.broken("object %x does not match the refs of the bodies it holds", k)
+			}
+			return nil
+		}
 		if len(k) != 1+refLen || !bytes.Equal(objectKey(k[0], v), k) {
 			return s.broken("object %x does not match its content address", k)
 		}

@@ -430,6 +430,54 @@ func (b *etcdBucket) Get(k []byte) []byte {
 	return b.t.get(b.t.e.key(b.name, k))
 }
 
+// present says which keys the bucket holds, many per request and keys
+// only: a page object can be a MiB, and its presence is all a publish
+// asks. The answers are not cached as values.
+func (b *etcdBucket) present(keys [][]byte) []bool {
+	b.t.touch(b, false)
+	out := make([]bool, len(keys))
+	var batch []string
+	var at []int
+	flush := func() {
+		if len(batch) == 0 || b.t.err != nil {
+			return
+		}
+		ops := make([]clientv3.Op, len(batch))
+		for i, k := range batch {
+			ops[i] = clientv3.OpGet(k, clientv3.WithRev(b.t.rev), clientv3.WithKeysOnly())
+		}
+		ctx, cancel := context.WithTimeout(b.t.ctx, b.t.e.timeout)
+		defer cancel()
+		r, err := b.t.e.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			b.t.fail(err)
+			return
+		}
+		for i, resp := range r.Responses {
+			if rr := resp.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
+				out[at[i]] = true
+			}
+		}
+		batch, at = batch[:0], at[:0]
+	}
+	for i, k := range keys {
+		key := b.t.e.key(b.name, k)
+		if w, ok := b.t.writes[key]; ok {
+			out[i] = !w.del
+			continue
+		}
+		if v, ok := b.t.cache[key]; ok {
+			out[i] = v != nil
+			continue
+		}
+		if batch, at = append(batch, key), append(at, i); len(batch) == etcdMaxOps {
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
 // prefetch reads keys into the transaction's cache, many per request.
 func (b *etcdBucket) prefetch(keys [][]byte) {
 	b.t.touch(b, false)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -91,6 +92,12 @@ func SetClockForTest(now func() time.Time) (restore func()) {
 // in this build: inotify, kqueue or poll.
 const WatchKindForTest = watchKind
 
+// PageMinToolsForTest and PageCutForTest are the writer's rule for where a
+// list page ends, besides its bounds.
+const PageMinToolsForTest = pageMinTools
+
+var PageCutForTest = pageCut
+
 // ForgetUntrustedForTest removes the list of untrusted releases, as a home
 // written before the list existed has none.
 func ForgetUntrustedForTest(s *Store) error {
@@ -113,4 +120,88 @@ func SearchKeyForTest(s *Store, n uint64, endpoint, term string) (key string, er
 		return nil
 	})
 	return key, err
+}
+
+// PageForTest reads the raw record of list page i of endpoint in revision
+// n, and the key of its bodies' object ("" in the older shape).
+func PageForTest(s *Store, n uint64, endpoint string, i int) (key string, record []byte, object string, err error) {
+	err = s.ViewRevision(n, func(ix *Index) error {
+		k := genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i)))
+		record = clone(ix.gens.Get(k))
+		key = string(k)
+		if _, bodies, _ := decodePage(record); bodies != "" {
+			object = string(objPage) + bodies
+		}
+		return nil
+	})
+	return key, record, object, err
+}
+
+// PageObjectForTest is the content of a page object of bodies.
+func PageObjectForTest(bodies ...[]byte) []byte { return encodePageObject(bodies) }
+
+// PageRecordNamingForTest is record naming the page object of key
+// instead of its own.
+func PageRecordNamingForTest(record []byte, key string) []byte {
+	entries, _, _ := decodePage(record)
+	return encodePage(entries, key[1:])
+}
+
+// OldShapePageForTest turns list page i of endpoint in revision n into the
+// shape written before page objects: its record names none, its tools'
+// records no place in one, and each body is an object of its own.
+func OldShapePageForTest(s *Store, n uint64, endpoint string, i int) error {
+	var entries []pageEntry
+	var obj []byte
+	var key []byte
+	var tools [][2][]byte
+	err := s.ViewRevision(n, func(ix *Index) error {
+		key = genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i)))
+		var bodies string
+		var ok bool
+		entries, bodies, ok = decodePage(ix.gens.Get(key))
+		if !ok || bodies == "" {
+			return fmt.Errorf("page %d: no page object", i)
+		}
+		obj = clone(ix.object.Get(append([]byte{objPage}, bodies...)))
+		for _, e := range entries {
+			t, _, err := ix.Tool(endpoint, e.name)
+			if err != nil {
+				return err
+			}
+			t.page, t.slot = "", 0
+			tools = append(tools, [2][]byte{genKey(ix.gen, tagTool, []byte(endpoint), []byte{0}, []byte(e.name)), t.encode()})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.update(func(tx txn) error {
+		if _, err := pageBodies(obj, len(entries), func(j int, body []byte) error {
+			return tx.Bucket(bucketObjects).Put(append([]byte{objBody}, entries[j].body...), clone(body))
+		}); err != nil {
+			return err
+		}
+		for _, t := range tools {
+			if err := tx.Bucket(bucketGens).Put(t[0], t[1]); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketGens).Put(key, encodePage(entries, ""))
+	})
+}
+
+// ObjectsForTest counts the objects of one kind and their bytes (keys and
+// values).
+func ObjectsForTest(s *Store, kind byte) (n int, size int64, err error) {
+	_, err = s.view(func(tx txn) error {
+		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
+			if len(k) > 0 && k[0] == kind {
+				n, size = n+1, size+int64(len(k)+len(v))
+			}
+			return nil
+		})
+	})
+	return n, size, err
 }

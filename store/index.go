@@ -11,7 +11,7 @@ import (
 	"github.com/rukh-dev/rukh/search"
 )
 
-// The indexed revision layout (schema 2).
+// The indexed revision layout (schema 3).
 //
 // A published revision is not one value but an index: small records, each
 // read on its own, so a CLI command, a tools/list page or a tools/call
@@ -23,10 +23,16 @@ import (
 //	  'r' depth words…             one CLI route, words joined by 0x00;
 //	                               the depth byte keeps a group's children
 //	                               contiguous and apart from grandchildren
-//	  't' endpoint 0x00 name       one MCP tool: command, release, refs
+//	  't' endpoint 0x00 name       one MCP tool: command, release, refs; a
+//	                               listed tool also names its page's 'g'
+//	                               object and its place there (its body is
+//	                               stored only there)
 //	  'p' endpoint 0x00 page(8)    one tools/list page: ≤ 32 names + body refs
 //	                               of listed tools only (a progressive
-//	                               endpoint lists a few; 't' has them all)
+//	                               endpoint lists a few; 't' has them all),
+//	                               then the ref of its 'g' object (absent in
+//	                               records written before schema 3, whose
+//	                               bodies are all 'b' objects)
 //	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
 //	                               numbers with their scores, best first
 //	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
@@ -35,6 +41,15 @@ import (
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
 //	  'l' the bound releases (opaque JSON); the header names its ref;
+//	  'g' + sha256(the page's body refs, in order): a list page's bodies
+//	  after a table of where each ends, so a page the servers do not hold
+//	  is two reads, not one per tool, and one body is read without the
+//	  others; the one home of a listed tool's body (a 'b' object holds
+//	  only bodies of tools no page lists). Names stay in the page record:
+//	  pages of unchanged bodies are one object whatever their names, found
+//	  by their refs before a publish builds them; pages end where their
+//	  tools' commands say (pageCut), so one tool added or removed makes
+//	  one new page object, not one for every page after it;
 //	  'k' + sha256(analyser version ‖ a tool body's hash): the body's search
 //	  terms, so that a publish analyses only bodies no revision had with
 //	  the same analyser (keyed by the body, not its own content; a missing
@@ -72,6 +87,7 @@ const (
 	objBody     = 'b'
 	objReleases = 'l'
 	objTerms    = 'k'
+	objPage     = 'g'
 
 	genIDLen = 16
 	refLen   = sha256.Size
@@ -84,6 +100,25 @@ const (
 	PageTools = 32
 	PageBytes = 1 << 20
 )
+
+// Where the writer ends a list page, besides the bounds: after a tool once
+// the page holds pageMinTools, when the hash of the tool's command
+// identity ends in pageCutMask's bits. Cut by what the tools are, one tool
+// added or removed changes the page it falls in and no other: every later
+// page ends where it did, so its object is the one stored already. Not by
+// the tool's name: a name may carry the revision, and then every page
+// would end elsewhere in every revision.
+const (
+	pageMinTools = 12
+	pageCutMask  = 15
+)
+
+// pageCut reports whether a list page ends after the tool of command,
+// once it holds pageMinTools.
+func pageCut(command string) bool {
+	sum := sha256.Sum256([]byte(command))
+	return sum[0]&pageCutMask == pageCutMask
+}
 
 // Route kinds as stored (the same words policy uses).
 const (
@@ -298,12 +333,20 @@ type Tool struct {
 	Body    string // tool body ref
 	// Security is the command's level on the endpoint; "" is standard.
 	Security string
+
+	// page is the ref of the 'g' object that holds the body of a listed
+	// tool, and slot its place there; "": the body is a 'b' object.
+	page string
+	slot int
 }
 
 func (t *Tool) encode() []byte {
 	e := enc(nil).str(t.Command).str(t.Release).str(t.Decl).str(t.Body)
-	if t.Security != "" {
+	if t.Security != "" || t.page != "" {
 		e = e.str(t.Security) // absent for standard, and in older records
+	}
+	if t.page != "" {
+		e = e.str(t.page).uint(uint64(t.slot))
 	}
 	return e
 }
@@ -314,31 +357,166 @@ func decodeTool(name string, b []byte) (Tool, bool) {
 	if !d.err && len(d.b) > 0 {
 		t.Security = d.str()
 	}
-	return t, !d.err
+	if !d.err && len(d.b) > 0 {
+		t.page = d.str()
+		slot := d.uint()
+		if slot >= PageTools || len(t.page) != refLen {
+			return t, false
+		}
+		t.slot = int(slot)
+	}
+	return t, !d.err && len(d.b) == 0
 }
 
 // pageEntry is one tool of a list page.
 type pageEntry struct{ name, body string }
 
-func encodePage(entries []pageEntry) []byte {
+// encodePage is a page record: its entries, then the ref of its bodies'
+// object. Appended, so older readers, which stop after the entries, read
+// each body instead.
+func encodePage(entries []pageEntry, bodies string) []byte {
 	e := enc(nil).uint(uint64(len(entries)))
 	for _, p := range entries {
 		e = e.str(p.name).str(p.body)
 	}
+	if bodies != "" {
+		e = e.str(bodies)
+	}
 	return e
 }
 
-func decodePage(b []byte) ([]pageEntry, bool) {
+// decodePage decodes a page record; bodies is "" in records written
+// before page objects.
+func decodePage(b []byte) (entries []pageEntry, bodies string, ok bool) {
 	d := dec{b: b}
 	n := d.uint()
 	if d.err || n > PageTools {
-		return nil, false
+		return nil, "", false
 	}
 	out := make([]pageEntry, 0, n)
 	for range n {
 		out = append(out, pageEntry{name: d.str(), body: d.str()})
 	}
-	return out, !d.err
+	if !d.err && len(d.b) > 0 {
+		bodies = d.str()
+	}
+	return out, bodies, !d.err && len(d.b) == 0
+}
+
+// A page object is its bodies' count (one byte), the end of each body
+// (4 bytes big-endian, from the end of this table), then the bodies in the
+// page's order: one body is found without reading those before it.
+func pageObjectHead(n int) int { return 1 + 4*n }
+
+// encodePageObject is the page object of bodies.
+func encodePageObject(bodies [][]byte) []byte {
+	size := pageObjectHead(len(bodies))
+	for _, b := range bodies {
+		size += len(b)
+	}
+	obj := make([]byte, pageObjectHead(len(bodies)), size)
+	obj[0] = byte(len(bodies))
+	end := 0
+	for i, b := range bodies {
+		end += len(b)
+		binary.BigEndian.PutUint32(obj[1+4*i:], uint32(end))
+	}
+	for _, b := range bodies {
+		obj = append(obj, b...)
+	}
+	return obj
+}
+
+// pageObjectEnds checks a page object's table: false if it does not hold
+// exactly n bodies (n < 0: any number) that end where its table says.
+func pageObjectEnds(obj []byte, n int) (int, bool) {
+	if len(obj) == 0 || n >= 0 && int(obj[0]) != n || obj[0] > PageTools {
+		return 0, false
+	}
+	n = int(obj[0])
+	head := pageObjectHead(n)
+	if len(obj) < head {
+		return 0, false
+	}
+	prev := uint32(0)
+	for i := range n {
+		end := binary.BigEndian.Uint32(obj[1+4*i:])
+		if end < prev {
+			return 0, false
+		}
+		prev = end
+	}
+	return n, uint64(prev) == uint64(len(obj)-head)
+}
+
+// pageObjectBody is body i of a page object whose table has n entries:
+// bounds-checked against the object, not against the other entries.
+func pageObjectBody(obj []byte, n, i int) ([]byte, bool) {
+	head := pageObjectHead(n)
+	start := uint32(0)
+	if i > 0 {
+		start = binary.BigEndian.Uint32(obj[1+4*(i-1):])
+	}
+	end := binary.BigEndian.Uint32(obj[1+4*i:])
+	if start > end || uint64(end) > uint64(len(obj)-head) {
+		return nil, false
+	}
+	return obj[head+int(start) : head+int(end) : head+int(end)], true
+}
+
+// pageRef is the ref of the page object of entries' bodies, in order:
+// the hash of their refs, known from the page's record without its bodies.
+func pageRef(entries []pageEntry) [refLen]byte {
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e.body))
+	}
+	var sum [refLen]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// pageBodies calls fn for each body of a page object, in order, once it
+// is known to hold exactly n of them: a broken one is reported before fn
+// sees any.
+func pageBodies(obj []byte, n int, fn func(i int, body []byte) error) (ok bool, err error) {
+	if _, ok := pageObjectEnds(obj, n); !ok {
+		return false, nil
+	}
+	for i := range n {
+		b, _ := pageObjectBody(obj, n, i)
+		if err := fn(i, b); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// pageBody is body slot of a page object, read through its table alone;
+// false: it has no such body.
+func pageBody(obj []byte, slot int) ([]byte, bool) {
+	if len(obj) == 0 || slot >= int(obj[0]) || len(obj) < pageObjectHead(int(obj[0])) {
+		return nil, false
+	}
+	return pageObjectBody(obj, int(obj[0]), slot)
+}
+
+// pageObjectRef is the ref a page object is stored under, found from
+// the bodies it holds; false: it does not decode.
+func pageObjectRef(obj []byte) ([refLen]byte, bool) {
+	var sum [refLen]byte
+	n, ok := pageObjectEnds(obj, -1)
+	if !ok {
+		return sum, false
+	}
+	h := sha256.New()
+	for i := range n {
+		b, _ := pageObjectBody(obj, n, i)
+		s := sha256.Sum256(b)
+		h.Write(s[:])
+	}
+	h.Sum(sum[:0])
+	return sum, true
 }
 
 func clone(b []byte) []byte {

@@ -13,7 +13,8 @@ import (
 
 // publishIndexed publishes a revision of n commands "c<i>" under group
 // "g<i/100>", every one a tool of endpoint "local" with a body of size
-// bodySize; decls and bodies do not depend on the revision.
+// bodySize; decls and bodies do not depend on the revision, tool names
+// do ("c<i>__<revision id>"), as compact names do.
 func publishIndexed(t *testing.T, s *store.Store, n, bodySize int) store.Revision {
 	t.Helper()
 	active, err := s.Active()
@@ -83,9 +84,10 @@ func TestIndexedRevision(t *testing.T) {
 			t.Errorf("header: %q %s", ix.Revision(), ix.Profile())
 		}
 		ep, ok := ix.Endpoint("local")
-		if !ok || ep.Tools != 250 || ep.Pages != 8 || string(ep.Meta) != `{"ns":"x"}` {
-			t.Errorf("endpoint local = %+v, %v (want 250 tools in 8 pages)", ep, ok)
+		if !ok || ep.Tools != 250 || ep.Pages < 250/store.PageTools || string(ep.Meta) != `{"ns":"x"}` {
+			t.Errorf("endpoint local = %+v, %v (want 250 tools)", ep, ok)
 		}
+		checkPageCuts(t, ix, "local", ep.Pages, 250)
 		if ep, ok := ix.Endpoint("empty"); !ok || ep.Tools != 0 || ep.Pages != 0 {
 			t.Errorf("endpoint empty = %+v, %v", ep, ok)
 		}
@@ -110,7 +112,7 @@ func TestIndexedRevision(t *testing.T) {
 		if err != nil || !ok || tl.Command != "c00007" || tl.Release != "p@1.0.0" {
 			t.Errorf("tool = %+v, %v, %v", tl, ok, err)
 		}
-		body, err := ix.Body(tl.Body)
+		body, err := ix.Body(tl)
 		if sum, ok := ix.BodySum(tl.Body); err != nil || !ok || sum != sha256.Sum256(body) {
 			t.Errorf("body sum of %s = %x, %v; want the SHA-256 of its body (%v)", tl.Name, sum, ok, err)
 		}
@@ -118,19 +120,58 @@ func TestIndexedRevision(t *testing.T) {
 			t.Error("BodySum took a ref that is no hash")
 		}
 		var names []string
-		if err := ix.Page("local", 7, func(name string, body []byte) error {
+		if err := ix.Page("local", ep.Pages-1, func(name string, body []byte) error {
 			names = append(names, name)
 			if !strings.HasPrefix(string(body), strings.TrimSuffix(name, "__r1")) {
 				t.Errorf("page body of %s = %.10q", name, body)
 			}
 			return nil
-		}); err != nil || len(names) != 250-7*32 || names[0] != "c00224__r1" {
-			t.Errorf("page 7: %v, %v", names, err)
+		}); err != nil || len(names) == 0 || names[len(names)-1] != "c00249__r1" {
+			t.Errorf("last page: %v, %v", names, err)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkPageCuts checks that the n listed tools of endpoint are cut into
+// pages as the writer's rule says: each page ends at the first tool from
+// the minimum on whose command says so, at the most tools, or at the end.
+func checkPageCuts(t *testing.T, ix *store.Index, endpoint string, pages, n int) {
+	t.Helper()
+	total, prev := 0, ""
+	for i := range pages {
+		var names []string
+		if err := ix.Page(endpoint, i, func(name string, _ []byte) error {
+			names = append(names, name)
+			return nil
+		}); err != nil {
+			t.Fatalf("page %d: %v", i, err)
+		}
+		for j, name := range names {
+			if name <= prev {
+				t.Fatalf("page %d: %q after %q", i, name, prev)
+			}
+			prev = name
+			tl, _, err := ix.Tool(endpoint, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := j+1 >= store.PageMinToolsForTest && store.PageCutForTest(tl.Command)
+			last := j == len(names)-1
+			switch {
+			case cut && !last:
+				t.Errorf("page %d goes on after %q (tool %d), where its command ends a page", i, name, j+1)
+			case last && !cut && len(names) != store.PageTools && i != pages-1:
+				t.Errorf("page %d ends at %q (tool %d), which neither ends a page nor fills one", i, name, j+1)
+			}
+		}
+		total += len(names)
+	}
+	if total != n {
+		t.Errorf("%d tools in %d pages, want %d", total, pages, n)
 	}
 }
 
@@ -154,25 +195,46 @@ func TestIndexPagesRespectBytes(t *testing.T) {
 // only they used, and never the active one.
 func TestIndexSharesObjectsAndPrunes(t *testing.T) {
 	s := mustStore(t)
-	publishIndexed(t, s, 100, 200)
+	r1 := publishIndexed(t, s, 100, 200)
 	size1 := objectCount(t, s)
 	publishIndexed(t, s, 100, 200)
-	publishIndexed(t, s, 120, 200)
-	if got := objectCount(t, s); got != size1+40 {
-		t.Errorf("%d objects after three revisions, want %d (only the 20 new commands add a declaration and a body each)", got, size1+40)
+	r3 := publishIndexed(t, s, 120, 200)
+	// A listed body is stored only in its page's object, and pages end
+	// where their commands say, whatever the tools' names (which carry
+	// the revision here): r2 shares all of r1's; r3's 20 new commands come
+	// last, so only its pages from r1's last one on are new.
+	p1, p3 := pageObjects(t, s, r1.Number), pageObjects(t, s, r3.Number)
+	fresh := 0
+	for i, o := range p3 {
+		if !slices.Contains(p1, o) {
+			fresh++
+			if i < len(p1)-1 {
+				t.Errorf("r3's page %d is new, before r1's last page (%d)", i, len(p1)-1)
+			}
+		}
+	}
+	if got := objectCount(t, s); fresh == 0 || got != size1+20+fresh {
+		t.Errorf("%d objects after three revisions, want %d (only the 20 new commands add a declaration each, and %d pages one object each)", got, size1+20+fresh, fresh)
 	}
 	if _, err := s.PruneRevisions(0); kernel.ErrorCode(err) != kernel.CodeUsage {
 		t.Errorf("keep 0: %v", err)
 	}
-	// the 20 extra commands only in r3 stay; nothing else is unused yet
+	// the 20 extra commands only in r3 stay; only r1's pages r3 does not
+	// have are unused
+	gone := 0
+	for _, o := range p1 {
+		if !slices.Contains(p3, o) {
+			gone++
+		}
+	}
 	p, err := s.PruneRevisions(1)
-	if err != nil || !slices.Equal(p.Revisions, []string{"r1", "r2"}) || !p.Swept || p.Objects != 0 {
-		t.Fatalf("prune: %+v, %v", p, err)
+	if err != nil || !slices.Equal(p.Revisions, []string{"r1", "r2"}) || !p.Swept || p.Objects != gone {
+		t.Fatalf("prune: %+v, %v (want %d objects)", p, err, gone)
 	}
 	publishIndexed(t, s, 100, 200) // r4 drops the 20
 	p, err = s.PruneRevisions(1)
-	if err != nil || !slices.Equal(p.Revisions, []string{"r3"}) || p.Objects != 40 {
-		t.Fatalf("prune: %+v, %v", p, err)
+	if err != nil || !slices.Equal(p.Revisions, []string{"r3"}) || p.Objects != 20+fresh {
+		t.Fatalf("prune: %+v, %v (want %d objects)", p, err, 20+fresh)
 	}
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
@@ -185,6 +247,29 @@ func TestIndexSharesObjectsAndPrunes(t *testing.T) {
 	if r := publishIndexed(t, s, 1, 10); r.ID != "r5" {
 		t.Errorf("next revision is %s", r.ID)
 	}
+}
+
+// pageObjects is the keys of the page objects of endpoint "local" of
+// revision n, by page.
+func pageObjects(t *testing.T, s *store.Store, n uint64) []string {
+	t.Helper()
+	var pages int
+	if err := s.ViewRevision(n, func(ix *store.Index) error {
+		ep, _ := ix.Endpoint("local")
+		pages = ep.Pages
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, pages)
+	for i := range out {
+		_, _, o, err := store.PageForTest(s, n, "local", i)
+		if err != nil || o == "" {
+			t.Fatalf("page %d: %q, %v", i, o, err)
+		}
+		out[i] = o
+	}
+	return out
 }
 
 func objectCount(t *testing.T, s *store.Store) int {
@@ -230,7 +315,9 @@ func TestIndexReadsAreConstant(t *testing.T) {
 	}
 	r1, p1, t1 := reads(40)
 	r2, p2, t2 := reads(20000)
-	if r1 != r2 || p1 != p2 || t1 != t2 || r2 > 5 || p2 > 4+32 || t2 > 5 {
+	// A page: the active pointer, the revision's record and header, the
+	// page record and its bodies.
+	if r1 != r2 || p1 != p2 || t1 != t2 || r2 > 5 || p2 > 5 || t2 > 5 {
 		t.Errorf("records read (route, page, tool): %d %d %d at 40 commands, %d %d %d at 20,000", r1, p1, t1, r2, p2, t2)
 	}
 }

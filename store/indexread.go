@@ -25,6 +25,10 @@ type Index struct {
 	hdr    *header
 	gens   bucket
 	object bucket
+
+	// the page object read last, valid for the view
+	lastPage string
+	lastObj  []byte
 }
 
 func (ix *Index) get(b bucket, k []byte) []byte {
@@ -380,13 +384,25 @@ func (ix *Index) Decl(ref string) ([]byte, error) {
 	return clone(v), nil
 }
 
-// Body returns a tool body by ref (a copy).
-func (ix *Index) Body(ref string) ([]byte, error) {
-	v := ix.get(ix.object, append([]byte{objBody}, ref...))
-	if v == nil {
-		return nil, ix.broken("a tool body")
+// Body returns a tool's body (a copy): from its page's object if a page
+// lists it, else its own object.
+func (ix *Index) Body(t Tool) ([]byte, error) {
+	if t.page == "" {
+		v := ix.get(ix.object, append([]byte{objBody}, t.Body...))
+		if v == nil {
+			return nil, ix.broken("a tool body")
+		}
+		return clone(v), nil
 	}
-	return clone(v), nil
+	obj, err := ix.pageObject(t.page)
+	if err != nil {
+		return nil, err
+	}
+	body, ok := pageBody(obj, t.slot)
+	if !ok {
+		return nil, ix.broken("tool " + t.Name + "'s body")
+	}
+	return clone(body), nil
 }
 
 // BodySum is the SHA-256 of the tool body that ref names, known without
@@ -428,15 +444,24 @@ func (ix *Index) Tools(endpoint string, fn func(Tool) error) error {
 }
 
 // Page calls fn for each tool of list page i of an endpoint, in order,
-// with its name and body. body is bbolt's memory: valid only during fn.
+// with its name and body. body is the store's memory: valid only during fn.
+// A page is its record and its bodies' object; a page written before those
+// objects reads each body.
 func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) error) error {
-	v := ix.get(ix.gens, genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i))))
-	if v == nil {
-		return ix.broken("tool page")
+	entries, bodies, err := ix.pageRecord(endpoint, i)
+	if err != nil {
+		return err
 	}
-	entries, ok := decodePage(v)
-	if !ok {
-		return ix.broken("tool page")
+	if bodies != "" {
+		obj, err := ix.pageObject(bodies)
+		if err != nil {
+			return err
+		}
+		ok, err := pageBodies(obj, len(entries), func(j int, body []byte) error { return fn(entries[j].name, body) })
+		if !ok {
+			return ix.broken("tool page")
+		}
+		return err
 	}
 	for _, e := range entries {
 		body := ix.get(ix.object, append([]byte{objBody}, e.body...))
@@ -449,6 +474,43 @@ func (ix *Index) Page(endpoint string, i int, fn func(name string, body []byte) 
 	}
 	return nil
 }
+
+func (ix *Index) pageRecord(endpoint string, i int) ([]pageEntry, string, error) {
+	v := ix.get(ix.gens, genKey(ix.gen, tagPage, []byte(endpoint), []byte{0}, itob(uint64(i))))
+	if v == nil {
+		return nil, "", ix.broken("tool page")
+	}
+	entries, bodies, ok := decodePage(v)
+	if !ok {
+		return nil, "", ix.broken("tool page")
+	}
+	return entries, bodies, nil
+}
+
+// pageObject reads a page's bodies object. A snapshot read does not keep
+// it among the pages every view reads: each is read once per walk, and the
+// servers' cache holds the pages they answer; what it returns is valid
+// until the next page object is read. The last one read is held for the
+// view: a walk of tools by name reads each page's once.
+func (ix *Index) pageObject(ref string) ([]byte, error) {
+	if ref == ix.lastPage && ix.lastObj != nil {
+		return ix.lastObj, nil
+	}
+	if t, ok := ix.tx.(transientReader); ok {
+		t.transient(true)
+		defer t.transient(false)
+	}
+	v := ix.get(ix.object, append([]byte{objPage}, ref...))
+	if v == nil {
+		return nil, ix.broken("a tool page's bodies")
+	}
+	ix.lastPage, ix.lastObj = ref, v
+	return v, nil
+}
+
+// transientReader is a transaction told that what it reads next is read
+// once, not by every view (a snapshot read then does not keep it).
+type transientReader interface{ transient(on bool) }
 
 // ErrNoSearch is returned (wrapped in a CodeUnsupported kernel.Error) for
 // a search on an endpoint of a revision published before search records.
@@ -537,7 +599,7 @@ func (ix *Index) SearchTools(endpoint, query string, limit int) ([]FoundTool, er
 		if err != nil {
 			return nil, err
 		}
-		body, err := ix.Body(t.Body)
+		body, err := ix.Body(t)
 		if err != nil {
 			return nil, err
 		}

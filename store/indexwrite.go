@@ -64,15 +64,24 @@ type IndexWriter struct {
 	ep       *EndpointInfo
 	page     []pageEntry
 	pageSize int
+	pageEnds bool // the page ends before the next listed tool (pageCut)
 	lastTool string
+
+	// bodyAt is where each body put lies among the spilled objects: a
+	// page's object is made of its bodies at the end, and a body a page
+	// lists is stored only there. pageTools are the tool records of the
+	// page being cut (they name its object, known once it ends);
+	// pageBodies where the bodies of every page's object lie, in order.
+	bodyAt     map[string]int32
+	pageTools  []pageTool
+	pageBodies []spillRange
 
 	// With search: where the terms of each tool body lie in the scratch
 	// file (encoded bags, by body ref; held there, not in memory, until
 	// the tools that need them come) and the current endpoint's index.
 	analyze    func(body []byte) (search.Bag, error)
 	bags       map[string]spillRange // n < 0: not resolved yet
-	bagBuf     []byte                // a window of the scratch file the bags are read through
-	bagOff     int64                 // where bagBuf starts in the file
+	bagWin     spillWindow           // the bags are read through it
 	unresolved []pendingBody
 	searchIx   *search.Builder
 	reused     int
@@ -91,16 +100,45 @@ func (s *Store) newIndexWriter() (*IndexWriter, error) {
 	if _, err := rand.Read(gen); err != nil {
 		return nil, s.internal("cannot read random bytes", err)
 	}
-	return &IndexWriter{s: s, gen: gen}, nil
+	return &IndexWriter{s: s, gen: gen, bodyAt: map[string]int32{}}, nil
+}
+
+// pageTool is the record of a listed tool, written once its page ends.
+type pageTool struct {
+	k []byte
+	t Tool
 }
 
 // spilledObject is an object in the scratch file: its key, where its
 // content starts and how long it is. A publish holds one per object until
 // its end, so it is kept small.
 type spilledObject struct {
-	key [1 + refLen]byte
-	n   uint32
-	off int64
+	key  [1 + refLen]byte
+	mark uint8 // what else the object is: spilledListed…
+	n    uint32
+	off  int64
+}
+
+// Marks of a spilled object. A body that only listed tools have is not
+// written: their pages' objects hold it. A page object is not in the
+// scratch file: n bodies from off of pageBodies, read as it is written;
+// one already stored is not read at all.
+const (
+	spilledListed   = 1 << iota // a body a page lists
+	spilledUnlisted             // a body a tool has that no page lists
+	spilledPage                 // a page object, built at the end
+	spilledStored               // a page object the store holds already
+)
+
+// written says whether the object is to be written.
+func (o *spilledObject) written() bool {
+	switch {
+	case o.mark&spilledPage != 0:
+		return o.mark&spilledStored == 0
+	case o.mark&spilledListed != 0:
+		return o.mark&spilledUnlisted != 0
+	}
+	return true
 }
 
 // spillRange is where some bytes lie in the scratch file.
@@ -131,7 +169,9 @@ func (w *IndexWriter) put(bucket, k, v []byte, object bool) error {
 
 // flush writes the buffered records in one transaction; the first one
 // also marks the generation pending, so prune can remove it if this
-// publish never finishes.
+// publish never finishes and sweeps no object while it runs, and stamps
+// the file with this layout: objects an older rukh cannot read may be
+// written from here on, even if this publish never ends.
 func (w *IndexWriter) flush() error {
 	if w.err != nil {
 		return w.err
@@ -151,6 +191,9 @@ func (w *IndexWriter) flush() error {
 	err := w.s.update(func(tx txn) error {
 		if !w.flushed {
 			if err := tx.Bucket(bucketPending).Put(w.gen, []byte(now().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+			if err := stampSchema(tx); err != nil {
 				return err
 			}
 		}
@@ -255,33 +298,44 @@ func (w *IndexWriter) spillBytes(content []byte) (int64, error) {
 }
 
 // bagWindow is how much of the scratch file is read at once for the term
-// bags of the tools: they come in about the order they were spilled.
+// bags of the tools, and for the bodies of a list page: they come in
+// about the order they were spilled.
 const bagWindow = 64 << 10
 
+// spillWindow is a part of the scratch file read into memory.
+type spillWindow struct {
+	buf []byte
+	off int64 // where buf starts in the file
+}
+
 // spilledBag reads the encoded bag at r of the scratch file.
-func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) {
+func (w *IndexWriter) spilledBag(r spillRange) ([]byte, error) { return w.spilled(&w.bagWin, r) }
+
+// spilled reads r of the scratch file through win: valid until the next
+// read through it.
+func (w *IndexWriter) spilled(win *spillWindow, r spillRange) ([]byte, error) {
 	if w.spillBuf.Buffered() > 0 {
 		if err := w.spillBuf.Flush(); err != nil {
 			return nil, w.fail(w.s.internal("cannot write a scratch file", err))
 		}
-		w.bagBuf = w.bagBuf[:0]
+		w.bagWin.buf = w.bagWin.buf[:0]
 	}
-	if r.off < w.bagOff || r.off+int64(r.n) > w.bagOff+int64(len(w.bagBuf)) {
+	if r.off < win.off || r.off+int64(r.n) > win.off+int64(len(win.buf)) {
 		n := max(bagWindow, r.n)
-		if cap(w.bagBuf) < n {
-			w.bagBuf = make([]byte, n)
+		if cap(win.buf) < n {
+			win.buf = make([]byte, n)
 		}
-		got, err := w.spill.ReadAt(w.bagBuf[:n], r.off)
+		got, err := w.spill.ReadAt(win.buf[:n], r.off)
 		if got < r.n {
 			if err == nil {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, w.fail(w.s.internal("cannot read a scratch file", err))
 		}
-		w.bagBuf, w.bagOff = w.bagBuf[:got], r.off
+		win.buf, win.off = win.buf[:got], r.off
 	}
-	start := r.off - w.bagOff
-	return w.bagBuf[start : start+int64(r.n)], nil
+	start := r.off - win.off
+	return win.buf[start : start+int64(r.n)], nil
 }
 
 // putObjects writes the spilled objects in key order, each once.
@@ -361,7 +415,7 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 	}
 	for i := range w.objs {
 		o := &w.objs[i]
-		if i > 0 && o.key == w.objs[i-1].key {
+		if i > 0 && o.key == w.objs[i-1].key || !o.written() {
 			continue
 		}
 		n := int(o.n)
@@ -376,8 +430,16 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 		}
 		at := len(c.arena)
 		c.arena = append(c.arena, o.key[:]...)
-		c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
-		if _, err := w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err != nil && !(err == io.EOF && n == 0) {
+		var err error
+		if o.mark&spilledPage != 0 {
+			c.arena, err = w.readPage(c.arena, o)
+		} else {
+			c.arena = slices.Grow(c.arena, n)[:at+len(o.key)+n]
+			if _, err = w.spill.ReadAt(c.arena[at+len(o.key):], o.off); err == io.EOF && n == 0 {
+				err = nil
+			}
+		}
+		if err != nil {
 			c.err = err
 			send()
 			return
@@ -390,12 +452,95 @@ func (w *IndexWriter) readObjects(ready chan<- objectChunk, free <-chan []byte, 
 	}
 }
 
+// readPage appends page object o to buf, its bodies read from the
+// scratch file.
+func (w *IndexWriter) readPage(buf []byte, o *spilledObject) ([]byte, error) {
+	bodies := w.pageBodies[o.off+1:][:w.pageBodies[o.off].n]
+	buf = append(buf, byte(len(bodies)))
+	end := uint32(0)
+	for _, r := range bodies {
+		end += uint32(r.n)
+		buf = binary.BigEndian.AppendUint32(buf, end)
+	}
+	for _, r := range bodies {
+		at := len(buf)
+		buf = slices.Grow(buf, r.n)[:at+r.n]
+		if _, err := w.spill.ReadAt(buf[at:], r.off); err != nil && !(err == io.EOF && r.n == 0) {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// markStored marks the page objects the store holds already: an
+// unchanged page is not read back from the scratch file nor written. Only
+// after the first flush: a prune then sweeps none of the objects found
+// here before the revision that names them is recorded.
+func (w *IndexWriter) markStored() error {
+	if !w.flushed {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: stored pages looked up before the publish is marked pending"))
+	}
+	var keys [][]byte
+	var at []int
+	for i := range w.objs {
+		if w.objs[i].mark&spilledPage != 0 {
+			keys, at = append(keys, w.objs[i].key[:]), append(at, i)
+		}
+	}
+	// In views of a bounded number each: a lookup maps the file around the
+	// page object's first page, and a view keeps what it mapped. Whether
+	// each exists is all that is asked: etcd sends keys only.
+	for len(keys) > 0 {
+		n := min(len(keys), storedBatch)
+		_, err := w.s.view(func(tx txn) error {
+			o := tx.Bucket(bucketObjects)
+			if o == nil {
+				return nil
+			}
+			if t, ok := tx.(transientReader); ok {
+				t.transient(true)
+				defer t.transient(false)
+			}
+			for j, ok := range present(o, keys[:n]) {
+				if ok {
+					w.objs[at[j]].mark |= spilledStored
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return w.fail(err)
+		}
+		keys, at = keys[n:], at[n:]
+	}
+	return nil
+}
+
+// storedBatch is how many page objects one view of markStored looks up.
+const storedBatch = 256
+
+// presence is a bucket that says which keys it holds without their values
+// (etcd: keys only, many per request).
+type presence interface{ present(keys [][]byte) []bool }
+
+// present says which of keys b holds.
+func present(b bucket, keys [][]byte) []bool {
+	if p, ok := b.(presence); ok {
+		return p.present(keys)
+	}
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		out[i] = b.Get(k) != nil
+	}
+	return out
+}
+
 // closeSpill drops the scratch file.
 func (w *IndexWriter) closeSpill() {
 	if w.spill != nil {
 		_ = w.spill.Close()
 		_ = os.Remove(w.spill.Name())
-		w.spill, w.spillBuf, w.objs = nil, nil, nil
+		w.spill, w.spillBuf, w.objs, w.bodyAt, w.pageBodies = nil, nil, nil, nil, nil
 	}
 }
 
@@ -406,9 +551,20 @@ func (w *IndexWriter) PutCommand(decl []byte) (string, error) { return w.object(
 // terms are found when a tool first needs them, for all bodies put by then
 // at once: stored by an earlier publish, or analysed and stored.
 func (w *IndexWriter) PutBody(body []byte) (string, error) {
-	ref, err := w.object(objBody, body)
-	if err != nil || w.analyze == nil {
+	var k [1 + refLen]byte
+	k[0] = objBody
+	sum := sha256.Sum256(body)
+	copy(k[1:], sum[:])
+	ref := w.ref(sum[:])
+	if _, ok := w.bodyAt[ref]; ok {
+		return ref, w.err
+	}
+	if err := w.objectAt(k[:], body); err != nil {
 		return ref, err
+	}
+	w.bodyAt[ref] = int32(len(w.objs) - 1)
+	if w.analyze == nil {
+		return ref, nil
 	}
 	if _, ok := w.bags[ref]; !ok {
 		w.bags[ref] = spillRange{n: -1}
@@ -605,14 +761,22 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
 	}
 	w.lastTool = name
+	at, ok := w.bodyAt[body]
+	if !ok {
+		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))
+	}
 	if listed {
-		if len(w.page) > 0 && (len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
+		if len(w.page) > 0 && (w.pageEnds || len(w.page) == PageTools || w.pageSize+wireSize+1 > PageBytes) {
 			if err := w.endPage(); err != nil {
 				return err
 			}
 		}
 		w.page = append(w.page, pageEntry{name: name, body: body})
 		w.pageSize += wireSize + 1
+		w.pageEnds = len(w.page) >= pageMinTools && pageCut(command)
+		w.objs[at].mark |= spilledListed
+	} else {
+		w.objs[at].mark |= spilledUnlisted
 	}
 	doc := w.ep.Tools
 	w.ep.Tools++
@@ -639,7 +803,13 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 		}
 	}
 	t := Tool{Command: command, Release: release, Decl: decl, Body: body, Security: security}
-	return w.put(bucketGens, genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name)), t.encode(), false)
+	k := genKey(w.gen, tagTool, []byte(w.ep.Name), []byte{0}, []byte(name))
+	if listed {
+		// Written once its page ends: the record names the page's object.
+		w.pageTools = append(w.pageTools, pageTool{k, t})
+		return w.err
+	}
+	return w.put(bucketGens, k, t.encode(), false)
 }
 
 // docKey is a tool number as a key: 4 bytes, big-endian.
@@ -663,13 +833,43 @@ func (w *IndexWriter) endSearch() error {
 	return nil
 }
 
+// endPage writes the page's record and its tools' records, and spills its
+// object as the place of its bodies, read from the scratch file as it is
+// written: the object's ref is the hash of their refs.
 func (w *IndexWriter) endPage() error {
+	w.pageEnds = false
 	if len(w.page) == 0 {
 		return w.err
 	}
+	sum := pageRef(w.page)
+	o := spilledObject{mark: spilledPage, off: int64(len(w.pageBodies))}
+	o.key[0] = objPage
+	copy(o.key[1:], sum[:])
+	w.pageBodies = append(w.pageBodies, spillRange{n: len(w.page)})
+	size := pageObjectHead(len(w.page))
+	for _, e := range w.page {
+		b := w.objs[w.bodyAt[e.body]]
+		w.pageBodies = append(w.pageBodies, spillRange{b.off, int(b.n)})
+		size += int(b.n)
+	}
+	if uint64(size) > math.MaxUint32 {
+		return w.fail(kernel.Errorf(kernel.CodeInvalid, "index: a list page of %d bytes is too large to store", size))
+	}
+	o.n = uint32(size)
+	w.objs = append(w.objs, o)
+	ref := w.ref(sum[:])
+	for i := range w.pageTools {
+		pt := &w.pageTools[i]
+		pt.t.page, pt.t.slot = ref, i
+		if err := w.put(bucketGens, pt.k, pt.t.encode(), false); err != nil {
+			return err
+		}
+	}
+	clear(w.pageTools)
+	w.pageTools = w.pageTools[:0]
 	k := genKey(w.gen, tagPage, []byte(w.ep.Name), []byte{0}, itob(uint64(w.ep.Pages)))
 	w.ep.Pages++
-	v := encodePage(w.page)
+	v := encodePage(w.page, ref)
 	w.page, w.pageSize = w.page[:0], 0
 	return w.put(bucketGens, k, v, false)
 }
@@ -700,7 +900,18 @@ func (w *IndexWriter) finish() error {
 		return err
 	}
 	w.hdr.Releases = ref
-	err = w.putObjects()
+	// Marked pending first: from then on no prune sweeps what markStored
+	// finds stored.
+	err = w.flush()
+	if err == nil {
+		err = w.markStored()
+	}
+	if err == nil && afterStoredLookup != nil {
+		afterStoredLookup()
+	}
+	if err == nil {
+		err = w.putObjects()
+	}
 	w.closeSpill()
 	if err != nil {
 		return err
@@ -710,6 +921,10 @@ func (w *IndexWriter) finish() error {
 	}
 	return w.flush()
 }
+
+// afterStoredLookup, set by tests, runs where a prune in another process
+// could: after markStored, before the objects are written.
+var afterStoredLookup func()
 
 // discard removes what the writer wrote, after a failed or refused publish.
 // Objects stay: other revisions may share them, and prune sweeps the rest.
@@ -722,8 +937,8 @@ func (w *IndexWriter) discard() {
 }
 
 // commitIndex is the last step inside the final transaction: the generation
-// is no longer pending, and the file is marked schema 2 so an older rukh
-// refuses it instead of misreading it.
+// is no longer pending, and the file is stamped with this layout (as the
+// first flush did) so an older rukh refuses it instead of misreading it.
 func (w *IndexWriter) commitIndex(tx txn) error {
 	if err := tx.Bucket(bucketPending).Delete(w.gen); err != nil {
 		return err
@@ -731,7 +946,16 @@ func (w *IndexWriter) commitIndex(tx txn) error {
 	if tx.Bucket(bucketGens).Get(genKey(w.gen, tagHeader)) == nil {
 		return w.s.internal("the revision index was not written completely", nil)
 	}
-	return tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	return stampSchema(tx)
+}
+
+// stampSchema stamps the file with this layout, if it is not already.
+func stampSchema(tx txn) error {
+	meta, v := tx.Bucket(bucketMeta), strconv.Itoa(SchemaVersion)
+	if string(meta.Get(keySchema)) == v {
+		return nil
+	}
+	return meta.Put(keySchema, []byte(v))
 }
 
 func (w *IndexWriter) genHex() string { return hex.EncodeToString(w.gen) }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -315,13 +316,29 @@ func (s *Store) markUsed(tx txn, g []byte, used map[string]struct{}) error {
 	}); err != nil {
 		return err
 	}
+	if err := ix.walk(genKey(g, tagPage), func(k, v []byte) error {
+		_, bodies, ok := decodePage(v)
+		if !ok {
+			return s.internal("an index page record is unreadable", nil)
+		}
+		if bodies != "" {
+			used[string(objPage)+bodies] = struct{}{}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return ix.walk(genKey(g, tagTool), func(k, v []byte) error {
 		t, ok := decodeTool("", v)
 		if !ok {
 			return s.internal("an index tool record is unreadable", nil)
 		}
 		used[string(objDecl)+t.Decl] = struct{}{}
-		used[string(objBody)+t.Body] = struct{}{}
+		if t.page != "" {
+			used[string(objPage)+t.page] = struct{}{}
+		} else {
+			used[string(objBody)+t.Body] = struct{}{}
+		}
 		used[string(termsKey(t.Body))] = struct{}{}
 		return nil
 	})
@@ -395,7 +412,8 @@ func (s *Store) deletePrefix(name, prefix []byte, then func(tx txn) error) error
 }
 
 // checkIndex verifies one indexed revision: header, releases, and that
-// every route and tool names objects that exist.
+// every route and tool names objects that exist, and every page bodies
+// that exist.
 func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 	ix, err := s.openIndex(tx, rec.Number)
 	if err != nil {
@@ -423,8 +441,22 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		tools := 0
 		if err := ix.Tools(ep.Name, func(t Tool) error {
 			tools++
-			if objs.Get(append([]byte{objDecl}, t.Decl...)) == nil || objs.Get(append([]byte{objBody}, t.Body...)) == nil {
+			if objs.Get(append([]byte{objDecl}, t.Decl...)) == nil {
 				return s.broken("revision %s: tool %s names a missing object", rec.ID, t.Name)
+			}
+			if t.page == "" {
+				if objs.Get(append([]byte{objBody}, t.Body...)) == nil {
+					return s.broken("revision %s: tool %s names a missing object", rec.ID, t.Name)
+				}
+				return nil
+			}
+			// A listed tool's body is in its page's object, at its slot.
+			body, err := ix.Body(t)
+			if err != nil {
+				return s.broken("revision %s: tool %s: %v", rec.ID, t.Name, err)
+			}
+			if sum := sha256.Sum256(body); string(sum[:]) != t.Body {
+				return s.broken("revision %s: tool %s: the body at its place in its page is not the one its record names", rec.ID, t.Name)
 			}
 			return nil
 		}); err != nil {
@@ -432,7 +464,7 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		}
 		paged := 0
 		for i := range ep.Pages {
-			if err := ix.Page(ep.Name, i, func(string, []byte) error { paged++; return nil }); err != nil {
+			if err := ix.checkPage(ep.Name, i, func() { paged++ }); err != nil {
 				return s.broken("revision %s: endpoint %s page %d: %v", rec.ID, ep.Name, i, err)
 			}
 		}
@@ -451,4 +483,18 @@ func (s *Store) checkIndex(tx txn, rec *revisionRec) error {
 		}
 	}
 	return nil
+}
+
+// checkPage reads list page i of an endpoint and checks that its object
+// is the one of the bodies its record names: the object's key is the hash
+// of its bodies' refs, which the check of the objects verifies.
+func (ix *Index) checkPage(endpoint string, i int, each func()) error {
+	entries, bodies, err := ix.pageRecord(endpoint, i)
+	if err != nil {
+		return err
+	}
+	if sum := pageRef(entries); bodies != "" && bodies != string(sum[:]) {
+		return fmt.Errorf("its bodies' object is not the one of the bodies its record names")
+	}
+	return ix.Page(endpoint, i, func(string, []byte) error { each(); return nil })
 }

@@ -119,7 +119,14 @@ type snapTx struct {
 	// badPage is the first page that looked wrong (verifyPages names it).
 	badPage uint64
 	bufs    [][]byte // leaf pages read, reused once the view ends
+	// once: the values read now are read once (a list page's bodies), so
+	// their overflow pages are not kept, and are read into onceBuf: such a
+	// value is valid only until the next one is read.
+	once    bool
+	onceBuf []byte
 }
+
+func (t *snapTx) transient(on bool) { t.once = on }
 
 // leafBufs recycles the page-sized buffers of leaf pages: what a view
 // returns is valid only until it ends, as with bbolt.
@@ -143,6 +150,30 @@ func (t *snapTx) release() {
 		leafBufs.Put(&b)
 	}
 	t.bufs = nil
+	if b := t.onceBuf; b != nil {
+		onceBufs.Put(&b)
+		t.onceBuf = nil
+	}
+}
+
+// onceBufs recycles the buffers of values read once: a walk reads one
+// per page, each in its own view.
+var onceBufs sync.Pool
+
+// overflow is a buffer of n bytes for a page and its overflow.
+func (t *snapTx) overflow(n uint64) []byte {
+	if !t.once {
+		return make([]byte, n)
+	}
+	if t.onceBuf == nil {
+		if b, ok := onceBufs.Get().(*[]byte); ok {
+			t.onceBuf = *b
+		}
+	}
+	if uint64(cap(t.onceBuf)) < n {
+		t.onceBuf = make([]byte, n)
+	}
+	return t.onceBuf[:n]
 }
 
 // still reports whether the state read is still the newest committed one.
@@ -196,7 +227,14 @@ func (t *snapTx) page(id uint64) []byte {
 			t.failAt(id)
 			return nil
 		}
-		full := make([]byte, (over+1)*uint64(ps))
+		// A branch page is kept for other views: never in the buffer of
+		// values read once, which the next one overwrites.
+		var full []byte
+		if ne.Uint16(p[8:]) == pageBranch {
+			full = make([]byte, (over+1)*uint64(ps))
+		} else {
+			full = t.overflow((over + 1) * uint64(ps))
+		}
 		copy(full, p)
 		if n, _ := t.f.ReadAt(full[ps:], int64(id+1)*int64(ps)); n != len(full)-ps {
 			t.failAt(id)
@@ -208,7 +246,7 @@ func (t *snapTx) page(id uint64) []byte {
 		t.failAt(id)
 		return nil
 	}
-	if ne.Uint16(p[8:]) == pageBranch || len(p) > ps {
+	if ne.Uint16(p[8:]) == pageBranch || (len(p) > ps && !t.once) {
 		// Kept until the state changes, first come first kept: every lookup
 		// passes the upper levels first, and every view reads the revision's
 		// header first, so they are what stays. A page of one size is a

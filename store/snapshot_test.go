@@ -261,4 +261,18 @@ func TestSnapshotKeepsLargeValues(t *testing.T) {
 	if n, _ := kept(); n != 1 {
 		t.Errorf("%d large values kept after a commit and one read, want 1", n)
 	}
+	// A value read once (a list page's bodies) is not kept.
+	if ok, err := (boltFile{s}).snapshotView(func(tx txn) error {
+		tx.(transientReader).transient(true)
+		defer tx.(transientReader).transient(false)
+		if got := tx.Bucket([]byte("zlarge")).Get([]byte("k02")); !bytes.Equal(got, values["k02"]) {
+			return fmt.Errorf("k02: %d bytes", len(got))
+		}
+		return nil
+	}); !ok || err != nil {
+		t.Fatalf("snapshot view: %v %v", ok, err)
+	}
+	if n, _ := kept(); n != 1 {
+		t.Errorf("%d large values kept after one read once, want 1 (the one before)", n)
+	}
 }

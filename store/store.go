@@ -47,8 +47,10 @@ const (
 	// records at once) to pass, short enough that a stuck holder is named.
 	DefaultTimeout = 5 * time.Second
 	// SchemaVersion is the layout this code writes: 2 stores revisions as
-	// indexes (index.go). It still reads 1, whose revisions are one blob.
-	SchemaVersion = 2
+	// indexes (index.go), 3 keeps a listed tool's body only in its list
+	// page's object, which older code would take for a missing body. It
+	// still reads 2, and 1, whose revisions are one blob.
+	SchemaVersion = 3
 )
 
 var (

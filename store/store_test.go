@@ -861,7 +861,7 @@ func TestStoreCallInsideUpdateDraftTimesOut(t *testing.T) {
 func TestNewerSchemaIsRefused(t *testing.T) {
 	s := store.New(t.TempDir())
 	publish(t, s, "x")
-	if err := store.PokeForTest(s, "meta", "schema", []byte("3")); err != nil {
+	if err := store.PokeForTest(s, "meta", "schema", []byte("4")); err != nil {
 		t.Fatal(err)
 	}
 	for name, op := range map[string]func() error{
@@ -870,7 +870,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		"check": s.Check,
 	} {
 		err := op()
-		wantCode(t, err, kernel.CodeUnsupported, "schema version 3, newer than this rukh supports (2)")
+		wantCode(t, err, kernel.CodeUnsupported, "schema version 4, newer than this rukh supports (3)")
 		if kernel.ErrorHint(err) == "" {
 			t.Errorf("%s: no hint", name)
 		}
