@@ -1035,12 +1035,18 @@ func toolBody(bc *BoundCommand, kind int, dst *bytes.Buffer, in *[]byte) error {
 	return nil
 }
 
+// plainParams bounds the params plainBody compares pairwise.
+const plainParams = 32
+
 // plainBody reports whether c's tool object holds only what rukh wrote:
 // its output schema is one of the fixed ones (no publisher's schema of
 // structured data in it) and its input schema has no two params of one id.
 func plainBody(c *kernel.Command) bool {
 	if r := c.Execute.Result; r != nil && r.Kind != kernel.ResultText {
 		return false
+	}
+	if len(c.Params) > plainParams {
+		return false // the encoder's check of repeats is faster for many
 	}
 	for i := range c.Params {
 		for j := range i {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -64,9 +65,21 @@ func TestPlainBody(t *testing.T) {
 		{kernel.Command{Execute: kernel.Execute{Result: &kernel.ResultDecl{Kind: kernel.ResultStructured}}}, false},
 		{kernel.Command{Params: []kernel.Param{{ID: "a"}, {ID: "b"}}}, true},
 		{kernel.Command{Params: []kernel.Param{{ID: "a"}, {ID: "b"}, {ID: "a"}}}, false},
+		{kernel.Command{Params: params(plainParams)}, true},
+		{kernel.Command{Params: params(plainParams + 1)}, false}, // left to the encoder's check
+		{kernel.Command{Params: params(30000)}, false},
 	} {
 		if got := plainBody(&tc.c); got != tc.want {
 			t.Errorf("%+v: plain %v, want %v", tc.c, got, tc.want)
 		}
 	}
+}
+
+// params are n params of distinct ids.
+func params(n int) []kernel.Param {
+	ps := make([]kernel.Param, n)
+	for i := range ps {
+		ps[i].ID = fmt.Sprintf("p%d", i)
+	}
+	return ps
 }

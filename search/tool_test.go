@@ -1,9 +1,11 @@
 package search
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -130,4 +132,28 @@ func FuzzScanToolObject(f *testing.F) {
 		}
 		checkScanDoc(t, in, true)
 	})
+}
+
+// An object of more members than the scanner checks pairwise goes to the
+// decoder, so a tool of very many params costs what it cost before.
+func TestScanToolObjectDeclinesLargeObjects(t *testing.T) {
+	props := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"p%d":{"description":"d"}`, i)
+		}
+		return `{"title":"T","inputSchema":{"properties":{` + b.String() + `}}}`
+	}
+	if _, ok := scanToolObject([]byte(props(scanMembers))); !ok {
+		t.Errorf("an object of %d members was not scanned", scanMembers)
+	}
+	for _, n := range []int{scanMembers + 1, 30000} {
+		if _, ok := scanToolObject([]byte(props(n))); ok {
+			t.Errorf("an object of %d members was scanned", n)
+		}
+	}
+	checkScanDoc(t, props(scanMembers), true)
 }

@@ -84,6 +84,10 @@ type toolScanner struct {
 // scanDepth bounds the nesting the scanner follows.
 const scanDepth = 64
 
+// scanMembers bounds the members of one object the scanner checks for
+// repeats pairwise; a larger object goes to the decoder.
+const scanMembers = 64
+
 func (s *toolScanner) space() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -134,6 +138,9 @@ func (s *toolScanner) members(depth int, member func(name []byte) bool) bool {
 		name, ok := s.rawString()
 		if !ok {
 			return false
+		}
+		if len(s.names)-base >= scanMembers {
+			return false // the decoder's set checks repeats in a large object faster
 		}
 		for _, n := range s.names[base:] {
 			if bytes.Equal(n, name) {
