@@ -75,6 +75,9 @@ var warmPool struct {
 	filling [warmKinds]bool
 	retryAt time.Time
 	spawned atomic.Int64 // warm inits started, for the tests
+	// sendFailed counts calls whose message a warm init could not be
+	// sent, for the tests.
+	sendFailed atomic.Int64
 }
 
 // warmConfines reports whether a confined call of a serve process gets a
@@ -335,6 +338,7 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 		runtime.KeepAlive(files)
 		if err != nil {
 			// Nothing of the call reached it (an idle init that died).
+			warmPool.sendFailed.Add(1)
 			w.drop()
 			continue
 		}

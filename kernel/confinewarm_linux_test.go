@@ -138,8 +138,31 @@ func warmInitPids(kind int) []int {
 	return ps
 }
 
+// TestWarmInitHealthy: an idle warm init is healthy while it lives, and
+// not once it died.
+func TestWarmInitHealthy(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	w, err := spawnWarm(warmKind(benchTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.drop()
+	if !w.healthy() {
+		t.Fatal("a live idle warm init is not healthy")
+	}
+	syscall.Kill(w.cmd.Process.Pid, syscall.SIGKILL)
+	waitGone(t, w.cmd.Process.Pid)
+	if w.healthy() {
+		t.Fatal("a killed idle warm init is healthy")
+	}
+}
+
 // TestWarmInitDroppedIdleIsNotUsed: a warm init that died while idle is
-// not sent a call; the call gets another and succeeds.
+// not sent a call (no send fails); the call gets another, started on its
+// path, and succeeds.
 func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	if !warmConfines() {
 		t.Skip("no warm confining inits here")
@@ -159,10 +182,15 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 		inv.Stdout, inv.Stderr = diag, diag
 		r := fastRunner()
 		r.Slots = true
+		failed := warmPool.sendFailed.Load()
 		res := r.Invoke(context.Background(), inv)
 		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
 			t.Fatalf("round %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
 		}
+		if n := warmPool.sendFailed.Load() - failed; n != 0 {
+			t.Fatalf("round %d: %d dead warm inits were sent the call", i, n)
+		}
+		resetWarm(t) // the call's refill, before the next round's
 	}
 }
 
