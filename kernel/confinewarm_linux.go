@@ -191,6 +191,32 @@ func takeWarm(kind int) (*warmInit, error) {
 	}
 }
 
+// initGone reports whether err, of a send to a warm init, says the init
+// is gone: its end of the socket closed.
+func initGone(err error) bool {
+	for _, e := range []error{unix.EPIPE, unix.ECONNRESET, unix.ECONNREFUSED, unix.ENOTCONN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepWarm puts w, of kind, taken but sent nothing, back among the idle
+// ones, or drops it where enough are idle.
+func keepWarm(kind int, w *warmInit) {
+	warmPool.mu.Lock()
+	keep := len(warmPool.idle[kind]) < warmSpares
+	if keep {
+		warmPool.idle[kind] = append(warmPool.idle[kind], w)
+		w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(kind, w) })
+	}
+	warmPool.mu.Unlock()
+	if !keep {
+		go w.drop()
+	}
+}
+
 // refillWarm makes the spares of kind for the next calls, off any call's
 // path: it is called as a call ends, and makes them once its reply has
 // gone (afterReply).
@@ -320,9 +346,9 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 		if err != nil {
 			return nil, cmd, err
 		}
+		var serr error
 		rc, err := w.conn.SyscallConn()
 		if err == nil {
-			var serr error
 			err = rc.Write(func(fd uintptr) bool {
 				for {
 					serr = unix.Sendmsg(int(fd), msg, oob, nil, unix.MSG_NOSIGNAL)
@@ -331,11 +357,18 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 					}
 				}
 			})
-			if err == nil {
-				err = serr
-			}
 		}
 		runtime.KeepAlive(files)
+		if err == nil && serr != nil && !initGone(serr) {
+			// The message's fault (its size, its descriptors): nothing of
+			// it reached the init, which stays as it was for another call.
+			warmPool.sendFailed.Add(1)
+			keepWarm(p.warmKind, w)
+			return nil, cmd, fmt.Errorf("cannot send a warm confining init the call: %w", serr)
+		}
+		if err == nil {
+			err = serr
+		}
 		if err != nil {
 			// Nothing of the call reached it (an idle init that died).
 			warmPool.sendFailed.Add(1)

@@ -194,6 +194,49 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	}
 }
 
+// TestWarmInitMessageRefusedKeepsTheInits: a call whose message the
+// socket refuses for the message's own sake (here its size, over what a
+// lowered send buffer takes) starts a fresh init and succeeds, and the
+// live warm inits are neither killed nor given up.
+func TestWarmInitMessageRefusedKeepsTheInits(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	refillWarm(kind)
+	waitWarm(t, kind, warmSpares)
+	warmPool.mu.Lock()
+	for _, w := range warmPool.idle[kind] {
+		rc, _ := w.conn.SyscallConn()
+		rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 1) })
+	}
+	warmPool.mu.Unlock()
+	pids := warmInitPids(kind)
+	inv := confinedFake(t, "text", benchTemplate)
+	// Over the smallest send buffer, under what a warm init takes.
+	inv.Command.Execute.Args = append(inv.Command.Execute.Args, strings.Repeat("x", 16<<10))
+	diag := NewDiagnostics(4096)
+	inv.Stdout, inv.Stderr = diag, diag
+	r := fastRunner()
+	r.Slots = true
+	failed := warmPool.sendFailed.Load()
+	res := r.Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+		t.Fatalf("%s %s %s\n%s", res.Outcome, res.Reason, res.CommandResult, diag.String())
+	}
+	if n := warmPool.sendFailed.Load() - failed; n != 1 {
+		t.Fatalf("%d sends failed, want the one refused", n)
+	}
+	time.Sleep(50 * time.Millisecond) // past the spares' delay
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) != nil || !slices.Contains(warmInitPids(kind), pid) {
+			t.Fatalf("the live warm init %d was ended or given up for a message it refused (idle now: %v)", pid, warmInitPids(kind))
+		}
+	}
+}
+
 // warmServerArg runs this test binary as a serving rukh: warm
 // confining inits made ahead, then one confined call under one of them,
 // escape-hang, its stdout on ours.
