@@ -54,6 +54,9 @@ const (
 	warmSpares = 2
 	// warmIdleTimeout ends a warm init no call took for that long.
 	warmIdleTimeout = time.Minute
+	// warmMessageRoom is the send buffer's room beyond a message's bytes:
+	// the kernel's accounting of it and its descriptors.
+	warmMessageRoom = 4096
 	// warmRetryAfter is how long after a failed start no spare is made.
 	warmRetryAfter = time.Second
 )
@@ -106,6 +109,9 @@ func spawnWarm(kind int) (*warmInit, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
 	}
+	// Room for the largest message a warm init takes, whatever the host's
+	// default send buffer (the kernel caps it at its own maximum).
+	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, maxStepsBytes+warmMessageRoom)
 	conn := os.NewFile(uintptr(fds[0]), "rukh-init-report")
 	child := os.NewFile(uintptr(fds[1]), "rukh-init-report-child")
 	defer child.Close()
