@@ -87,6 +87,16 @@ var warmPool struct {
 // warm init: RUKH_WITHOUT does not list confine-warm.
 func warmConfines() bool { return !without()["confine-warm"] }
 
+// warmReady reports whether a call under conf can be given a warm init:
+// one is idle, or starting one is not backed off. A call that cannot is
+// prepared for a fresh init alone.
+func warmReady(conf *Confine) bool {
+	kind := warmKind(*conf)
+	warmPool.mu.Lock()
+	defer warmPool.mu.Unlock()
+	return len(warmPool.idle[kind]) > 0 || !time.Now().Before(warmPool.retryAt)
+}
+
 // warmKind is the kind of warm init a call under conf takes.
 func warmKind(conf Confine) int {
 	switch {

@@ -440,6 +440,45 @@ func TestWarmInitBackoff(t *testing.T) {
 	}
 }
 
+// TestWarmInitBackoffPreparesOnce: a serve process's call prepared while
+// starting warm inits is backed off, and none is idle, is prepared for a
+// fresh init alone (one Landlock ruleset, one network namespace taken),
+// and for a warm one otherwise.
+func TestWarmInitBackoffPreparesOnce(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	resetWarm(t)
+	t.Cleanup(func() {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	for _, backoff := range []bool{false, true} {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		if backoff {
+			warmPool.retryAt = time.Now().Add(time.Minute)
+		}
+		warmPool.mu.Unlock()
+		u, refuse := initFor(&benchTemplate, "bench", false)
+		if refuse != "" || !u.machineInit {
+			t.Skip("the machine-code init does not confine here", refuse)
+		}
+		u.serve = true
+		if err := u.confineSpec(&benchTemplate, "bench", t.TempDir(), t.TempDir(), false); err != nil {
+			t.Fatal(err)
+		}
+		warm := u.machine != nil && u.machine.warm
+		u.machine.close()
+		resetWarm(t) // the spares its close asks for
+		if warm == backoff {
+			t.Fatalf("backed off %v: the call was prepared for a warm init %v", backoff, warm)
+		}
+	}
+}
+
 // TestWarmArgv0MatchesTheInit: the machine-code init knows it was started
 // warm by four bytes of its argv[0], at the offset its source compares.
 func TestWarmArgv0MatchesTheInit(t *testing.T) {
