@@ -57,8 +57,10 @@ const (
 	// warmMessageRoom is the send buffer's room beyond a message's bytes:
 	// the kernel's accounting of it and its descriptors.
 	warmMessageRoom = 4096
-	// warmRetryAfter is how long after a failed start no spare is made.
+	// After a failed start no warm init is started for warmRetryAfter,
+	// twice as long after each failure in a row, up to warmRetryMax.
 	warmRetryAfter = time.Second
+	warmRetryMax   = time.Minute
 )
 
 // The kinds of warm init, by the namespaces their start gives them. As
@@ -77,7 +79,8 @@ var warmPool struct {
 	idle    [warmKinds][]*warmInit
 	filling [warmKinds]bool
 	retryAt time.Time
-	spawned atomic.Int64 // warm inits started, for the tests
+	backoff time.Duration // the last pause; 0 once a start succeeded
+	spawned atomic.Int64  // warm inits started, for the tests
 	// sendFailed counts calls whose message a warm init could not be
 	// sent, for the tests.
 	sendFailed atomic.Int64
@@ -108,9 +111,12 @@ func warmKind(conf Confine) int {
 	return warmNetHost
 }
 
-// spawnWarm starts a warm init of kind as a confined call's start would
+// spawnWarmInit starts a warm init of kind as a confined call's start would
 // start a fresh one, but for the namespaces its steps make.
-func spawnWarm(kind int) (*warmInit, error) {
+// A var so that the tests can make it fail.
+var spawnWarm = spawnWarmInit
+
+func spawnWarmInit(kind int) (*warmInit, error) {
 	path, err := confiningInitPath()
 	if err != nil {
 		return nil, err
@@ -147,6 +153,9 @@ func spawnWarm(kind int) (*warmInit, error) {
 		return nil, err
 	}
 	warmPool.spawned.Add(1)
+	warmPool.mu.Lock()
+	warmPool.backoff = 0
+	warmPool.mu.Unlock()
 	return &warmInit{cmd: cmd, t: t, conn: conn, own: own}, nil
 }
 
@@ -193,9 +202,7 @@ func takeWarm(kind int) (*warmInit, error) {
 		if w == nil {
 			w, err := spawnWarm(kind)
 			if err != nil {
-				warmPool.mu.Lock()
-				warmPool.retryAt = time.Now().Add(warmRetryAfter)
-				warmPool.mu.Unlock()
+				warmStartFailed(err)
 			}
 			return w, err
 		}
@@ -204,6 +211,19 @@ func takeWarm(kind int) (*warmInit, error) {
 			return w, nil
 		}
 		go w.drop()
+	}
+}
+
+// warmStartFailed backs the starts of warm inits off after one failed
+// with err, and tells the log once for failures in a row.
+func warmStartFailed(err error) {
+	warmPool.mu.Lock()
+	first := warmPool.backoff == 0
+	warmPool.backoff = min(max(2*warmPool.backoff, warmRetryAfter), warmRetryMax)
+	warmPool.retryAt = time.Now().Add(warmPool.backoff)
+	warmPool.mu.Unlock()
+	if first {
+		slotLog("cannot start a warm confining init (confined calls start their own meanwhile, and it is tried again less often while it fails): %v", err)
 	}
 }
 
@@ -247,14 +267,14 @@ func refillWarm(kind int) {
 	afterReply(func() {
 		for {
 			w, err := spawnWarm(kind)
-			warmPool.mu.Lock()
 			if err != nil {
-				warmPool.retryAt = time.Now().Add(warmRetryAfter)
+				warmPool.mu.Lock()
 				warmPool.filling[kind] = false
 				warmPool.mu.Unlock()
-				slotLog("cannot start a warm confining init (confined calls start their own meanwhile): %v", err)
+				warmStartFailed(err)
 				return
 			}
+			warmPool.mu.Lock()
 			warmPool.idle[kind] = append(warmPool.idle[kind], w)
 			w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(kind, w) })
 			more := len(warmPool.idle[kind]) < warmSpares

@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -476,6 +478,60 @@ func TestWarmInitBackoffPreparesOnce(t *testing.T) {
 		if warm == backoff {
 			t.Fatalf("backed off %v: the call was prepared for a warm init %v", backoff, warm)
 		}
+	}
+}
+
+// TestWarmInitStartFails: a warm init that cannot be started leaves the
+// call to a fresh init, which succeeds; no other is tried until the pause
+// is over, each failure in a row pauses longer, and the log is told once.
+func TestWarmInitStartFails(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	resetWarm(t)
+	log := logged(t)
+	var tries atomic.Int64
+	spawnWarm = func(int) (*warmInit, error) {
+		tries.Add(1)
+		return nil, errors.New("no room for a warm init")
+	}
+	t.Cleanup(func() {
+		spawnWarm = spawnWarmInit
+		warmPool.mu.Lock()
+		warmPool.retryAt, warmPool.backoff = time.Time{}, 0
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	var pauses []time.Duration
+	for i := range 3 {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{} // as if the last pause were over
+		warmPool.mu.Unlock()
+		before := tries.Load()
+		inv := confinedFake(t, "text", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			t.Fatalf("call %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+		time.Sleep(50 * time.Millisecond) // past the spares' delay
+		if n := tries.Load() - before; n != 1 {
+			t.Fatalf("call %d: %d warm inits tried, want the call's one", i, n)
+		}
+		warmPool.mu.Lock()
+		pauses = append(pauses, time.Until(warmPool.retryAt))
+		warmPool.mu.Unlock()
+	}
+	for i := 1; i < len(pauses); i++ {
+		if pauses[i] < pauses[i-1]*3/2 {
+			t.Fatalf("the pauses after failures in a row do not grow: %v", pauses)
+		}
+	}
+	if n := strings.Count(log(), "cannot start a warm confining init"); n != 1 {
+		t.Fatalf("the log was told %d times of failures in a row:\n%s", n, log())
 	}
 }
 
