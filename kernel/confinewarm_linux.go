@@ -36,8 +36,9 @@ import (
 // ever ends, so the signal comes with rukh's death alone) and its
 // namespace dies with it; it is a registered leader, whose process group
 // a stop signals and kills; and until its message comes it holds nothing
-// of any call. One that died idle, or whose start cannot be sent, is
-// dropped, and the call gets another, started on its path.
+// of any call. One that died idle is dropped, and the call gets another;
+// one whose socket refuses the call's message for the message's sake is
+// kept, and the call starts a fresh init.
 type warmInit struct {
 	cmd  *exec.Cmd
 	t    *tracked
