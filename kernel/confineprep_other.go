@@ -23,6 +23,8 @@ func prepare(InitSpec, bool) (*prepared, error) { return nil, nil }
 
 func warmConfines() bool { return false }
 
+func warmReady(*Confine) bool { return false }
+
 func startWarm(*underInit, *exec.Cmd) (*tracked, *exec.Cmd, error) {
 	return nil, nil, errors.ErrUnsupported
 }

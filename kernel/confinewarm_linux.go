@@ -36,8 +36,9 @@ import (
 // ever ends, so the signal comes with rukh's death alone) and its
 // namespace dies with it; it is a registered leader, whose process group
 // a stop signals and kills; and until its message comes it holds nothing
-// of any call. One that died idle, or whose start cannot be sent, is
-// dropped, and the call gets another, started on its path.
+// of any call. One that died idle is dropped, and the call gets another;
+// one whose socket refuses the call's message for the message's sake is
+// kept, and the call starts a fresh init.
 type warmInit struct {
 	cmd  *exec.Cmd
 	t    *tracked
@@ -54,8 +55,13 @@ const (
 	warmSpares = 2
 	// warmIdleTimeout ends a warm init no call took for that long.
 	warmIdleTimeout = time.Minute
-	// warmRetryAfter is how long after a failed start no spare is made.
+	// warmMessageRoom is the send buffer's room beyond a message's bytes:
+	// the kernel's accounting of it and its descriptors.
+	warmMessageRoom = 4096
+	// After a failed start no warm init is started for warmRetryAfter,
+	// twice as long after each failure in a row, up to warmRetryMax.
 	warmRetryAfter = time.Second
+	warmRetryMax   = time.Minute
 )
 
 // The kinds of warm init, by the namespaces their start gives them. As
@@ -74,12 +80,26 @@ var warmPool struct {
 	idle    [warmKinds][]*warmInit
 	filling [warmKinds]bool
 	retryAt time.Time
-	spawned atomic.Int64 // warm inits started, for the tests
+	backoff time.Duration // the last pause; 0 once a start succeeded
+	spawned atomic.Int64  // warm inits started, for the tests
+	// sendFailed counts calls whose message a warm init could not be
+	// sent, for the tests.
+	sendFailed atomic.Int64
 }
 
 // warmConfines reports whether a confined call of a serve process gets a
 // warm init: RUKH_WITHOUT does not list confine-warm.
 func warmConfines() bool { return !without()["confine-warm"] }
+
+// warmReady reports whether a call under conf can be given a warm init:
+// one is idle, or starting one is not backed off. A call that cannot is
+// prepared for a fresh init alone.
+func warmReady(conf *Confine) bool {
+	kind := warmKind(*conf)
+	warmPool.mu.Lock()
+	defer warmPool.mu.Unlock()
+	return len(warmPool.idle[kind]) > 0 || !time.Now().Before(warmPool.retryAt)
+}
 
 // warmKind is the kind of warm init a call under conf takes.
 func warmKind(conf Confine) int {
@@ -92,9 +112,12 @@ func warmKind(conf Confine) int {
 	return warmNetHost
 }
 
-// spawnWarm starts a warm init of kind as a confined call's start would
+// spawnWarmInit starts a warm init of kind as a confined call's start would
 // start a fresh one, but for the namespaces its steps make.
-func spawnWarm(kind int) (*warmInit, error) {
+// A var so that the tests can make it fail.
+var spawnWarm = spawnWarmInit
+
+func spawnWarmInit(kind int) (*warmInit, error) {
 	path, err := confiningInitPath()
 	if err != nil {
 		return nil, err
@@ -103,6 +126,9 @@ func spawnWarm(kind int) (*warmInit, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("socketpair", err)
 	}
+	// Room for the largest message a warm init takes, whatever the host's
+	// default send buffer (the kernel caps it at its own maximum).
+	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, maxStepsBytes+warmMessageRoom)
 	conn := os.NewFile(uintptr(fds[0]), "rukh-init-report")
 	child := os.NewFile(uintptr(fds[1]), "rukh-init-report-child")
 	defer child.Close()
@@ -128,6 +154,9 @@ func spawnWarm(kind int) (*warmInit, error) {
 		return nil, err
 	}
 	warmPool.spawned.Add(1)
+	warmPool.mu.Lock()
+	warmPool.backoff = 0
+	warmPool.mu.Unlock()
 	return &warmInit{cmd: cmd, t: t, conn: conn, own: own}, nil
 }
 
@@ -174,9 +203,7 @@ func takeWarm(kind int) (*warmInit, error) {
 		if w == nil {
 			w, err := spawnWarm(kind)
 			if err != nil {
-				warmPool.mu.Lock()
-				warmPool.retryAt = time.Now().Add(warmRetryAfter)
-				warmPool.mu.Unlock()
+				warmStartFailed(err)
 			}
 			return w, err
 		}
@@ -184,6 +211,45 @@ func takeWarm(kind int) (*warmInit, error) {
 		if w.own == own && w.healthy() {
 			return w, nil
 		}
+		go w.drop()
+	}
+}
+
+// warmStartFailed backs the starts of warm inits off after one failed
+// with err, and tells the log once for failures in a row.
+func warmStartFailed(err error) {
+	warmPool.mu.Lock()
+	first := warmPool.backoff == 0
+	warmPool.backoff = min(max(2*warmPool.backoff, warmRetryAfter), warmRetryMax)
+	warmPool.retryAt = time.Now().Add(warmPool.backoff)
+	warmPool.mu.Unlock()
+	if first {
+		slotLog("cannot start a warm confining init (confined calls start their own meanwhile, and it is tried again less often while it fails): %v", err)
+	}
+}
+
+// initGone reports whether err, of a send to a warm init, says the init
+// is gone: its end of the socket closed.
+func initGone(err error) bool {
+	for _, e := range []error{unix.EPIPE, unix.ECONNRESET, unix.ECONNREFUSED, unix.ENOTCONN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepWarm puts w, of kind, taken but sent nothing, back among the idle
+// ones, or drops it where enough are idle.
+func keepWarm(kind int, w *warmInit) {
+	warmPool.mu.Lock()
+	keep := len(warmPool.idle[kind]) < warmSpares
+	if keep {
+		warmPool.idle[kind] = append(warmPool.idle[kind], w)
+		w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(kind, w) })
+	}
+	warmPool.mu.Unlock()
+	if !keep {
 		go w.drop()
 	}
 }
@@ -202,14 +268,14 @@ func refillWarm(kind int) {
 	afterReply(func() {
 		for {
 			w, err := spawnWarm(kind)
-			warmPool.mu.Lock()
 			if err != nil {
-				warmPool.retryAt = time.Now().Add(warmRetryAfter)
+				warmPool.mu.Lock()
 				warmPool.filling[kind] = false
 				warmPool.mu.Unlock()
-				slotLog("cannot start a warm confining init (confined calls start their own meanwhile): %v", err)
+				warmStartFailed(err)
 				return
 			}
+			warmPool.mu.Lock()
 			warmPool.idle[kind] = append(warmPool.idle[kind], w)
 			w.timer = time.AfterFunc(warmIdleTimeout, func() { expireWarm(kind, w) })
 			more := len(warmPool.idle[kind]) < warmSpares
@@ -317,9 +383,9 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 		if err != nil {
 			return nil, cmd, err
 		}
+		var serr error
 		rc, err := w.conn.SyscallConn()
 		if err == nil {
-			var serr error
 			err = rc.Write(func(fd uintptr) bool {
 				for {
 					serr = unix.Sendmsg(int(fd), msg, oob, nil, unix.MSG_NOSIGNAL)
@@ -328,13 +394,21 @@ func startWarm(u *underInit, cmd *exec.Cmd) (*tracked, *exec.Cmd, error) {
 					}
 				}
 			})
-			if err == nil {
-				err = serr
-			}
 		}
 		runtime.KeepAlive(files)
+		if err == nil && serr != nil && !initGone(serr) {
+			// The message's fault (its size, its descriptors): nothing of
+			// it reached the init, which stays as it was for another call.
+			warmPool.sendFailed.Add(1)
+			keepWarm(p.warmKind, w)
+			return nil, cmd, fmt.Errorf("cannot send a warm confining init the call: %w", serr)
+		}
+		if err == nil {
+			err = serr
+		}
 		if err != nil {
 			// Nothing of the call reached it (an idle init that died).
+			warmPool.sendFailed.Add(1)
 			w.drop()
 			continue
 		}

@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -138,8 +140,31 @@ func warmInitPids(kind int) []int {
 	return ps
 }
 
+// TestWarmInitHealthy: an idle warm init is healthy while it lives, and
+// not once it died.
+func TestWarmInitHealthy(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	w, err := spawnWarm(warmKind(benchTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.drop()
+	if !w.healthy() {
+		t.Fatal("a live idle warm init is not healthy")
+	}
+	syscall.Kill(w.cmd.Process.Pid, syscall.SIGKILL)
+	waitGone(t, w.cmd.Process.Pid)
+	if w.healthy() {
+		t.Fatal("a killed idle warm init is healthy")
+	}
+}
+
 // TestWarmInitDroppedIdleIsNotUsed: a warm init that died while idle is
-// not sent a call; the call gets another and succeeds.
+// not sent a call (no send fails); the call gets another, started on its
+// path, and succeeds.
 func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 	if !warmConfines() {
 		t.Skip("no warm confining inits here")
@@ -159,9 +184,57 @@ func TestWarmInitDroppedIdleIsNotUsed(t *testing.T) {
 		inv.Stdout, inv.Stderr = diag, diag
 		r := fastRunner()
 		r.Slots = true
+		failed := warmPool.sendFailed.Load()
 		res := r.Invoke(context.Background(), inv)
 		if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
 			t.Fatalf("round %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+		if n := warmPool.sendFailed.Load() - failed; n != 0 {
+			t.Fatalf("round %d: %d dead warm inits were sent the call", i, n)
+		}
+		resetWarm(t) // the call's refill, before the next round's
+	}
+}
+
+// TestWarmInitMessageRefusedKeepsTheInits: a call whose message the
+// socket refuses for the message's own sake (here its size, over what a
+// lowered send buffer takes) starts a fresh init and succeeds, and the
+// live warm inits are neither killed nor given up.
+func TestWarmInitMessageRefusedKeepsTheInits(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	kind := warmKind(benchTemplate)
+	resetWarm(t)
+	t.Cleanup(func() { resetWarm(t) })
+	refillWarm(kind)
+	waitWarm(t, kind, warmSpares)
+	warmPool.mu.Lock()
+	for _, w := range warmPool.idle[kind] {
+		rc, _ := w.conn.SyscallConn()
+		rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 1) })
+	}
+	warmPool.mu.Unlock()
+	pids := warmInitPids(kind)
+	inv := confinedFake(t, "text", benchTemplate)
+	// Over the smallest send buffer, under what a warm init takes.
+	inv.Command.Execute.Args = append(inv.Command.Execute.Args, strings.Repeat("x", 16<<10))
+	diag := NewDiagnostics(4096)
+	inv.Stdout, inv.Stderr = diag, diag
+	r := fastRunner()
+	r.Slots = true
+	failed := warmPool.sendFailed.Load()
+	res := r.Invoke(context.Background(), inv)
+	if res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+		t.Fatalf("%s %s %s\n%s", res.Outcome, res.Reason, res.CommandResult, diag.String())
+	}
+	if n := warmPool.sendFailed.Load() - failed; n != 1 {
+		t.Fatalf("%d sends failed, want the one refused", n)
+	}
+	time.Sleep(50 * time.Millisecond) // past the spares' delay
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) != nil || !slices.Contains(warmInitPids(kind), pid) {
+			t.Fatalf("the live warm init %d was ended or given up for a message it refused (idle now: %v)", pid, warmInitPids(kind))
 		}
 	}
 }
@@ -366,6 +439,99 @@ func TestWarmInitBackoff(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // past the spares' delay
 	if n := warmPool.spawned.Load() - spawned; n > 0 || len(warmInitPids(kind)) > 0 {
 		t.Fatalf("%d warm inits started while starting them was backed off", n)
+	}
+}
+
+// TestWarmInitBackoffPreparesOnce: a serve process's call prepared while
+// starting warm inits is backed off, and none is idle, is prepared for a
+// fresh init alone (one Landlock ruleset, one network namespace taken),
+// and for a warm one otherwise.
+func TestWarmInitBackoffPreparesOnce(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	resetWarm(t)
+	t.Cleanup(func() {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	for _, backoff := range []bool{false, true} {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{}
+		if backoff {
+			warmPool.retryAt = time.Now().Add(time.Minute)
+		}
+		warmPool.mu.Unlock()
+		u, refuse := initFor(&benchTemplate, "bench", false)
+		if refuse != "" || !u.machineInit {
+			t.Skip("the machine-code init does not confine here", refuse)
+		}
+		u.serve = true
+		if err := u.confineSpec(&benchTemplate, "bench", t.TempDir(), t.TempDir(), false); err != nil {
+			t.Fatal(err)
+		}
+		warm := u.machine != nil && u.machine.warm
+		u.machine.close()
+		resetWarm(t) // the spares its close asks for
+		if warm == backoff {
+			t.Fatalf("backed off %v: the call was prepared for a warm init %v", backoff, warm)
+		}
+	}
+}
+
+// TestWarmInitStartFails: a warm init that cannot be started leaves the
+// call to a fresh init, which succeeds; no other is tried until the pause
+// is over, each failure in a row pauses longer, and the log is told once.
+func TestWarmInitStartFails(t *testing.T) {
+	if !warmConfines() {
+		t.Skip("no warm confining inits here")
+	}
+	confinedFake(t, "text", benchTemplate) // skips where the host cannot confine
+	resetWarm(t)
+	log := logged(t)
+	var tries atomic.Int64
+	spawnWarm = func(int) (*warmInit, error) {
+		tries.Add(1)
+		return nil, errors.New("no room for a warm init")
+	}
+	t.Cleanup(func() {
+		spawnWarm = spawnWarmInit
+		warmPool.mu.Lock()
+		warmPool.retryAt, warmPool.backoff = time.Time{}, 0
+		warmPool.mu.Unlock()
+		resetWarm(t)
+	})
+	var pauses []time.Duration
+	for i := range 3 {
+		warmPool.mu.Lock()
+		warmPool.retryAt = time.Time{} // as if the last pause were over
+		warmPool.mu.Unlock()
+		before := tries.Load()
+		inv := confinedFake(t, "text", benchTemplate)
+		diag := NewDiagnostics(4096)
+		inv.Stdout, inv.Stderr = diag, diag
+		r := fastRunner()
+		r.Slots = true
+		if res := r.Invoke(context.Background(), inv); res.Outcome != Succeeded || !strings.Contains(string(res.CommandResult), "hello milk") {
+			t.Fatalf("call %d: %s %s %s\n%s", i, res.Outcome, res.Reason, res.CommandResult, diag.String())
+		}
+		time.Sleep(50 * time.Millisecond) // past the spares' delay
+		if n := tries.Load() - before; n != 1 {
+			t.Fatalf("call %d: %d warm inits tried, want the call's one", i, n)
+		}
+		warmPool.mu.Lock()
+		pauses = append(pauses, time.Until(warmPool.retryAt))
+		warmPool.mu.Unlock()
+	}
+	for i := 1; i < len(pauses); i++ {
+		if pauses[i] < pauses[i-1]*3/2 {
+			t.Fatalf("the pauses after failures in a row do not grow: %v", pauses)
+		}
+	}
+	if n := strings.Count(log(), "cannot start a warm confining init"); n != 1 {
+		t.Fatalf("the log was told %d times of failures in a row:\n%s", n, log())
 	}
 }
 

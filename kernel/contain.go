@@ -86,7 +86,7 @@ func (u *underInit) confineSpec(conf *Confine, tmpl, release, scratch string, cg
 	if u.machineInit {
 		path, perr := confiningInitPath()
 		var p *prepared
-		if perr == nil && u.serve && warmConfines() {
+		if perr == nil && u.serve && warmConfines() && warmReady(conf) {
 			u.fresh = spec
 			p, perr = prepare(spec, true)
 			if perr != nil {
