@@ -36,7 +36,7 @@ import (
 //	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
 //	                               numbers with their scores, best first
 //	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
-//	                               (tools numbered in name order)
+//	                               (tools numbered in their order, toolBefore)
 //	bucket "objects": key = kind + sha256(content) → content, shared by
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),

@@ -32,7 +32,8 @@ var chunkBytes = 4 << 20
 // IndexWriter streams one revision's index into the store. Its methods are
 // called in this order: PutCommand and PutBody (also before PutRevision, as
 // policy.Stream does); PutRevision once; PutRoute (routes in any order);
-// then per endpoint PutEndpoint followed by its tools, sorted by name. Records are written in chunks as they come; the
+// then per endpoint PutEndpoint followed by its tools in their order
+// (toolBefore). Records are written in chunks as they come; the
 // revision they make exists only once Publish (or AttachIndex) records it.
 //
 // Declarations and bodies are content-addressed: one that is already in
