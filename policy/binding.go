@@ -87,7 +87,7 @@ type Projection struct {
 	ToolNames string   `json:"toolNames"` // full | compact
 	Subject   string   `json:"subject"`
 	Template  Template `json:"template"`
-	Tools     []Tool   `json:"tools"` // deterministic order (by name)
+	Tools     []Tool   `json:"tools"` // in their order: CompareTools
 	// Unavailable says why this host cannot enforce the template's
 	// confinement ("" when it can): the endpoint then publishes nothing.
 	Unavailable string `json:"unavailable,omitempty"`

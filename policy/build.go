@@ -774,12 +774,12 @@ func (bd *builder) warnings() []string {
 		out = append(out, oauthWarnings(e.name, e.ep, e.proj.Tools)...)
 		out = append(out, discoveryWarnings(e.name, e.ep, e.proj.Tools)...)
 		if bd.sink != nil {
-			// The index takes tools in name order; the sizes go with them,
+			// The index takes tools in their order; the sizes go with them,
 			// sorted in place: a copy of both would be held beside them
 			// at the point of a publish that holds the most.
-			sort.Sort(toolsByName{e.proj.Tools, e.sizes})
+			sort.Sort(toolsInOrder{e.proj.Tools, e.sizes})
 		} else {
-			slices.SortFunc(e.proj.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+			slices.SortFunc(e.proj.Tools, func(a, b Tool) int { return CompareTools(&a, &b) })
 		}
 	}
 	return out
@@ -1151,15 +1151,18 @@ func reasonIf(cond bool, reason string) string {
 	return ""
 }
 
-// toolsByName sorts tools by name and their wire sizes with them.
-type toolsByName struct {
+// toolsInOrder sorts tools in their order (CompareTools) and their wire
+// sizes with them.
+type toolsInOrder struct {
 	tools []Tool
 	sizes []int
 }
 
-func (t toolsByName) Len() int           { return len(t.tools) }
-func (t toolsByName) Less(i, j int) bool { return t.tools[i].Name < t.tools[j].Name }
-func (t toolsByName) Swap(i, j int) {
+func (t toolsInOrder) Len() int { return len(t.tools) }
+func (t toolsInOrder) Less(i, j int) bool {
+	return CompareTools(&t.tools[i], &t.tools[j]) < 0
+}
+func (t toolsInOrder) Swap(i, j int) {
 	t.tools[i], t.tools[j] = t.tools[j], t.tools[i]
 	t.sizes[i], t.sizes[j] = t.sizes[j], t.sizes[i]
 }

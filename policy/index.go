@@ -152,7 +152,7 @@ func WriteIndex(b *Binding, w IndexSink) error {
 			disc = prof.Endpoints[p.Endpoint].Discovery
 		}
 		tools := slices.Clone(p.Tools)
-		slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(tools, func(a, b Tool) int { return CompareTools(&a, &b) })
 		// Bodies first, then the tools, as Stream sends them: a sink that
 		// indexes for search finds all the bodies' terms at once.
 		brefs, sizes := make([]string, len(tools)), make([]int, len(tools))

@@ -187,3 +187,36 @@ func TestStreamMatchesBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamToolOrderIgnoresTheRevision: under default names, commands
+// that share their slug reach the index in the same order in every
+// revision, so an unchanged catalogue makes the same list pages.
+func TestStreamToolOrderIgnoresTheRevision(t *testing.T) {
+	var cmds []cmdSpec
+	for i := range 40 {
+		cmds = append(cmds, cmdSpec{id: fmt.Sprintf("inventory.item-%02d", i), path: fmt.Sprintf(`["inv","i%02d"]`, i)})
+	}
+	rel := release(parseManifest(t, manifestJSON("acme.inventory", "1.0.0", cmds...)))
+	prof := profile(t, `{"endpoints":{"local":{"namespace":"local","publish":{"packages":["acme.inventory"]}}}}`)
+	order := func(rev string) []string {
+		sink := newRecordSink()
+		if _, _, err := policy.Stream(policy.Input{Revision: rev, Profile: prof, Releases: []policy.ReleaseInput{rel}}, sink); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range sink.tools {
+			if name, rest, ok := strings.Cut(r, "|"); ok && !strings.HasPrefix(r, "endpoint ") {
+				cmd, _, _ := strings.Cut(rest, "|")
+				if !strings.HasPrefix(name, "inventory_item-") {
+					t.Fatalf("tool %s of %s: not a compact name of a shared slug", name, cmd)
+				}
+				out = append(out, cmd)
+			}
+		}
+		return out
+	}
+	a, b := order("r1"), order("r2")
+	if len(a) != 40 || !slices.Equal(a, b) {
+		t.Errorf("the tools' order changed with the revision:\n%v\n%v", a, b)
+	}
+}

@@ -414,7 +414,7 @@ func QueryTerms(query string) []string {
 
 // Search ranks the tools for query: the sum over its terms of the term's
 // impact in each tool, best first, ties by tool number (the endpoint's
-// tool order, by name), at most limit. postings fetches a term's block
+// tool order: policy.CompareTools), at most limit. postings fetches a term's block
 // (false: no tool has the term); name resolves a tool number, and is
 // called only for the hits returned. A query without terms finds nothing.
 func Search(query string, limit int, postings func(term string) ([]byte, bool, error), name func(doc uint32) (string, error)) ([]Hit, error) {

@@ -98,6 +98,9 @@ const PageMinToolsForTest = pageMinTools
 
 var PageCutForTest = pageCut
 
+// ToolBeforeForTest is the endpoint's tool order the writer takes.
+var ToolBeforeForTest = toolBefore
+
 // ForgetUntrustedForTest removes the list of untrusted releases, as a home
 // written before the list existed has none.
 func ForgetUntrustedForTest(s *Store) error {

@@ -36,7 +36,7 @@ import (
 //	  's' endpoint 0x00 term       the term's search postings: ≤ 1024 tool
 //	                               numbers with their scores, best first
 //	  'n' endpoint 0x00 number(4)  the name of the endpoint's tool number n
-//	                               (tools numbered in name order)
+//	                               (tools numbered in their order, toolBefore)
 //	bucket "objects": key = kind + sha256(content) → content, shared by
 //	  every revision that binds it: 'd' declarations, 'b' tool bodies
 //	  (a tool object without its name, which alone depends on the revision),
@@ -112,6 +112,41 @@ const (
 	pageMinTools = 12
 	pageCutMask  = 15
 )
+
+// toolBefore reports whether the tool named a of command ca comes before
+// the one named b of cb in an endpoint's tool order: by name with the
+// fingerprint a compact or full name ends with left out, then by command.
+// In name order the tools of one slug would come in a new order in every
+// revision, so their pages would be new objects in every publish. Policy
+// sorts by the same rule; this one only checks it.
+func toolBefore(a, ca, b, cb string) bool {
+	if sa, sb := toolStem(a), toolStem(b); sa != sb {
+		return sa < sb
+	}
+	return ca < cb
+}
+
+// toolStem is name without a trailing fingerprint (24 or 64 lowercase hex
+// digits after "__"), keeping the "__"; a name without one is its own.
+func toolStem(name string) string {
+	for _, n := range [...]int{24, 64} {
+		i := len(name) - n
+		if i < 2 || name[i-2:i] != "__" {
+			continue
+		}
+		hex := true
+		for _, c := range []byte(name[i:]) {
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				hex = false
+				break
+			}
+		}
+		if hex {
+			return name[:i]
+		}
+	}
+	return name
+}
 
 // pageCut reports whether a list page ends after the tool of command,
 // once it holds pageMinTools.

@@ -32,7 +32,8 @@ var chunkBytes = 4 << 20
 // IndexWriter streams one revision's index into the store. Its methods are
 // called in this order: PutCommand and PutBody (also before PutRevision, as
 // policy.Stream does); PutRevision once; PutRoute (routes in any order);
-// then per endpoint PutEndpoint followed by its tools, sorted by name. Records are written in chunks as they come; the
+// then per endpoint PutEndpoint followed by its tools in their order
+// (toolBefore). Records are written in chunks as they come; the
 // revision they make exists only once Publish (or AttachIndex) records it.
 //
 // Declarations and bodies are content-addressed: one that is already in
@@ -64,8 +65,9 @@ type IndexWriter struct {
 	ep       *EndpointInfo
 	page     []pageEntry
 	pageSize int
-	pageEnds bool // the page ends before the next listed tool (pageCut)
-	lastTool string
+	pageEnds bool   // the page ends before the next listed tool (pageCut)
+	lastTool string // name of the last tool put
+	lastCmd  string // its command
 
 	// bodyAt is where each body put lies among the spilled objects: a
 	// page's object is made of its bodies at the end, and a body a page
@@ -741,15 +743,16 @@ func (w *IndexWriter) PutEndpoint(endpoint string, meta []byte) error {
 	}
 	w.hdr.Endpoints = append(w.hdr.Endpoints, EndpointInfo{Name: endpoint, Meta: clone(meta)})
 	w.ep = &w.hdr.Endpoints[len(w.hdr.Endpoints)-1]
-	w.lastTool = ""
+	w.lastTool, w.lastCmd = "", ""
 	if w.analyze != nil {
 		w.searchIx = search.NewBuilder()
 	}
 	return w.err
 }
 
-// PutTool stores one tool of the current endpoint. Tools come sorted by
-// name; wireSize is the size of the whole tool object on the wire, which
+// PutTool stores one tool of the current endpoint. Tools come in the
+// endpoint's tool order (toolBefore), which is also the list pages'
+// order; wireSize is the size of the whole tool object on the wire, which
 // decides where a list page ends. A tool not listed is left out of the
 // list pages but is one of the endpoint's tools all the same (found by
 // name, and by search).
@@ -757,10 +760,10 @@ func (w *IndexWriter) PutTool(name, command, release, decl, body, security strin
 	if w.ep == nil {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: PutTool before PutEndpoint"))
 	}
-	if w.ep.Tools > 0 && name <= w.lastTool {
+	if w.ep.Tools > 0 && (name == w.lastTool || !toolBefore(w.lastTool, w.lastCmd, name, command)) {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q out of order or repeated", name))
 	}
-	w.lastTool = name
+	w.lastTool, w.lastCmd = name, command
 	at, ok := w.bodyAt[body]
 	if !ok {
 		return w.fail(kernel.Errorf(kernel.CodeInternal, "index: tool %q: its body was not put", name))

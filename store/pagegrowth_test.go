@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rukh-dev/rukh/store"
@@ -12,6 +15,21 @@ import (
 // name, each with a body of bodySize bytes made from its name and version;
 // the tool's name carries the revision, as compact names do.
 func publishNamed(t *testing.T, s *store.Store, names []string, bodySize int, version func(name string) int) {
+	t.Helper()
+	publishTools(t, s, names, bodySize, version, func(id, n string) string { return n + "__" + id })
+}
+
+// compactName is a tool name made as a compact one is: the command's
+// first 16 characters, '.' as '_', then "__" and 24 hex digits of a hash
+// of the revision and the command.
+func compactName(id, cmd string) string {
+	sum := sha256.Sum256([]byte(id + "\x00" + cmd))
+	return strings.ReplaceAll(cmd[:min(len(cmd), 16)], ".", "_") + "__" + hex.EncodeToString(sum[:])[:24]
+}
+
+// publishTools is publishNamed with the tool names nameOf(revision id,
+// command) makes, put in the endpoint's tool order.
+func publishTools(t *testing.T, s *store.Store, names []string, bodySize int, version func(name string) int, nameOf func(id, cmd string) string) {
 	t.Helper()
 	active, err := s.Active()
 	if err != nil {
@@ -38,8 +56,19 @@ func publishNamed(t *testing.T, s *store.Store, names []string, bodySize int, ve
 		if err := w.PutEndpoint("local", nil); err != nil {
 			return store.Revision{}, err
 		}
+		type tool struct{ name, cmd, body string }
+		tools := make([]tool, len(names))
 		for i, n := range names {
-			if err := w.PutTool(n+"__"+id, n, "p@1.0.0", decl, bodies[i], "", bodySize+len(n)+10, true); err != nil {
+			tools[i] = tool{nameOf(id, n), n, bodies[i]}
+		}
+		slices.SortFunc(tools, func(a, b tool) int {
+			if store.ToolBeforeForTest(a.name, a.cmd, b.name, b.cmd) {
+				return -1
+			}
+			return 1
+		})
+		for _, tl := range tools {
+			if err := w.PutTool(tl.name, tl.cmd, "p@1.0.0", decl, tl.body, "", bodySize+len(tl.name)+10, true); err != nil {
 				return store.Revision{}, err
 			}
 		}
@@ -79,6 +108,12 @@ func TestPageGrowth(t *testing.T) {
 			return 1
 		}, 1},
 	}
+	// Commands of one package share their compact names' slug, so only
+	// the fingerprint, new in every revision, tells their names apart.
+	shared := make([]string, n)
+	for i := range shared {
+		shared[i] = fmt.Sprintf("kubernetes.grp%02d.command-%03d", i/100, i%100)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := mustStore(t)
@@ -99,4 +134,20 @@ func TestPageGrowth(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unchanged, slugs shared under compact names", func(t *testing.T) {
+		s := mustStore(t)
+		publishTools(t, s, shared, bodySize, unchanged, compactName)
+		pages, size, err := store.ObjectsForTest(s, 'g')
+		if err != nil {
+			t.Fatal(err)
+		}
+		publishTools(t, s, shared, bodySize, unchanged, compactName)
+		pages2, size2, err := store.ObjectsForTest(s, 'g')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages2 != pages || size2 != size {
+			t.Errorf("an unchanged republish added %d page objects of %d bytes to %d of %d bytes; want none", pages2-pages, size2-size, pages, size)
+		}
+	})
 }
