@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rukh-dev/rukh/kernel"
 )
 
 // ToolNameDomain is the first element of the fingerprinted array; it
@@ -45,38 +46,9 @@ func ToolName(mode, namespace, revision, commandID string) string {
 	return slug(commandID, maxSlugCompact) + "__" + fp[:compactHexLen]
 }
 
-// CompareTools is an endpoint's tool order (docs/design.md, Page bounds):
-// by name with the fingerprint a compact or full name ends with left out,
-// then by command identity. A name carries its revision's fingerprint,
-// so in name order the tools of one slug would come in a new order in
-// every revision, and their list pages would be new objects each time.
+// CompareTools is an endpoint's tool order: kernel.CompareTools.
 func CompareTools(a, b *Tool) int {
-	if c := strings.Compare(toolStem(a.Name), toolStem(b.Name)); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Command, b.Command)
-}
-
-// toolStem is name without a trailing fingerprint (24 or 64 lowercase hex
-// digits after "__"), keeping the "__"; a name without one is its own.
-func toolStem(name string) string {
-	for _, n := range [...]int{compactHexLen, 64} {
-		i := len(name) - n
-		if i < 2 || name[i-2:i] != "__" {
-			continue
-		}
-		hex := true
-		for _, c := range []byte(name[i:]) {
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				hex = false
-				break
-			}
-		}
-		if hex {
-			return name[:i]
-		}
-	}
-	return name
+	return kernel.CompareTools(a.Name, a.Command, b.Name, b.Command)
 }
 
 // Fingerprint is the lowercase hex SHA-256 of the RFC 8785 form of

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/rukh-dev/rukh/kernel"
 	"github.com/rukh-dev/rukh/search"
 )
 
@@ -114,38 +115,10 @@ const (
 )
 
 // toolBefore reports whether the tool named a of command ca comes before
-// the one named b of cb in an endpoint's tool order: by name with the
-// fingerprint a compact or full name ends with left out, then by command.
-// In name order the tools of one slug would come in a new order in every
-// revision, so their pages would be new objects in every publish. Policy
-// sorts by the same rule; this one only checks it.
+// the one named b of cb in an endpoint's tool order (kernel.CompareTools),
+// by which policy sorts them; the store checks it.
 func toolBefore(a, ca, b, cb string) bool {
-	if sa, sb := toolStem(a), toolStem(b); sa != sb {
-		return sa < sb
-	}
-	return ca < cb
-}
-
-// toolStem is name without a trailing fingerprint (24 or 64 lowercase hex
-// digits after "__"), keeping the "__"; a name without one is its own.
-func toolStem(name string) string {
-	for _, n := range [...]int{24, 64} {
-		i := len(name) - n
-		if i < 2 || name[i-2:i] != "__" {
-			continue
-		}
-		hex := true
-		for _, c := range []byte(name[i:]) {
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				hex = false
-				break
-			}
-		}
-		if hex {
-			return name[:i]
-		}
-	}
-	return name
+	return kernel.CompareTools(a, ca, b, cb) < 0
 }
 
 // pageCut reports whether a list page ends after the tool of command,
