@@ -15,7 +15,9 @@ export const serverParams = {
   stderr: "inherit",
 };
 export const TOOL_COUNT = 41; // testdata/interop/pkg: 5 commands + 36 fillers
-export const PAGE_SIZE = 32;
+// A page that has a next one holds PAGE_MIN to PAGE_MAX tools (docs/design.md, Page bounds).
+export const PAGE_MIN = 12;
+export const PAGE_MAX = 32;
 // interop.sh makes the fixture's marker unique to its run.
 const HANG_MARKER = process.env.RUKH_HANG_MARKER ?? "rukh-interop-hang-marker";
 // compact tool names, the default: slug of at most 16 characters + 24 hex
