@@ -439,25 +439,7 @@ func (b *etcdBucket) present(keys [][]byte) []bool {
 	var batch []string
 	var at []int
 	flush := func() {
-		if len(batch) == 0 || b.t.err != nil {
-			return
-		}
-		ops := make([]clientv3.Op, len(batch))
-		for i, k := range batch {
-			ops[i] = clientv3.OpGet(k, clientv3.WithRev(b.t.rev), clientv3.WithKeysOnly())
-		}
-		ctx, cancel := context.WithTimeout(b.t.ctx, b.t.e.timeout)
-		defer cancel()
-		r, err := b.t.e.cli.Txn(ctx).Then(ops...).Commit()
-		if err != nil {
-			b.t.fail(err)
-			return
-		}
-		for i, resp := range r.Responses {
-			if rr := resp.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
-				out[at[i]] = true
-			}
-		}
+		b.t.getMany(batch, true, func(i int, _ []byte, ok bool) { out[at[i]] = ok })
 		batch, at = batch[:0], at[:0]
 	}
 	for i, k := range keys {
@@ -483,27 +465,7 @@ func (b *etcdBucket) prefetch(keys [][]byte) {
 	b.t.touch(b, false)
 	var batch []string
 	flush := func() {
-		if len(batch) == 0 || b.t.err != nil {
-			return
-		}
-		ops := make([]clientv3.Op, len(batch))
-		for i, k := range batch {
-			ops[i] = clientv3.OpGet(k, clientv3.WithRev(b.t.rev))
-		}
-		ctx, cancel := context.WithTimeout(b.t.ctx, b.t.e.timeout)
-		defer cancel()
-		r, err := b.t.e.cli.Txn(ctx).Then(ops...).Commit()
-		if err != nil {
-			b.t.fail(err)
-			return
-		}
-		for i, resp := range r.Responses {
-			var v []byte
-			if rr := resp.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
-				v = rr.Kvs[0].Value
-			}
-			b.t.cache[batch[i]] = v
-		}
+		b.t.getMany(batch, false, func(i int, v []byte, _ bool) { b.t.cache[batch[i]] = v })
 		batch = batch[:0]
 	}
 	for _, k := range keys {
@@ -519,6 +481,38 @@ func (b *etcdBucket) prefetch(keys [][]byte) {
 		}
 	}
 	flush()
+}
+
+// getMany reads keys (at most etcdMaxOps) at the transaction's revision
+// in one request and calls got with each one's index, its value (none
+// with keysOnly) and whether it is there. A failed request fails the
+// transaction and calls got for none.
+func (t *etcdTx) getMany(keys []string, keysOnly bool, got func(i int, v []byte, ok bool)) {
+	if len(keys) == 0 || t.err != nil {
+		return
+	}
+	opts := []clientv3.OpOption{clientv3.WithRev(t.rev)}
+	if keysOnly {
+		opts = append(opts, clientv3.WithKeysOnly())
+	}
+	ops := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = clientv3.OpGet(k, opts...)
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, t.e.timeout)
+	defer cancel()
+	r, err := t.e.cli.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	for i, resp := range r.Responses {
+		if rr := resp.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
+			got(i, rr.Kvs[0].Value, true)
+		} else {
+			got(i, nil, false)
+		}
+	}
 }
 
 func (b *etcdBucket) Put(k, v []byte) error {
